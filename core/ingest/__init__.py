@@ -1,0 +1,1 @@
+"""Turning files into episodes (parsers) and episodes into memory (pipeline)."""

@@ -1,0 +1,127 @@
+"""The shapes every part of ARS agrees on (DESIGN.md, Core model).
+
+Memory: ``Episode`` in, ``RecallResult`` out (with one ``TierReport`` per tier
+and ``Hit``s whose ``breakdown`` adds up to their score).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Source = Literal["openclaw", "claude-code", "hermes", "loop", "jsonl", "manual"]
+EntityType = Literal[
+    "person", "agent", "product", "project", "file", "tool", "technology",
+    "channel", "concept", "endpoint", "command",
+]
+TierName = Literal["neo4j", "sqlite", "files"]
+TIER_NAMES: tuple[TierName, ...] = ("neo4j", "sqlite", "files")
+TierStatus = Literal["ok", "down", "timeout", "error", "skipped", "empty"]
+
+
+class Entity(BaseModel):
+    name: str = Field(min_length=1)
+    type: EntityType = "concept"
+
+
+class Relation(BaseModel):
+    src: str
+    rel: str
+    dst: str
+
+
+class Episode(BaseModel):
+    """One remembered stretch of work or conversation."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(min_length=1)
+    source: Source = "manual"
+    session_id: str = ""
+    agent: str = ""
+    channel: str = ""
+    summary: str = ""
+    text: str
+    topics: list[str] = Field(default_factory=list)
+    entities: list[Entity] = Field(default_factory=list)
+    relations: list[Relation] = Field(default_factory=list)
+    first_ts: datetime | None = None
+    last_ts: datetime | None = None
+    message_count: int = 0
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("first_ts", "last_ts")
+    @classmethod
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        # Naive timestamps are taken as UTC so recency arithmetic never mixes kinds.
+        if v is not None and v.tzinfo is None:
+            return v.replace(tzinfo=timezone.utc)
+        return v
+
+    @property
+    def ts(self) -> datetime | None:
+        return self.last_ts or self.first_ts
+
+    def search_text(self) -> str:
+        """What the stores index: summary, topics, entity names, then the text."""
+        parts = [self.summary, " ".join(self.topics), " ".join(e.name for e in self.entities), self.text]
+        return "\n".join(p for p in parts if p)
+
+
+class Hit(BaseModel):
+    episode_id: str
+    tier: str  # a tier name, or "fused" for merged hits
+    rank: int  # 1-based
+    score: float
+    breakdown: dict[str, float] = Field(default_factory=dict)
+    matched_tokens: list[str] = Field(default_factory=list)
+    snippet: str = ""
+    # Merged hits keep what each contributing tier said, for the dashboard.
+    per_tier: dict[str, "Hit"] = Field(default_factory=dict)
+
+
+class TierReport(BaseModel):
+    tier: str
+    status: TierStatus
+    latency_ms: float = 0.0
+    error: str = ""
+    hits: list[Hit] = Field(default_factory=list)
+    candidates: int = 0  # how many episodes the tier scored before cutting to k
+
+
+class RecallResult(BaseModel):
+    query: str
+    tokens: list[str]
+    k: int
+    tiers: list[TierReport]
+    hits: list[Hit]
+    degraded: bool
+    latency_ms: float = 0.0
+
+    def tier(self, name: str) -> TierReport | None:
+        return next((t for t in self.tiers if t.tier == name), None)
+
+
+class TierExplanation(BaseModel):
+    """Why one tier did or did not return an episode."""
+
+    tier: str
+    status: TierStatus
+    stored: bool | None  # None: the tier could not be asked
+    matched_tokens: list[str] = Field(default_factory=list)
+    missing_tokens: list[str] = Field(default_factory=list)
+    raw_score: float | None = None
+    rank: int | None = None
+    k: int
+    verdict: str  # one sentence for a person
+
+
+class Explanation(BaseModel):
+    query: str
+    episode_id: str
+    tokens: list[str]
+    tiers: list[TierExplanation]
+    fused_rank: int | None
+    verdict: str

@@ -1,0 +1,263 @@
+"""Unified recall over the three tiers, and ``explain`` for a missed memory.
+
+Fan-out: the index tiers (Neo4j, SQLite) run in parallel, each with its own
+deadline; recall never waits longer than a tier's deadline for it. The raw
+file scan is the fallback: it runs when no index tier answered (or when asked
+for by name), because it is the slowest and always there. Answers are fused
+by rank, duplicates collapsed; ``degraded`` says a tier that should have
+answered did not.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from .config import Settings
+from .models import TIER_NAMES, Episode, Explanation, Hit, RecallResult, TierExplanation, TierReport
+from .scoring import Query, fuse
+from .text import index_terms, query_terms, term_of, tokenize
+from .tiers.base import Lookup, Tier, one_line
+from .tiers.files_tier import FilesTier
+from .tiers.sqlite_tier import SqliteStore
+
+ANSWERED = ("ok", "empty")
+FAILED = ("down", "timeout", "error")
+EXPLAIN_DEADLINE = 10.0
+
+
+class BadQuery(ValueError):
+    """A query or option a person must fix (the CLI exits 2 on it)."""
+
+
+def parse_tiers(tiers: str | Sequence[str] | None) -> list[str] | None:
+    if tiers is None:
+        return None
+    names = [t.strip().lower() for t in (tiers.split(",") if isinstance(tiers, str) else tiers) if t.strip()]
+    unknown = [t for t in names if t not in TIER_NAMES]
+    if unknown or not names:
+        raise BadQuery(
+            f"unknown tier {', '.join(repr(t) for t in unknown) or '(none given)'}: "
+            f"choose from {', '.join(TIER_NAMES)}, comma-separated"
+        )
+    return list(dict.fromkeys(names))
+
+
+def prepare_query(text: str) -> Query:
+    if not isinstance(text, str) or not text.strip():
+        raise BadQuery("empty query: give some words to search for, e.g. ars recall \"neo4j outage\"")
+    tokens = tokenize(text, query=True)
+    if not tokens:
+        raise BadQuery(f"query {text.strip()[:40]!r} has no searchable words: use letters, digits or CJK characters")
+    return Query.prepare(text, tokens, query_terms(tokens))
+
+
+class Memory:
+    """The three tiers of one state directory."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.state_dir = Path(settings.state_dir)
+        self._sqlite: SqliteStore | None = None
+        self._neo4j = None
+        self._neo4j_error = ""
+        self.files = FilesTier(self.state_dir)
+        # One small pool per tier: a hung backend can only tie up its own threads.
+        self._pools = {t: ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"ars-{t}") for t in TIER_NAMES}
+        self.deadlines = {
+            "neo4j": settings.neo4j_deadline,
+            "sqlite": settings.sqlite_deadline,
+            "files": settings.files_deadline,
+        }
+
+    # -- tiers, opened lazily so one broken store never stops the others ------
+    @property
+    def sqlite(self) -> SqliteStore:
+        if self._sqlite is None:
+            self._sqlite = SqliteStore(self.state_dir / "memory.sqlite")
+        return self._sqlite
+
+    @property
+    def neo4j(self):
+        """The Neo4j store, or None when no URI is configured."""
+        if self._neo4j is None and self.settings.neo4j_uri:
+            from .tiers.neo4j_tier import Neo4jStore
+
+            pw = self.settings.neo4j_password
+            self._neo4j = Neo4jStore(
+                self.settings.neo4j_uri, self.settings.neo4j_user,
+                pw.get_secret_value() if pw else None, self.settings.neo4j_database,
+                connect_timeout=self.settings.neo4j_connect_timeout,
+                breaker_cooldown=self.settings.neo4j_breaker_cooldown,
+            )
+        return self._neo4j
+
+    def tier(self, name: str) -> Tier | None:
+        if name == "sqlite":
+            return self.sqlite
+        if name == "neo4j":
+            return self.neo4j
+        return self.files
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+        if self._sqlite is not None:
+            self._sqlite.close()
+        if self._neo4j is not None:
+            self._neo4j.close()
+
+    # -- storing (the ledger-backed write path wraps this) ----------------------
+    def store(self, episodes: Iterable[Episode], neo4j: bool = True) -> int:
+        eps = list(episodes)
+        self.sqlite.upsert(eps)
+        if neo4j and self.neo4j is not None:
+            self.neo4j.upsert(eps)
+        return len(eps)
+
+    # -- recall -----------------------------------------------------------------
+    def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None) -> RecallResult:
+        if k < 1:
+            raise BadQuery(f"k must be at least 1, got {k}")
+        t0 = time.perf_counter()
+        q = prepare_query(query)
+        wanted = parse_tiers(tiers)
+        reports: dict[str, TierReport] = {}
+        primary = wanted or ["neo4j", "sqlite"]
+        reports.update(self._fan_out(q, k, primary))
+        if wanted is None:
+            if any(reports[t].status in ANSWERED for t in primary):
+                reports["files"] = TierReport(tier="files", status="skipped",
+                                              error="fallback only: an index tier answered")
+            else:
+                reports.update(self._fan_out(q, k, ["files"]))
+        ordered = [reports[t] for t in TIER_NAMES if t in reports]
+        hits = fuse({r.tier: r.hits for r in ordered if r.hits}, k)
+        degraded = any(r.status in FAILED for r in ordered)
+        return RecallResult(query=query, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
+                            degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000)
+
+    def _fan_out(self, q: Query, k: int, names: Sequence[str]) -> dict[str, TierReport]:
+        start = time.monotonic()
+        futures: dict[str, Future] = {}
+        out: dict[str, TierReport] = {}
+        for name in names:
+            try:
+                tier = self.tier(name)
+            except Exception as exc:  # noqa: BLE001 - a store that cannot open is a status
+                out[name] = TierReport(tier=name, status="error", error=one_line(exc))
+                continue
+            if tier is None:
+                out[name] = TierReport(tier=name, status="skipped", error="not configured (set ARS_NEO4J_URI)")
+                continue
+            deadline = start + self.deadlines[name]
+            futures[name] = self._pools[name].submit(tier.search, q, k, deadline)
+        for name, fut in futures.items():
+            deadline = start + self.deadlines[name]
+            try:
+                out[name] = fut.result(timeout=max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                fut.cancel()
+                msg = f"no answer within {self.deadlines[name] * 1000:.0f} ms"
+                if name == "neo4j" and self._neo4j is not None:
+                    self._neo4j.breaker.failure(msg)
+                out[name] = TierReport(tier=name, status="timeout", error=msg,
+                                       latency_ms=(time.monotonic() - start) * 1000)
+        return out
+
+    def health(self) -> list[TierReport]:
+        out = []
+        for name in TIER_NAMES:
+            try:
+                tier = self.tier(name)
+            except Exception as exc:  # noqa: BLE001
+                out.append(TierReport(tier=name, status="error", error=one_line(exc)))
+                continue
+            if tier is None:
+                out.append(TierReport(tier=name, status="skipped", error="not configured (set ARS_NEO4J_URI)"))
+            else:
+                out.append(tier.health())
+        return out
+
+    # -- explain ------------------------------------------------------------------
+    def explain(self, query: str, episode_id: str, k: int = 10,
+                tiers: str | Sequence[str] | None = None) -> Explanation:
+        """Why recall did or did not return ``episode_id`` for ``query``."""
+        q = prepare_query(query)
+        wanted = parse_tiers(tiers) or list(TIER_NAMES)
+        result = self.recall(query, k=k, tiers=tiers)
+        text = self._episode_text(episode_id)
+        matched = self._matched(q, text) if text is not None else []
+        missing = [t for t in q.tokens if t not in matched]
+        out: list[TierExplanation] = []
+        for name in wanted:
+            report = result.tier(name)
+            out.append(self._explain_tier(name, q, episode_id, k, report, matched, missing))
+        fused_rank = next((h.rank for h in result.hits if h.episode_id == episode_id), None)
+        if fused_rank is not None:
+            verdict = f"returned at fused rank {fused_rank} of {k}"
+        else:
+            ranked = [t for t in out if t.rank is not None]
+            if not any(t.stored for t in out):
+                verdict = "not stored in any tier: ingest it first (ars ingest)"
+            elif ranked and all(t.rank > k for t in ranked):
+                best = min(ranked, key=lambda t: t.rank)
+                verdict = f"cut off: best tier rank {best.rank} ({best.tier}) is below k={k}; raise -k or add distinctive words"
+            elif not matched:
+                verdict = "stored, but it shares no query token: the words differ (try the episode's own terms)"
+            else:
+                verdict = "dropped in the merge: other episodes ranked higher across tiers"
+        return Explanation(query=query, episode_id=episode_id, tokens=q.tokens, tiers=out,
+                           fused_rank=fused_rank, verdict=verdict)
+
+    def _episode_text(self, episode_id: str) -> str | None:
+        try:
+            ep = self.sqlite.get(episode_id)
+            if ep is not None:
+                return ep.search_text()
+        except Exception:  # noqa: BLE001 - explain works from whatever store is alive
+            pass
+        return None
+
+    @staticmethod
+    def _matched(q: Query, text: str) -> list[str]:
+        terms = set(index_terms(text))
+        low = text.lower()
+        return [t for t in q.tokens if (term_of(t) in terms) or (t in low)]
+
+    def _explain_tier(self, name: str, q: Query, episode_id: str, k: int, report: TierReport | None,
+                      matched: list[str], missing: list[str]) -> TierExplanation:
+        base = dict(tier=name, k=k, matched_tokens=matched, missing_tokens=missing)
+        if report is not None and report.status == "skipped" and name != "files":
+            return TierExplanation(status="skipped", stored=None, verdict=f"{name} skipped: {report.error}", **base)
+        if report is not None and report.status in FAILED and not report.hits:
+            return TierExplanation(status=report.status, stored=None,
+                                   verdict=f"{name} {report.status}: {report.error}", **base)
+        tier = self.tier(name)
+        if tier is None:
+            return TierExplanation(status="skipped", stored=None, verdict=f"{name} not configured", **base)
+        status = report.status if report is not None else "skipped"
+        try:
+            look: Lookup = tier.lookup(q, episode_id, time.monotonic() + EXPLAIN_DEADLINE)
+        except Exception as exc:  # noqa: BLE001
+            return TierExplanation(status="error", stored=None, verdict=f"{name} could not be asked: {one_line(exc)}", **base)
+        if not look.stored:
+            return TierExplanation(status=status, stored=False, verdict=f"not stored in {name}", **base)
+        if look.rank is None:
+            return TierExplanation(status=status, stored=True,
+                                   verdict=f"stored in {name} but not matched: it contains none of the query's terms",
+                                   **base)
+        in_report = report is not None and any(h.episode_id == episode_id for h in report.hits)
+        if in_report:
+            verdict = f"returned by {name} at rank {look.rank}"
+        elif look.rank > k:
+            verdict = f"ranked {look.rank} in {name}, below the cut-off k={k}"
+        elif status == "skipped":
+            verdict = f"would rank {look.rank} in {name}, but {name} was not consulted ({report.error if report else 'not asked'})"
+        else:
+            verdict = f"ranked {look.rank} in {name} when asked alone"
+        return TierExplanation(status=status, stored=True, raw_score=look.raw_score, rank=look.rank,
+                               verdict=verdict, **base)

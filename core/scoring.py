@@ -1,0 +1,185 @@
+"""The one scorer every tier uses, and rank fusion across tiers.
+
+A score is never a bare float: ``score_candidate`` returns named components
+that add up to the score, so the dashboard and ``explain`` can show why a
+memory ranked where it did. Components:
+
+``bm25`` / ``lucene`` / ``scan``  the tier's own relevance (its name says whose)
+``token_match``  idf-weighted share of the query's terms the episode contains
+``phrase``       query word pairs and CJK runs found verbatim in the episode
+``entity``       entities of the episode named in the query, by type weight
+``recency``      newer episodes first among equals (half-life decay)
+``source``       small adjustments by where the memory came from
+``tier_weight``  the tier's weight, as an additive term so the sum still holds
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable, Sequence
+
+from .models import Hit
+from .text import is_cjk, snippet as make_snippet, term_of
+
+# From the article: a person's name is the strongest evidence that a memory is
+# the one asked about, a technology name the weakest.
+ENTITY_TYPE_WEIGHT: dict[str, float] = {
+    "person": 2.2,
+    "agent": 2.0,
+    "product": 1.8,
+    "project": 1.7,
+    "file": 1.5,
+    "tool": 1.2,
+    "technology": 1.0,
+    "endpoint": 1.0,
+    "command": 1.0,
+    "channel": 0.8,
+    "concept": 0.6,
+}
+ENTITY_SCALE = 0.5
+TOKEN_MATCH_WEIGHT = 2.0
+PHRASE_WEIGHT = 1.5
+RECENCY_WEIGHT = 0.3
+RECENCY_HALF_LIFE_DAYS = 30.0
+# Memories a person wrote down or the loop recorded are deliberate; transcripts
+# are raw. The nudge is small: relevance decides, this breaks near-ties.
+SOURCE_ADJUST: dict[str, float] = {"manual": 0.2, "loop": 0.1}
+TIER_WEIGHT: dict[str, float] = {"neo4j": 1.0, "sqlite": 1.0, "files": 0.9}
+RRF_K = 60
+
+
+@dataclass
+class Query:
+    """A query prepared once and shared by the tiers."""
+
+    text: str
+    tokens: list[str]
+    terms: list[str]
+    # Word pairs ("support group") and CJK runs longer than a bigram.
+    phrases: list[str] = field(default_factory=list)
+
+    @classmethod
+    def prepare(cls, text: str, tokens: Sequence[str], terms: Sequence[str]) -> "Query":
+        words = [t for t in tokens if not is_cjk(t)]
+        low = " ".join(re.findall(r"[a-z0-9_]+", text.lower()))
+        pairs = [f"{a} {b}" for a, b in zip(words, words[1:]) if f"{a} {b}" in low]
+        runs = [t for t in tokens if is_cjk(t) and len(t) > 2]
+        return cls(text=text, tokens=list(tokens), terms=list(terms), phrases=pairs + runs)
+
+
+@dataclass
+class Candidate:
+    episode_id: str
+    text: str  # the indexed text (summary, topics, entity names, text)
+    native: float  # the tier's own relevance, larger is better
+    terms: set[str] | None = None  # index terms of the text, when the tier has them
+    entities: Sequence[tuple[str, str]] = ()
+    ts: datetime | None = None
+    source: str = ""
+
+
+def _recency(ts: datetime | None, newest: datetime | None) -> float:
+    if ts is None or newest is None:
+        return 0.0
+    age_days = max(0.0, (newest - ts).total_seconds() / 86400)
+    return RECENCY_WEIGHT * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+def score_candidates(
+    q: Query,
+    tier: str,
+    native_name: str,
+    candidates: Iterable[Candidate],
+    idf: dict[str, float] | None = None,
+    k: int | None = None,
+) -> list[Hit]:
+    """Score, sort and rank candidates; the top ``k`` (all when None) as hits."""
+    cands = list(candidates)
+    if not cands:
+        return []
+    weights = {t: (idf or {}).get(t, 1.0) for t in q.terms}
+    total_weight = sum(weights.values()) or 1.0
+    newest = max((c.ts for c in cands if c.ts), default=None)
+    q_low = q.text.lower()
+    tier_w = TIER_WEIGHT.get(tier, 1.0)
+    scored: list[tuple[float, Hit, str]] = []
+    for c in cands:
+        low = c.text.lower()
+        terms = c.terms if c.terms is not None else _terms_in(low)
+        matched = [t for t in q.terms if t in terms]
+        b: dict[str, float] = {native_name: float(c.native)}
+        b["token_match"] = TOKEN_MATCH_WEIGHT * sum(weights[t] for t in matched) / total_weight
+        if q.phrases:
+            found = sum(1 for p in q.phrases if p in low)
+            b["phrase"] = PHRASE_WEIGHT * found / len(q.phrases)
+        ent = 0.0
+        for name, etype in c.entities:
+            n = name.lower()
+            if len(n) >= 2 and n in q_low:
+                ent += ENTITY_SCALE * ENTITY_TYPE_WEIGHT.get(etype, 0.5)
+        if ent:
+            b["entity"] = ent
+        rec = _recency(c.ts, newest)
+        if rec:
+            b["recency"] = rec
+        if c.source in SOURCE_ADJUST:
+            b["source"] = SOURCE_ADJUST[c.source]
+        subtotal = sum(b.values())
+        if tier_w != 1.0:
+            b["tier_weight"] = (tier_w - 1.0) * subtotal
+        b = {name: round(v, 6) for name, v in b.items()}
+        score = round(sum(b.values()), 6)
+        surface = [t for t in q.tokens if (term_of(t) in matched) or (t in low)]
+        hit = Hit(episode_id=c.episode_id, tier=tier, rank=0, score=score, breakdown=b,
+                  matched_tokens=surface, snippet="")
+        scored.append((score, hit, c.text))
+    scored.sort(key=lambda sh: (-sh[0], sh[1].episode_id))
+    top = scored if k is None else scored[:k]
+    out = []
+    for i, (_, hit, text) in enumerate(top, 1):
+        hit.rank = i
+        hit.snippet = make_snippet(text, hit.matched_tokens or q.tokens)
+        out.append(hit)
+    return out
+
+
+def _terms_in(low_text: str) -> set[str]:
+    from .text import index_terms
+
+    return set(index_terms(low_text))
+
+
+def fuse(reports: dict[str, list[Hit]], k: int) -> list[Hit]:
+    """Reciprocal-rank fusion with duplicates collapsed.
+
+    Ranks, not raw scores, are fused: BM25, Lucene and the scan score on
+    different scales. Each contribution is a named component of the fused
+    score (``rrf_<tier>``) and the tier's own hit is kept in ``per_tier``.
+    """
+    merged: dict[str, Hit] = {}
+    for tier, hits in reports.items():
+        w = TIER_WEIGHT.get(tier, 1.0)
+        for h in hits:
+            m = merged.get(h.episode_id)
+            if m is None:
+                m = merged[h.episode_id] = Hit(episode_id=h.episode_id, tier="fused", rank=0,
+                                                score=0.0, snippet=h.snippet)
+            m.breakdown[f"rrf_{tier}"] = round(w / (RRF_K + h.rank), 6)
+            m.per_tier[tier] = h
+            for t in h.matched_tokens:
+                if t not in m.matched_tokens:
+                    m.matched_tokens.append(t)
+    for m in merged.values():
+        m.score = round(sum(m.breakdown.values()), 6)
+    ranked = sorted(merged.values(), key=lambda h: (-h.score, -len(h.per_tier), h.episode_id))
+    for i, h in enumerate(ranked, 1):
+        h.rank = i
+    return ranked[:k]
+
+
+def idf_weight(n_docs: int, df: int) -> float:
+    """BM25's idf, floored at a small positive value so common terms still count."""
+    return max(0.05, math.log(1 + (n_docs - df + 0.5) / (df + 0.5)))

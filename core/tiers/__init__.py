@@ -1,0 +1,1 @@
+"""The three recall tiers behind one protocol (see ``base.Tier``)."""

@@ -1,0 +1,177 @@
+"""Raw-file tier: scan the session files themselves.
+
+Needs no database: only ``sources.jsonl`` (which lines of which file belong to
+which episode) and the files. ripgrep finds candidate lines when it is on
+PATH, a bounded Python scan otherwise; both stop at the deadline and return
+what they found (status ``timeout`` then, with the partial hits).
+
+Matched lines are grouped by episode and scored with the shared scorer; the
+tier's own relevance (``scan``) is BM25 over the matched lines, with document
+frequencies counted among the episodes the scan saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import shutil
+import subprocess
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Iterator
+
+from ..models import TierReport
+from ..scoring import Candidate, Query, idf_weight, score_candidates
+from ..sources import SourceFile, SourceRegistry
+from ..text import index_terms
+from .base import DeadlineExceeded, Lookup, guarded
+
+MAX_TEXT_PER_EPISODE = 8000
+K1, B = 1.2, 0.75
+
+
+def _strings(value) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def line_text(line: str) -> str:
+    """The readable text of a raw line: a JSON line's string values, else the line."""
+    s = line.strip()
+    if s.startswith("{"):
+        try:
+            return " ".join(_strings(json.loads(s)))
+        except ValueError:
+            pass
+    return s
+
+
+class FilesTier:
+    name = "files"
+
+    def __init__(self, state_dir: Path, use_ripgrep: bool | None = None):
+        self.registry = SourceRegistry(state_dir)
+        self.rg = shutil.which("rg") if use_ripgrep in (None, True) else None
+
+    def health(self) -> TierReport:
+        def probe() -> TierReport:
+            files = self.registry.files()
+            present = sum(1 for p in files if os.path.exists(p))
+            status = "ok" if present else "empty"
+            note = f"{present}/{len(files)} source files present; {'ripgrep' if self.rg else 'python scan'}"
+            return TierReport(tier=self.name, status=status, error=note)
+        return guarded(self.name, probe)
+
+    def search(self, q: Query, k: int, deadline: float) -> TierReport:
+        return guarded(self.name, lambda: self._search(q, k, deadline))
+
+    def lookup(self, q: Query, episode_id: str, deadline: float) -> Lookup:
+        stored = any(s[2] == episode_id for f in self.registry.files().values() for s in f.spans)
+        if not stored:
+            return Lookup(stored=False)
+        hits, n, _ = self._ranked(q, None, deadline)
+        for h in hits:
+            if h.episode_id == episode_id:
+                return Lookup(True, h.score, h.rank, None, n)
+        return Lookup(True, None, None, [], n)
+
+    def _search(self, q: Query, k: int, deadline: float) -> TierReport:
+        hits, n, complete = self._ranked(q, k, deadline)
+        if not complete:
+            return TierReport(tier=self.name, status="timeout", hits=hits, candidates=n,
+                              error="deadline reached mid-scan; partial results")
+        return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n)
+
+    def _ranked(self, q: Query, k: int | None, deadline: float):
+        files = {p: f for p, f in self.registry.files().items() if os.path.exists(p)}
+        if not q.terms or not files:
+            return [], 0, True
+        needles = [t for t in q.terms if t]
+        matched: dict[str, list[str]] = defaultdict(list)
+        complete = True
+        try:
+            scan = self._scan_rg if self.rg else self._scan_py
+            for path, lineno, text in scan(files, needles, deadline):
+                ep = files[path].episode_at(lineno)
+                if ep is not None and sum(map(len, matched[ep])) < MAX_TEXT_PER_EPISODE:
+                    matched[ep].append(line_text(text))
+        except DeadlineExceeded:
+            complete = False
+        n_docs = sum(len(f.spans) for f in files.values()) or 1
+        cands = self._bm25(q, matched, n_docs)
+        return score_candidates(q, self.name, "scan", cands[0], idf=cands[1], k=k), len(matched), complete
+
+    @staticmethod
+    def _bm25(q: Query, matched: dict[str, list[str]], n_docs: int):
+        """BM25 over the matched lines of each episode (df among them)."""
+        tfs: dict[str, Counter] = {}
+        lengths: dict[str, int] = {}
+        df: Counter = Counter()
+        wanted = set(q.terms)
+        for ep, lines in matched.items():
+            terms = index_terms(" ".join(lines))
+            lengths[ep] = len(terms)
+            tf = Counter(t for t in terms if t in wanted)
+            tfs[ep] = tf
+            df.update(tf.keys())
+        avg = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
+        idf = {t: idf_weight(n_docs, df.get(t, 0)) for t in q.terms}
+        cands = []
+        for ep, tf in tfs.items():
+            if not tf:
+                continue
+            norm = K1 * (1 - B + B * lengths[ep] / (avg or 1.0))
+            s = sum(idf[t] * f * (K1 + 1) / (f + norm) for t, f in tf.items())
+            text = "\n".join(matched[ep])
+            cands.append(Candidate(episode_id=ep, text=text, native=round(s, 6), terms=set(tf)))
+        return cands, idf
+
+    # -- scanners: yield (path, 1-based line number, line) ---------------------
+    def _scan_rg(self, files: dict[str, SourceFile], needles: list[str], deadline: float):
+        args = [self.rg, "--no-config", "-n", "-i", "-F", "--with-filename", "--null", "--no-heading",
+                "--max-columns", "0", "--color", "never"]
+        for t in needles:
+            args += ["-e", t]
+        args += ["--", *files.keys()]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        # rg may scan for a long time without printing: a timer kills it at the deadline.
+        killer = threading.Timer(max(0.0, deadline - time.monotonic()), proc.kill)
+        killer.daemon = True
+        killer.start()
+        try:
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                if time.monotonic() > deadline:
+                    raise DeadlineExceeded("ripgrep scan reached its deadline")
+                path_b, _, rest = raw.partition(b"\0")
+                lineno_b, _, body = rest.partition(b":")
+                try:
+                    yield path_b.decode("utf-8", "replace"), int(lineno_b), body.decode("utf-8", "replace")
+                except ValueError:
+                    continue
+            if proc.wait() < 0:  # killed by the timer
+                raise DeadlineExceeded("ripgrep scan reached its deadline")
+        finally:
+            killer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+    def _scan_py(self, files: dict[str, SourceFile], needles: list[str], deadline: float):
+        for path in files:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    if lineno % 512 == 0 and time.monotonic() > deadline:
+                        raise DeadlineExceeded("python scan reached its deadline")
+                    low = line.lower()
+                    if any(t in low for t in needles):
+                        yield path, lineno, line
+

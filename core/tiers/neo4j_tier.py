@@ -1,0 +1,302 @@
+"""Neo4j tier: the episode graph, a ``cjk`` full-text index and entity matching.
+
+Graph (DESIGN.md): ``(:Episode)-[:MENTIONS]->(:Entity)``, ``-[:TAGGED]->(:Topic)``,
+``(:Episode)-[:FOLLOWED_BY]->(:Episode)``, ``(:Entity)-[:RELATES {rel}]->(:Entity)``.
+
+The full-text index covers an episode's ``terms`` (the shared index terms:
+stemmed English, CJK bigrams) through Lucene's ``cjk`` analyzer, so Neo4j and
+SQLite match the same vocabulary. Every value goes in as a parameter and every
+Lucene term is quoted and escaped.
+
+Fail fast: small connect and acquisition timeouts, no transaction retries on
+reads, and a circuit breaker, so an outage costs milliseconds (the driver's
+defaults wait about 60 s).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+from ..breaker import CircuitBreaker, CircuitOpen
+from ..models import Episode, TierReport
+from ..scoring import Candidate, Query, score_candidates
+from ..text import index_text
+from .base import DeadlineExceeded, Lookup, guarded, one_line
+
+SCHEMA = [
+    "CREATE CONSTRAINT episode_id IF NOT EXISTS FOR (e:Episode) REQUIRE e.id IS UNIQUE",
+    "CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (n:Entity) REQUIRE n.key IS UNIQUE",
+    "CREATE CONSTRAINT topic_name IF NOT EXISTS FOR (t:Topic) REQUIRE t.name IS UNIQUE",
+    "CREATE FULLTEXT INDEX episode_terms IF NOT EXISTS FOR (e:Episode) ON EACH [e.terms]"
+    " OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk', `fulltext.eventually_consistent`: false}}",
+    "CREATE FULLTEXT INDEX entity_name IF NOT EXISTS FOR (n:Entity) ON EACH [n.name]"
+    " OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk', `fulltext.eventually_consistent`: false}}",
+]
+
+UPSERT_EPISODES = """
+UNWIND $rows AS r
+MERGE (e:Episode {id: r.id})
+SET e += r.props
+WITH e
+OPTIONAL MATCH (e)-[old:MENTIONS|TAGGED]->()
+DELETE old
+"""
+UPSERT_MENTIONS = """
+UNWIND $rows AS r
+MATCH (e:Episode {id: r.id})
+MERGE (n:Entity {key: r.key}) ON CREATE SET n.name = r.name, n.type = r.type
+MERGE (e)-[:MENTIONS]->(n)
+"""
+UPSERT_TOPICS = """
+UNWIND $rows AS r
+MATCH (e:Episode {id: r.id})
+MERGE (t:Topic {name: r.topic})
+MERGE (e)-[:TAGGED]->(t)
+"""
+UPSERT_RELATIONS = """
+UNWIND $rows AS r
+MERGE (a:Entity {key: r.src_key}) ON CREATE SET a.name = r.src, a.type = 'concept'
+MERGE (b:Entity {key: r.dst_key}) ON CREATE SET b.name = r.dst, b.type = 'concept'
+MERGE (a)-[x:RELATES {rel: r.rel}]->(b)
+"""
+UPSERT_FOLLOWS = """
+UNWIND $rows AS r
+MATCH (a:Episode {id: r.prev}), (b:Episode {id: r.id})
+MERGE (a)-[:FOLLOWED_BY]->(b)
+"""
+
+# One round trip: full-text candidates, entities named in the query, and a
+# bounded one-hop expansion through the entities the best hits share with it.
+SEARCH = """
+CALL db.index.fulltext.queryNodes('episode_terms', $lucene, {limit: $limit}) YIELD node, score
+WITH collect({e: node, s: score}) AS text_hits
+CALL () {
+  CALL db.index.fulltext.queryNodes('entity_name', $entity_q, {limit: 25}) YIELD node AS ent
+  WITH ent WHERE size(ent.key) >= 2 AND $qlow CONTAINS ent.key
+  RETURN collect(ent) AS named
+}
+WITH text_hits, named, [h IN text_hits[..3] | h.e] AS best
+CALL (named, best, text_hits) {
+  UNWIND named AS ent
+  MATCH (b:Episode)-[:MENTIONS]->(ent)<-[:MENTIONS]-(other:Episode)
+  WHERE b IN best AND NOT other IN [h IN text_hits | h.e]
+  WITH DISTINCT other LIMIT $expand
+  RETURN collect({e: other, s: 0.0}) AS expanded
+}
+UNWIND text_hits + expanded AS h
+WITH h.e AS e, h.s AS s
+RETURN e.id AS id, s AS score, e.summary AS summary, e.text AS text, e.terms AS terms,
+       e.source AS source, coalesce(e.last_ts, e.first_ts) AS ts,
+       [(e)-[:MENTIONS]->(n) | [n.name, n.type]] AS entities
+"""
+
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
+MAX_QUERY_TERMS = 512  # Lucene's default clause limit is 1024
+CANDIDATE_FACTOR = 4
+MIN_CANDIDATES = 50
+EXPAND = 20
+
+
+def lucene_quote(term: str) -> str:
+    """A term as a quoted Lucene phrase with special characters escaped."""
+    return '"' + _LUCENE_SPECIAL.sub(r"\\\1", term) + '"'
+
+
+def _ts(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
+def episode_props(ep: Episode) -> dict[str, Any]:
+    return {
+        "source": ep.source,
+        "session_id": ep.session_id,
+        "agent": ep.agent,
+        "channel": ep.channel,
+        "summary": ep.summary,
+        "text": ep.text,
+        "topics": ep.topics,
+        "terms": index_text(ep.search_text()),
+        "first_ts": ep.first_ts.isoformat() if ep.first_ts else None,
+        "last_ts": ep.last_ts.isoformat() if ep.last_ts else None,
+        "message_count": ep.message_count,
+    }
+
+
+class Neo4jStore:
+    name = "neo4j"
+
+    def __init__(self, uri: str, user: str = "neo4j", password: str | None = None,
+                 database: str | None = None, connect_timeout: float = 1.0,
+                 breaker_cooldown: float = 5.0):
+        from neo4j import GraphDatabase  # imported here: core must import without a server
+
+        self.uri = uri
+        self.database = database
+        self.breaker = CircuitBreaker(cooldown=breaker_cooldown)
+        auth = (user, password) if password else None
+        self._driver = GraphDatabase.driver(
+            uri,
+            auth=auth,
+            connection_timeout=connect_timeout,
+            connection_acquisition_timeout=connect_timeout,
+            max_transaction_retry_time=0,  # reads fail fast; writes retry in the sync worker
+            max_connection_pool_size=32,
+            liveness_check_timeout=30.0,
+        )
+        self._schema_ready = False
+        self._schema_lock = threading.Lock()
+
+    def close(self) -> None:
+        self._driver.close()
+
+    # -- plumbing -------------------------------------------------------------
+    def _run(self, cypher: str, timeout: float | None = None, write: bool = False, **params: Any) -> list[dict]:
+        from neo4j import Query as CypherQuery
+
+        q = CypherQuery(cypher, timeout=timeout)
+        with self._driver.session(database=self.database, default_access_mode="WRITE" if write else "READ") as s:
+            return s.run(q, params).data()
+
+    def ensure_schema(self) -> None:
+        with self._schema_lock:
+            if self._schema_ready:
+                return
+            for stmt in SCHEMA:
+                self._run(stmt, write=True)
+            self._run("CALL db.awaitIndexes(300)", write=True)
+            self._schema_ready = True
+
+    # -- writes -------------------------------------------------------------------
+    def upsert(self, episodes: Iterable[Episode], batch: int = 500) -> int:
+        """MERGE episodes with their entities, topics, relations and order."""
+        self.ensure_schema()
+        eps = list(episodes)
+        for i in range(0, len(eps), batch):
+            self._write_batch(eps[i : i + batch])
+        return len(eps)
+
+    def _write_batch(self, eps: Sequence[Episode]) -> None:
+        rows = [{"id": e.id, "props": episode_props(e)} for e in eps]
+        mentions = [
+            {"id": e.id, "key": ent.name.lower(), "name": ent.name, "type": ent.type}
+            for e in eps for ent in e.entities
+        ]
+        topics = [{"id": e.id, "topic": t} for e in eps for t in e.topics if t]
+        relations = [
+            {"src": r.src, "dst": r.dst, "rel": r.rel, "src_key": r.src.lower(), "dst_key": r.dst.lower()}
+            for e in eps for r in e.relations
+        ]
+        follows = [{"id": e.id, "prev": e.meta["prev"]} for e in eps if e.meta.get("prev")]
+
+        def work(tx) -> None:
+            tx.run(UPSERT_EPISODES, rows=rows).consume()
+            if mentions:
+                tx.run(UPSERT_MENTIONS, rows=mentions).consume()
+            if topics:
+                tx.run(UPSERT_TOPICS, rows=topics).consume()
+            if relations:
+                tx.run(UPSERT_RELATIONS, rows=relations).consume()
+            if follows:
+                tx.run(UPSERT_FOLLOWS, rows=follows).consume()
+
+        with self._driver.session(database=self.database) as s:
+            s.execute_write(work)
+
+    def clear(self) -> None:
+        """Delete every node (tests and benchmarks)."""
+        while True:
+            left = self._run(
+                "MATCH (n) WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c", write=True
+            )[0]["c"]
+            if not left:
+                break
+
+    def count(self) -> int:
+        return self._run("MATCH (e:Episode) RETURN count(e) AS c")[0]["c"]
+
+    def has(self, episode_id: str) -> bool:
+        return bool(self._run("MATCH (e:Episode {id: $id}) RETURN count(e) AS c", id=episode_id)[0]["c"])
+
+    # -- the tier protocol --------------------------------------------------------
+    def _guard(self, fn) -> TierReport:
+        """Breaker around ``fn``; connection-level failures report ``down``."""
+        from neo4j.exceptions import DriverError, ServiceUnavailable, SessionExpired
+
+        def call() -> TierReport:
+            self.breaker.before_call()
+            try:
+                report = fn()
+            except (ServiceUnavailable, SessionExpired, DriverError, OSError, DeadlineExceeded) as exc:
+                self.breaker.failure(one_line(exc))
+                raise
+            self.breaker.success()
+            return report
+
+        return guarded(self.name, call, (CircuitOpen, ServiceUnavailable, SessionExpired, DriverError, OSError))
+
+    def search(self, q: Query, k: int, deadline: float) -> TierReport:
+        return self._guard(lambda: self._search(q, k, deadline))
+
+    def health(self) -> TierReport:
+        def probe() -> TierReport:
+            n = self._run("MATCH (e:Episode) RETURN count(e) AS c", timeout=2.0)[0]["c"]
+            return TierReport(tier=self.name, status="ok" if n else "empty", error=f"{n} episodes")
+        return self._guard(probe)
+
+    def lookup(self, q: Query, episode_id: str, deadline: float) -> Lookup:
+        self.breaker.before_call()
+        if not self.has(episode_id):
+            return Lookup(stored=False)
+        hits, n = self._ranked(q, 100_000, deadline, None)
+        for h in hits:
+            if h.episode_id == episode_id:
+                return Lookup(True, h.score, h.rank, None, n)
+        return Lookup(True, None, None, [], n)
+
+    def _search(self, q: Query, k: int, deadline: float) -> TierReport:
+        hits, n = self._ranked(q, max(k * CANDIDATE_FACTOR, MIN_CANDIDATES), deadline, k)
+        return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n)
+
+    def _ranked(self, q: Query, limit: int, deadline: float, k: int | None):
+        import time
+
+        terms = q.terms[:MAX_QUERY_TERMS]
+        if not terms:
+            return [], 0
+        budget = deadline - time.monotonic()
+        if budget <= 0:
+            raise DeadlineExceeded("no time left before the neo4j deadline")
+        surface = [t for t in q.tokens if len(t) >= 2][:MAX_QUERY_TERMS]
+        rows = self._run(
+            SEARCH,
+            timeout=max(budget, 0.01),
+            lucene=" ".join(lucene_quote(t) for t in terms),
+            entity_q=" ".join(lucene_quote(t) for t in surface) or '""',
+            qlow=q.text.lower(),
+            limit=limit,
+            expand=EXPAND,
+        )
+        cands = [
+            Candidate(
+                episode_id=r["id"],
+                text="\n".join(p for p in (r["summary"], r["text"]) if p),
+                native=float(r["score"]),
+                terms=set((r["terms"] or "").split()),
+                entities=[(n, t or "concept") for n, t in r["entities"]],
+                ts=_ts(r["ts"]),
+                source=r["source"] or "",
+            )
+            for r in rows
+            if r["id"] is not None
+        ]
+        return score_candidates(q, self.name, "lucene", cands, k=k), len(cands)

@@ -1,0 +1,244 @@
+"""SQLite tier: episodes plus an FTS5 index over a pre-tokenised column.
+
+FTS5's ``unicode61`` tokenizer would keep a whole run of Chinese characters as
+one token (the article's 0 % on a Chinese benchmark). We index ``index_text``
+instead: stemmed English words and CJK bigrams separated by spaces, so every
+token FTS5 sees is already a term. Queries are ORs of quoted terms: user text
+never reaches MATCH unquoted, so ``"``, ``*``, ``NEAR(``, ``AND`` mean nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..models import Episode, TierReport
+from ..scoring import Candidate, Query, idf_weight, score_candidates
+from ..text import index_text
+from .base import DeadlineExceeded, Lookup, guarded
+
+SCHEMA = """
+PRAGMA journal_mode=WAL;
+CREATE TABLE IF NOT EXISTS episodes (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    source TEXT NOT NULL,
+    session_id TEXT NOT NULL DEFAULT '',
+    agent TEXT NOT NULL DEFAULT '',
+    channel TEXT NOT NULL DEFAULT '',
+    summary TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    topics TEXT NOT NULL DEFAULT '[]',
+    entities TEXT NOT NULL DEFAULT '[]',
+    relations TEXT NOT NULL DEFAULT '[]',
+    first_ts TEXT,
+    last_ts TEXT,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    meta TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS entities (
+    episode_rowid INTEGER NOT NULL REFERENCES episodes(rowid) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    name_lc TEXT NOT NULL,
+    type TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entities_name ON entities(name_lc);
+CREATE INDEX IF NOT EXISTS entities_episode ON entities(episode_rowid);
+CREATE VIRTUAL TABLE IF NOT EXISTS episodes_fts USING fts5(
+    terms, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS episodes_vocab USING fts5vocab(episodes_fts, row);
+"""
+
+# How many FTS matches the shared scorer re-ranks for a top-k answer.
+CANDIDATE_FACTOR = 4
+MIN_CANDIDATES = 50
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+class SqliteStore:
+    """The local store: always written first, complete, rebuildable from the ledger."""
+
+    name = "sqlite"
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        with self._write_lock:
+            self._conn().executescript(SCHEMA)
+
+    # -- connections: one per thread (sqlite3 objects are not shared) ---------
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- writes -----------------------------------------------------------------
+    def upsert(self, episodes: Iterable[Episode]) -> int:
+        """Insert or replace episodes in one transaction; returns how many."""
+        n = 0
+        with self._write_lock:
+            conn = self._conn()
+            with conn:
+                for ep in episodes:
+                    self._upsert_one(conn, ep)
+                    n += 1
+        return n
+
+    def _upsert_one(self, conn: sqlite3.Connection, ep: Episode) -> None:
+        row = conn.execute("SELECT rowid FROM episodes WHERE id = ?", (ep.id,)).fetchone()
+        if row is not None:
+            conn.execute("DELETE FROM episodes_fts WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM entities WHERE episode_rowid = ?", (row[0],))
+            conn.execute("DELETE FROM episodes WHERE rowid = ?", (row[0],))
+        cur = conn.execute(
+            "INSERT INTO episodes (id, source, session_id, agent, channel, summary, text, topics,"
+            " entities, relations, first_ts, last_ts, message_count, meta)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                ep.id, ep.source, ep.session_id, ep.agent, ep.channel, ep.summary, ep.text,
+                json.dumps(ep.topics, ensure_ascii=False),
+                json.dumps([e.model_dump() for e in ep.entities], ensure_ascii=False),
+                json.dumps([r.model_dump() for r in ep.relations], ensure_ascii=False),
+                ep.first_ts.isoformat() if ep.first_ts else None,
+                ep.last_ts.isoformat() if ep.last_ts else None,
+                ep.message_count,
+                json.dumps(ep.meta, ensure_ascii=False, default=str),
+            ),
+        )
+        rowid = cur.lastrowid
+        conn.execute("INSERT INTO episodes_fts (rowid, terms) VALUES (?, ?)", (rowid, index_text(ep.search_text())))
+        if ep.entities:
+            conn.executemany(
+                "INSERT INTO entities (episode_rowid, name, name_lc, type) VALUES (?,?,?,?)",
+                [(rowid, e.name, e.name.lower(), e.type) for e in ep.entities],
+            )
+
+    # -- reads ------------------------------------------------------------------
+    def count(self) -> int:
+        return self._conn().execute("SELECT count(*) FROM episodes").fetchone()[0]
+
+    def has(self, episode_id: str) -> bool:
+        return self._conn().execute("SELECT 1 FROM episodes WHERE id = ?", (episode_id,)).fetchone() is not None
+
+    def get(self, episode_id: str) -> Episode | None:
+        row = self._conn().execute(
+            "SELECT id, source, session_id, agent, channel, summary, text, topics, entities,"
+            " relations, first_ts, last_ts, message_count, meta FROM episodes WHERE id = ?",
+            (episode_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        keys = ["id", "source", "session_id", "agent", "channel", "summary", "text", "topics",
+                "entities", "relations", "first_ts", "last_ts", "message_count", "meta"]
+        d = dict(zip(keys, row))
+        for key in ("topics", "entities", "relations", "meta"):
+            d[key] = json.loads(d[key])
+        return Episode.model_validate(d)
+
+    def ids(self) -> list[str]:
+        return [r[0] for r in self._conn().execute("SELECT id FROM episodes ORDER BY rowid")]
+
+    # -- the tier protocol --------------------------------------------------------
+    def search(self, q: Query, k: int, deadline: float) -> TierReport:
+        return guarded(self.name, lambda: self._search(q, k, deadline), (sqlite3.OperationalError,))
+
+    def health(self) -> TierReport:
+        def probe() -> TierReport:
+            n = self.count()
+            return TierReport(tier=self.name, status="ok" if n else "empty", error=f"{n} episodes")
+        return guarded(self.name, probe, (sqlite3.OperationalError,))
+
+    def lookup(self, q: Query, episode_id: str, deadline: float) -> Lookup:
+        if not self.has(episode_id):
+            return Lookup(stored=False)
+        hits, n = self._ranked(q, None, deadline)
+        for h in hits:
+            if h.episode_id == episode_id:
+                return Lookup(True, h.score, h.rank, [t for t in q.terms if t in self._terms_of(episode_id)], n)
+        return Lookup(True, None, None, [], n)
+
+    def _terms_of(self, episode_id: str) -> set[str]:
+        row = self._conn().execute(
+            "SELECT f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid WHERE e.id = ?",
+            (episode_id,),
+        ).fetchone()
+        return set(row[0].split()) if row else set()
+
+    def _search(self, q: Query, k: int, deadline: float) -> TierReport:
+        hits, n = self._ranked(q, max(k * CANDIDATE_FACTOR, MIN_CANDIDATES), deadline, k)
+        return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n)
+
+    def _ranked(self, q: Query, limit: int | None, deadline: float, k: int | None = None):
+        if not q.terms:
+            return [], 0
+        conn = self._conn()
+
+        def past_deadline() -> int:
+            return 1 if time.monotonic() > deadline else 0
+
+        # The progress handler interrupts a long query at the deadline.
+        conn.set_progress_handler(past_deadline, 2000)
+        try:
+            match = " OR ".join(_quote(t) for t in q.terms)
+            sql = (
+                "SELECT f.rowid, -bm25(episodes_fts) AS s, f.terms, e.id, e.summary, e.text, e.entities,"
+                " e.last_ts, e.first_ts, e.source FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid"
+                " WHERE episodes_fts MATCH ? ORDER BY rank"
+            )
+            params: list = [match]
+            if limit is not None:
+                sql += " LIMIT ?"
+                params.append(limit)
+            rows = conn.execute(sql, params).fetchall()
+            idf = self._idf(conn, q.terms)
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise DeadlineExceeded("sqlite query interrupted at its deadline") from exc
+            raise
+        finally:
+            conn.set_progress_handler(None, 0)
+        cands = [
+            Candidate(
+                episode_id=r[3],
+                text="\n".join(p for p in (r[4], r[5]) if p),
+                native=r[1],
+                terms=set(r[2].split()),
+                entities=[(e["name"], e["type"]) for e in json.loads(r[6])],
+                ts=_parse_ts(r[7] or r[8]),
+                source=r[9],
+            )
+            for r in rows
+        ]
+        return score_candidates(q, self.name, "bm25", cands, idf=idf, k=k), len(rows)
+
+    def _idf(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, float]:
+        n_docs = conn.execute("SELECT count(*) FROM episodes_fts").fetchone()[0] or 1
+        marks = ",".join("?" * len(terms))
+        df = dict(conn.execute(f"SELECT term, doc FROM episodes_vocab WHERE term IN ({marks})", list(terms)))
+        return {t: idf_weight(n_docs, df.get(t, 0)) for t in terms}
+
+
+def _parse_ts(value: str | None):
+    from datetime import datetime
+
+    return datetime.fromisoformat(value) if value else None
