@@ -1,0 +1,65 @@
+"""The one facade the front ends (CLI, dashboard) call.
+
+Everything a person can do goes through ``ARS``; front ends own no storage
+logic. Errors a person must fix are ``BadInput`` (the CLI exits 2 on them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from .config import Settings, load_settings
+from .ingest.pipeline import IngestReport, ingest
+from .models import Explanation, RecallResult, TierReport
+from .recall import BadQuery, Memory
+
+BadInput = BadQuery
+
+
+class ARS:
+    def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
+        self.settings = settings or load_settings(**overrides)
+        state = Path(self.settings.state_dir)
+        if not state.is_dir():
+            if not create:
+                raise BadInput(
+                    f"state directory {state} does not exist: run `ars ingest` first, "
+                    "or pass --state / set ARS_STATE_DIR to an existing one"
+                )
+            state.mkdir(parents=True, exist_ok=True)
+        self.memory = Memory(self.settings)
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self.settings.state_dir)
+
+    def close(self) -> None:
+        self.memory.close()
+
+    def __enter__(self) -> "ARS":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- memory ----------------------------------------------------------------
+    def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None) -> RecallResult:
+        return self.memory.recall(query, k=k, tiers=tiers)
+
+    def explain(self, query: str, episode_id: str, k: int = 10,
+                tiers: str | Sequence[str] | None = None) -> Explanation:
+        return self.memory.explain(query, episode_id, k=k, tiers=tiers)
+
+    def ingest(self, paths: Iterable[str | Path], fmt: str = "auto",
+               progress: Callable[[Path, int], None] | None = None) -> IngestReport:
+        return ingest(self.memory, paths, fmt=fmt, progress=progress)
+
+    # -- health ------------------------------------------------------------------
+    def doctor(self) -> dict[str, Any]:
+        tiers: list[TierReport] = self.memory.health()
+        return {
+            "state_dir": str(self.state_dir.resolve()),
+            "tiers": [t.model_dump(include={"tier", "status", "latency_ms", "error"}) for t in tiers],
+            "config": self.settings.public(),
+        }
