@@ -1,0 +1,1 @@
+"""ARS front ends: the `ars` command and the Textual dashboard."""
