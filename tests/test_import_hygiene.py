@@ -1,0 +1,34 @@
+"""core stays free of UI: importable without textual, typer or rich."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+UI = ("textual", "typer", "rich", "tui")
+
+
+def loaded_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys; print(' '.join(sys.modules))"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    return {m.split(".")[0] for m in out.split()}
+
+
+def test_core_imports_without_ui():
+    mods = loaded_after("import core, core.api, core.recall, core.ingest.pipeline, core.tiers.neo4j_tier")
+    assert not (mods & set(UI)), mods & set(UI)
+
+
+def test_ars_recall_does_not_load_textual():
+    mods = loaded_after("import tui.cli")
+    assert "textual" not in mods
+
+
+def test_core_source_never_imports_ui():
+    offenders = []
+    for path in (ROOT / "core").rglob("*.py"):
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            s = line.strip()
+            if s.startswith(("import ", "from ")) and s.split()[1].split(".")[0] in UI:
+                offenders.append(f"{path.relative_to(ROOT)}:{no}: {s}")
+    assert offenders == []

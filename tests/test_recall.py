@@ -1,0 +1,138 @@
+"""Unified recall: fusion, fallback, degraded mode, explain."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from core.breaker import CircuitBreaker, CircuitOpen
+from core.ingest.pipeline import ingest
+from core.recall import BadQuery
+
+from conftest import SAMPLE, make_memory, write_episodes
+
+
+def test_fused_hits_keep_every_tier_breakdown(memory_neo4j):
+    ingest(memory_neo4j, [SAMPLE])
+    r = memory_neo4j.recall("Neo4j outage recall", k=5)
+    assert not r.degraded
+    assert [t.status for t in r.tiers] == ["ok", "ok", "skipped"]
+    top = r.hits[0]
+    assert top.episode_id == "openclaw:s-0412:0"
+    assert set(top.per_tier) == {"neo4j", "sqlite"}
+    assert abs(sum(top.breakdown.values()) - top.score) < 1e-4
+    for tier_hit in top.per_tier.values():
+        assert abs(sum(tier_hit.breakdown.values()) - tier_hit.score) < 1e-4
+    # duplicates collapsed: each episode once
+    assert len({h.episode_id for h in r.hits}) == len(r.hits)
+
+
+def test_explicit_tiers_fuse_all_three(memory_neo4j):
+    ingest(memory_neo4j, [SAMPLE])
+    r = memory_neo4j.recall("第一性原理", k=3, tiers="neo4j,sqlite,files")
+    assert [t.tier for t in r.tiers] == ["neo4j", "sqlite", "files"]
+    assert all(t.status == "ok" for t in r.tiers)
+    assert r.hits[0].episode_id == "openclaw:s-0413:0"
+    assert set(r.hits[0].per_tier) == {"neo4j", "sqlite", "files"}
+
+
+def test_files_tier_answers_when_the_index_tiers_cannot(state_dir):
+    mem = make_memory(state_dir)
+    ingest(mem, [SAMPLE])
+    (state_dir / "memory.sqlite").unlink()
+    (state_dir / "memory.sqlite").mkdir()  # SQLite cannot open a directory
+    mem2 = make_memory(state_dir)
+    r = mem2.recall("部署回滚 backfill")
+    assert r.degraded
+    assert r.tier("sqlite").status == "error"
+    assert r.tier("files").status == "ok"
+    assert r.hits[0].episode_id == "openclaw:s-0420:0"
+    mem.close()
+    mem2.close()
+
+
+def test_recall_with_neo4j_stopped_mid_test(neo4j_server, neo4j_uri, state_dir):
+    mem = make_memory(state_dir, neo4j_uri=neo4j_uri)
+    ingest(mem, [SAMPLE])
+    assert not mem.recall("Alice weekly plan").degraded
+    neo4j_server.stop()
+    try:
+        for _ in range(3):
+            t0 = time.monotonic()
+            r = mem.recall("Alice weekly plan")
+            elapsed = time.monotonic() - t0
+            assert r.degraded
+            assert r.tier("neo4j").status == "down", r.tier("neo4j")
+            assert r.tier("sqlite").status == "ok"
+            assert r.hits[0].episode_id == "hermes:h-88:0"
+            # inside the deadline: the largest tier deadline plus scheduling slack
+            assert elapsed < max(mem.deadlines.values()) + 1.0
+        assert mem.neo4j.breaker.snapshot().state == "open"
+    finally:
+        neo4j_server.start()
+        mem.close()
+
+
+def test_empty_query_and_unknown_tier_are_bad_input(memory):
+    for q in ("", "   ", "\n\t"):
+        with pytest.raises(BadQuery, match="empty query"):
+            memory.recall(q)
+    with pytest.raises(BadQuery, match="unknown tier 'graph'"):
+        memory.recall("x", tiers="graph")
+    with pytest.raises(BadQuery, match="k must be"):
+        memory.recall("x", k=0)
+
+
+def test_neo4j_not_configured_is_skipped_not_degraded(memory):
+    ingest(memory, [SAMPLE])
+    r = memory.recall("Alice")
+    assert r.tier("neo4j").status == "skipped"
+    assert not r.degraded
+
+
+def test_explain_below_cutoff_reports_rank_and_k(memory, tmp_path):
+    rows = [{"id": f"e{i}", "text": "deploy rollback " * (i + 1) + f"filler words number {i}"} for i in range(8)]
+    ingest(memory, [write_episodes(tmp_path / "e.jsonl", rows)])
+    r = memory.recall("deploy rollback", k=2, tiers="sqlite")
+    returned = [h.episode_id for h in r.hits]
+    missing = next(f"e{i}" for i in range(8) if f"e{i}" not in returned)
+    ex = memory.explain("deploy rollback", missing, k=2, tiers="sqlite")
+    sqlite = ex.tiers[0]
+    assert sqlite.stored is True
+    assert sqlite.rank is not None and sqlite.rank > 2
+    assert f"ranked {sqlite.rank} in sqlite, below the cut-off k=2" == sqlite.verdict
+    assert "cut off" in ex.verdict and "k=2" in ex.verdict
+    assert ex.fused_rank is None
+
+
+def test_explain_absent_episode(memory_neo4j):
+    ingest(memory_neo4j, [SAMPLE])
+    ex = memory_neo4j.explain("Alice", "no-such-episode", tiers="neo4j,sqlite,files")
+    assert [t.stored for t in ex.tiers] == [False, False, False]
+    assert all(t.verdict.startswith("not stored in") for t in ex.tiers)
+    assert ex.verdict.startswith("not stored in any tier")
+
+
+def test_explain_returned_episode(memory):
+    ingest(memory, [SAMPLE])
+    ex = memory.explain("Alice weekly plan", "hermes:h-88:0", tiers="sqlite")
+    assert ex.fused_rank == 1
+    assert ex.tiers[0].verdict == "returned by sqlite at rank 1"
+    assert "alice" in ex.tiers[0].matched_tokens
+
+
+def test_breaker_opens_then_probes_once():
+    now = [0.0]
+    b = CircuitBreaker(cooldown=5, clock=lambda: now[0])
+    b.before_call()
+    b.failure("boom")
+    with pytest.raises(CircuitOpen, match="boom"):
+        b.before_call()
+    now[0] = 5.1
+    b.before_call()  # the probe
+    with pytest.raises(CircuitOpen):
+        b.before_call()  # others wait for the probe
+    b.success()
+    b.before_call()
+    assert b.snapshot().state == "closed"
