@@ -1,8 +1,11 @@
 """A circuit breaker, so an outage costs milliseconds instead of timeouts.
 
-Closed: calls go through. After a failure it opens: calls fail at once for
-``cooldown`` seconds. Then it lets exactly one probe through (half-open); the
-probe's success closes it, its failure opens it again.
+Closed: calls go through. A hard failure (the backend refused or dropped the
+connection) opens it at once; soft failures (a slow answer past its deadline)
+open it after ``soft_limit`` in a row, so one cold query plan does not take
+Neo4j out of recall for a whole cooldown. Open: calls fail at once for
+``cooldown`` seconds. Then exactly one probe goes through (half-open); its
+success closes the breaker, its failure opens it again.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ class CircuitOpen(Exception):
 
 
 class CircuitBreaker:
-    def __init__(self, cooldown: float = 5.0, clock=time.monotonic):
+    def __init__(self, cooldown: float = 5.0, soft_limit: int = 2, clock=time.monotonic):
         self.cooldown = cooldown
+        self.soft_limit = soft_limit
+        self._soft = 0
         self._clock = clock
         self._lock = threading.Lock()
         self._opened_at: float | None = None
@@ -50,9 +55,14 @@ class CircuitBreaker:
             self._opened_at = None
             self._probing = False
             self.failures = 0
+            self._soft = 0
 
-    def failure(self, error: str) -> None:
+    def failure(self, error: str, hard: bool = True) -> None:
         with self._lock:
+            self._soft = 0 if hard else self._soft + 1
+            if not hard and self._soft < self.soft_limit and not self._probing:
+                self.last_error = error
+                return
             self._opened_at = self._clock()
             self._probing = False
             self.failures += 1

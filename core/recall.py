@@ -63,7 +63,7 @@ class Memory:
         self.state_dir = Path(settings.state_dir)
         self._sqlite: SqliteStore | None = None
         self._neo4j = None
-        self._neo4j_error = ""
+        self._warming: list[Future] = []
         self.files = FilesTier(self.state_dir)
         # One small pool per tier: a hung backend can only tie up its own threads.
         self._pools = {t: ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"ars-{t}") for t in TIER_NAMES}
@@ -93,6 +93,7 @@ class Memory:
                 connect_timeout=self.settings.neo4j_connect_timeout,
                 breaker_cooldown=self.settings.neo4j_breaker_cooldown,
             )
+            self._warming.append(self._pools["neo4j"].submit(self._neo4j.warm))
         return self._neo4j
 
     def tier(self, name: str) -> Tier | None:
@@ -114,9 +115,21 @@ class Memory:
     def store(self, episodes: Iterable[Episode], neo4j: bool = True) -> int:
         eps = list(episodes)
         self.sqlite.upsert(eps)
-        if neo4j and self.neo4j is not None:
+        if neo4j and eps and self.neo4j is not None:
             self.neo4j.upsert(eps)
+            # new data can invalidate Neo4j's cached plan; re-plan off the read path
+            self._warming.append(self._pools["neo4j"].submit(self.neo4j.warm))
         return len(eps)
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait for background warm-ups (after an ingest), so the next recall
+        does not pay a cold query plan."""
+        pending, self._warming = self._warming, []
+        for fut in pending:
+            try:
+                fut.result(timeout=timeout)
+            except Exception:  # noqa: BLE001 - warming is best effort
+                pass
 
     # -- recall -----------------------------------------------------------------
     def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None) -> RecallResult:
@@ -163,7 +176,7 @@ class Memory:
                 fut.cancel()
                 msg = f"no answer within {self.deadlines[name] * 1000:.0f} ms"
                 if name == "neo4j" and self._neo4j is not None:
-                    self._neo4j.breaker.failure(msg)
+                    self._neo4j.breaker.failure(msg, hard=False)
                 out[name] = TierReport(tier=name, status="timeout", error=msg,
                                        latency_ms=(time.monotonic() - start) * 1000)
         return out

@@ -136,3 +136,16 @@ def test_breaker_opens_then_probes_once():
     b.success()
     b.before_call()
     assert b.snapshot().state == "closed"
+
+
+def test_breaker_soft_failures_open_only_in_a_row():
+    now = [0.0]
+    b = CircuitBreaker(cooldown=5, soft_limit=2, clock=lambda: now[0])
+    b.failure("slow", hard=False)
+    b.before_call()  # one slow answer: still closed
+    b.success()
+    b.failure("slow", hard=False)
+    b.before_call()
+    b.failure("slow again", hard=False)
+    with pytest.raises(CircuitOpen, match="slow again"):
+        b.before_call()

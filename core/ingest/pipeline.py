@@ -63,6 +63,7 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
         registry.register(path, kind, parsed.spans)
         if progress:
             progress(path, len(fresh))
+    memory.settle()
     return report
 
 

@@ -152,6 +152,7 @@ class Neo4jStore:
             max_transaction_retry_time=0,  # reads fail fast; writes retry in the sync worker
             max_connection_pool_size=32,
             liveness_check_timeout=30.0,
+            notifications_min_severity="OFF",  # planner hints are not for the user
         )
         self._schema_ready = False
         self._schema_lock = threading.Lock()
@@ -167,6 +168,17 @@ class Neo4jStore:
         with self._driver.session(database=self.database, default_access_mode="WRITE" if write else "READ") as s:
             return s.run(q, params).data()
 
+    def _run_within(self, cypher: str, timeout: float, **params: Any) -> list[dict]:
+        """``_run`` with a server-side timeout that reports as a deadline."""
+        from neo4j.exceptions import ClientError
+
+        try:
+            return self._run(cypher, timeout=timeout, **params)
+        except ClientError as exc:
+            if "TimedOut" in (exc.code or ""):
+                raise DeadlineExceeded(f"neo4j query passed its {timeout * 1000:.0f} ms deadline") from exc
+            raise
+
     def ensure_schema(self) -> None:
         with self._schema_lock:
             if self._schema_ready:
@@ -175,6 +187,15 @@ class Neo4jStore:
                 self._run(stmt, write=True)
             self._run("CALL db.awaitIndexes(300)", write=True)
             self._schema_ready = True
+
+    def warm(self) -> None:
+        """Plan the search query once, so the first recall is not the one that
+        pays Cypher planning (hundreds of ms, more than a read deadline)."""
+        try:
+            self.ensure_schema()
+            self._run(SEARCH, timeout=30, lucene='"warm"', entity_q='"warm"', qlow="warm", limit=1, expand=1)
+        except Exception:  # noqa: BLE001 - warming is best effort; search reports failures
+            pass
 
     # -- writes -------------------------------------------------------------------
     def upsert(self, episodes: Iterable[Episode], batch: int = 500) -> int:
@@ -236,7 +257,10 @@ class Neo4jStore:
             self.breaker.before_call()
             try:
                 report = fn()
-            except (ServiceUnavailable, SessionExpired, DriverError, OSError, DeadlineExceeded) as exc:
+            except DeadlineExceeded as exc:
+                self.breaker.failure(one_line(exc), hard=False)
+                raise
+            except (ServiceUnavailable, SessionExpired, DriverError, OSError) as exc:
                 self.breaker.failure(one_line(exc))
                 raise
             self.breaker.success()
@@ -276,8 +300,8 @@ class Neo4jStore:
         budget = deadline - time.monotonic()
         if budget <= 0:
             raise DeadlineExceeded("no time left before the neo4j deadline")
-        surface = [t for t in q.tokens if len(t) >= 2][:MAX_QUERY_TERMS]
-        rows = self._run(
+        surface = [t for t in q.tokens if len(t) >= 2][:MAX_QUERY_TERMS] or q.tokens[:1]
+        rows = self._run_within(
             SEARCH,
             timeout=max(budget, 0.01),
             lucene=" ".join(lucene_quote(t) for t in terms),

@@ -14,12 +14,14 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
 
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
@@ -64,6 +66,10 @@ public class Launcher {
                 .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, ByteUnit.mebiBytes(512))
                 // Many short-lived test databases: don't reserve disk for tx logs up front.
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
+                // Bolt waits 5 s + 5 s by default at shutdown, after the databases are
+                // already checkpointed and closed; tests stop/restart often, so shorten it.
+                .setConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofMillis(500))
+                .setConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofMillis(500))
                 .build();
 
         CountDownLatch stopped = new CountDownLatch(1);

@@ -1,0 +1,681 @@
+"""Recall latency per tier and fused, against the article's naive recall, and
+under Neo4j outages (stopped, black-holed), on a seeded synthetic corpus.
+
+    python bench/recall_latency.py [--sizes 10000,100000] [--queries 200] [--seed 7]
+
+For each corpus size: a fresh state directory and a fresh real Neo4j 5.26
+(scripts/neo4j_server.py), the corpus loaded into both stores (timed per
+store), then single-client latency of ``Memory.recall(q, k=10, tiers=...)``
+for each tier alone and fused (per-tier deadlines: Settings defaults), the
+naive baseline (SQLite ``LIKE`` AND / Neo4j ``CONTAINS`` AND, newest first),
+then the outage scenarios. Prints markdown tables (and saves them to
+bench/out/recall_latency.txt); targets are printed next to the numbers, never
+asserted. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from core.config import Settings  # noqa: E402
+from core.ingest.parsers import parse_episodes  # noqa: E402
+from core.ingest.pipeline import ingest  # noqa: E402
+from core.models import Episode  # noqa: E402
+from core.recall import Memory  # noqa: E402
+from core.sources import SourceRegistry  # noqa: E402
+from core.text import tokenize  # noqa: E402
+from synthetic import make_queries, write_corpus  # noqa: E402
+
+K = 10
+# Targets (at 100k episodes); printed next to the measurements, never asserted.
+TARGET_SQLITE_P95 = 10.0
+TARGET_NEO4J_P95 = 40.0
+TARGET_FUSED_P95 = 60.0
+TARGET_STOPPED_FUSED_P95 = 15.0
+BLACKHOLE_SLACK_MS = 50.0
+
+
+# -- output --------------------------------------------------------------------------
+class Out:
+    """Markdown to stdout and to the output file; progress to stderr."""
+
+    def __init__(self, path: Path | None):
+        self.fh = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.fh = open(path, "w", encoding="utf-8")
+
+    def __call__(self, text: str = "") -> None:
+        print(text, flush=True)
+        if self.fh:
+            self.fh.write(text + "\n")
+            self.fh.flush()
+
+    def table(self, headers: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+        self("| " + " | ".join(headers) + " |")
+        self("|" + "|".join("---" for _ in headers) + "|")
+        for r in rows:
+            self("| " + " | ".join(str(c) for c in r) + " |")
+        self()
+
+
+def progress(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# -- stats -------------------------------------------------------------------------------
+def pct(values: Sequence[float], p: float) -> float:
+    """Percentile by linear interpolation (numpy's default), stdlib only."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    pos = (len(s) - 1) * p / 100
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def ms(v: float) -> str:
+    if v != v:  # nan
+        return "–"
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def loadavg() -> str:
+    a, b, c = os.getloadavg()
+    return f"{a:.2f} {b:.2f} {c:.2f}"
+
+
+def rss_mb(pid: int | str = "self") -> tuple[float, float]:
+    """(current RSS, peak RSS) in MiB of a process, from /proc."""
+    cur = peak = float("nan")
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                cur = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return cur, peak
+
+
+def du_mb(path: Path) -> float:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total / 2**20
+
+
+@dataclass
+class Series:
+    """Latencies of one system over the query set, with what each call reported."""
+
+    name: str
+    lat: list[float] = field(default_factory=list)
+    statuses: Counter = field(default_factory=Counter)  # "tier:status" counts
+    answered: int = 0  # calls with at least one hit
+    degraded: int = 0
+
+    def row(self) -> list[str]:
+        n = len(self.lat)
+        odd = ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items())
+                        if not k.endswith((":ok", ":empty", ":skipped"))) or "–"
+        return [self.name, str(n), ms(pct(self.lat, 50)), ms(pct(self.lat, 95)), ms(max(self.lat, default=float("nan"))),
+                ms(sum(self.lat) / n if n else float("nan")), f"{100 * self.answered / n:.0f} %" if n else "–", odd]
+
+
+SERIES_HEADERS = ["system", "calls", "p50 ms", "p95 ms", "max ms", "mean ms", "≥1 hit", "non-ok tier statuses"]
+
+
+def timed_recall(memory: Memory, q: str, tiers: str | None, s: Series) -> float:
+    t0 = time.perf_counter()
+    r = memory.recall(q, k=K, tiers=tiers)
+    dt = (time.perf_counter() - t0) * 1000
+    s.lat.append(dt)
+    s.answered += bool(r.hits)
+    s.degraded += r.degraded
+    for t in r.tiers:
+        s.statuses[f"{t.tier}:{t.status}"] += 1
+    return dt
+
+
+# -- machine facts -----------------------------------------------------------------------
+def machine_facts(out: Out, args) -> None:
+    import neo4j as neo4j_driver
+
+    rg = shutil.which("rg")
+    rg_v = subprocess.run([rg, "--version"], capture_output=True, text=True).stdout.split("\n")[0] if rg else "absent"
+    try:
+        java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.split("\n")[0]
+    except OSError:
+        java = "absent"
+    mem_total = "?"
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal:"):
+                mem_total = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    cpu = platform.processor() or "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    s = Settings(state_dir=Path("unused"))
+    out("# Recall latency benchmark")
+    out()
+    out(f"`python bench/recall_latency.py --sizes {args.sizes} --queries {args.queries} --seed {args.seed}`"
+        f" — started {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    out()
+    out.table(["fact", "value"], [
+        ["cores (os.cpu_count)", os.cpu_count()],
+        ["CPU", cpu],
+        ["memory", mem_total],
+        ["Python", platform.python_version()],
+        ["SQLite", sqlite3.sqlite_version],
+        ["neo4j driver", neo4j_driver.__version__],
+        ["Java", java],
+        ["Neo4j server", "5.26 embedded (scripts/neo4j/run: -Xmx1g, page cache 256 MiB)"],
+        ["ripgrep", rg_v + (f" ({rg})" if rg else "")],
+        ["deadlines (Settings defaults)",
+         f"neo4j {s.neo4j_deadline * 1000:.0f} ms, sqlite {s.sqlite_deadline * 1000:.0f} ms, files {s.files_deadline * 1000:.0f} ms"],
+        ["neo4j connect timeout / breaker cooldown", f"{s.neo4j_connect_timeout:.1f} s / {s.neo4j_breaker_cooldown:.1f} s"],
+        ["load average at start (1/5/15 min)", loadavg()],
+    ])
+
+
+# -- loading ---------------------------------------------------------------------------------
+def read_batches(path: Path, batch: int) -> Iterable[list[Episode]]:
+    buf: list[Episode] = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            buf.append(Episode.model_validate_json(line))
+            if len(buf) >= batch:
+                yield buf
+                buf = []
+    if buf:
+        yield buf
+
+
+def load_corpus(memory: Memory, corpus: Path, n: int, mode: str, batch: int) -> list[list[object]]:
+    """Load ``corpus`` into SQLite, the span registry and Neo4j; rows for the load table."""
+    rows: list[list[object]] = []
+
+    def rate(sec: float) -> str:
+        return f"{n / sec:,.0f}" if sec > 0 else "–"
+
+    if mode == "ingest":
+        # SQLite and the span registry through the real pipeline (Neo4j off for this
+        # pass, so the two stores are timed apart), then Neo4j in batches.
+        sql_only = Memory(Settings(state_dir=memory.state_dir, neo4j_uri=None))
+        progress(f"ingest() -> SQLite + span registry, {n:,} episodes")
+        t0 = time.perf_counter()
+        rep = ingest(sql_only, [corpus], fmt="episodes")
+        t_sql = time.perf_counter() - t0
+        sql_only.close()
+        assert rep.episodes_added == n, rep
+        rows.append(["SQLite + span registry via `ingest(memory, [file], fmt='episodes')`"
+                     " (parse, unchanged check, upsert in one transaction, register spans)",
+                     f"{t_sql:.1f}", rate(t_sql)])
+        t_parse = t_neo = 0.0
+        done = 0
+        it = iter(read_batches(corpus, batch))
+        while True:
+            t0 = time.perf_counter()
+            eps = next(it, None)
+            t_parse += time.perf_counter() - t0
+            if eps is None:
+                break
+            t0 = time.perf_counter()
+            memory.neo4j.upsert(eps)
+            t_neo += time.perf_counter() - t0
+            done += len(eps)
+            if done % (batch * 10) == 0:
+                progress(f"  neo4j {done:,}/{n:,} ({done / t_neo:,.0f}/s)")
+        rows.append(["parse episode JSONL (pydantic), for the Neo4j pass; not in either store's time",
+                     f"{t_parse:.1f}", rate(t_parse)])
+        rows.append([f"Neo4j `memory.neo4j.upsert` in batches of {batch} (driver batches of 500,"
+                     " MERGE episodes/entities/topics/relations/FOLLOWED_BY)", f"{t_neo:.1f}", rate(t_neo)])
+        return rows
+
+    # mode == "direct": stream batches into each store, each store timed alone.
+    t_parse = t_sql = t_neo = 0.0
+    spans: list[tuple[int, int, str]] = []
+    done = 0
+    it = iter(read_batches(corpus, batch))
+    while True:
+        t0 = time.perf_counter()
+        eps = next(it, None)
+        t_parse += time.perf_counter() - t0
+        if eps is None:
+            break
+        spans.extend((done + i + 1, done + i + 1, e.id) for i, e in enumerate(eps))
+        t0 = time.perf_counter()
+        memory.sqlite.upsert(eps)
+        t_sql += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        memory.neo4j.upsert(eps)
+        t_neo += time.perf_counter() - t0
+        done += len(eps)
+        if done % (batch * 10) == 0:
+            progress(f"  loaded {done:,}/{n:,} (sqlite {done / t_sql:,.0f}/s, neo4j {done / t_neo:,.0f}/s)")
+    t0 = time.perf_counter()
+    SourceRegistry(memory.state_dir).register(corpus, "episodes", spans)
+    t_reg = time.perf_counter() - t0
+    rows.append(["parse episode JSONL (pydantic)", f"{t_parse:.1f}", rate(t_parse)])
+    rows.append([f"SQLite `memory.sqlite.upsert` in batches of {batch}", f"{t_sql:.1f}", rate(t_sql)])
+    rows.append([f"Neo4j `memory.neo4j.upsert` in batches of {batch}", f"{t_neo:.1f}", rate(t_neo)])
+    rows.append(["span registry (`SourceRegistry.register`)", f"{t_reg:.2f}", rate(t_reg)])
+    return rows
+
+
+# -- the naive baseline (the article's recall) ------------------------------------------------
+def naive_sqlite(db: Path) -> Callable[[list[str]], int]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
+
+    def run(tokens: list[str]) -> int:
+        where = " AND ".join("text LIKE ? ESCAPE '\\'" for _ in tokens)
+        params = ["%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for t in tokens]
+        rows = conn.execute(f"SELECT id FROM episodes WHERE {where} ORDER BY last_ts DESC LIMIT {K}", params).fetchall()
+        return len(rows)
+
+    run.close = conn.close  # type: ignore[attr-defined]
+    return run
+
+
+NAIVE_CYPHER = (
+    "MATCH (e:Episode) WHERE all(t IN $tokens WHERE toLower(e.text) CONTAINS t) "
+    "RETURN e ORDER BY e.last_ts DESC LIMIT 10"
+)
+
+
+def naive_neo4j(uri: str) -> Callable[[list[str]], int]:
+    from neo4j import GraphDatabase
+
+    driver = GraphDatabase.driver(uri, auth=None)
+
+    def run(tokens: list[str]) -> int:
+        with driver.session() as s:
+            return len(s.run(NAIVE_CYPHER, tokens=tokens).data())
+
+    run.close = driver.close  # type: ignore[attr-defined]
+    return run
+
+
+def measure_naive(name: str, fn: Callable[[list[str]], int], queries: list[str], budget_s: float) -> Series:
+    s = Series(name)
+    start = time.monotonic()
+    for q in queries:
+        if time.monotonic() - start > budget_s:
+            break
+        toks = tokenize(q, query=True)
+        t0 = time.perf_counter()
+        n = fn(toks)
+        s.lat.append((time.perf_counter() - t0) * 1000)
+        s.answered += n > 0
+    return s
+
+
+# -- a black hole: accepts TCP connections, never answers ----------------------------------------
+class BlackHole:
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.conns: list[socket.socket] = []
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, name="blackhole", daemon=True)
+        self.thread.start()
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.conns.append(c)  # held open, never read, never written
+
+    def close(self) -> None:
+        self._stop.set()
+        self.thread.join(2)
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+
+
+# -- one corpus size ----------------------------------------------------------------------------------
+@dataclass
+class SizeResult:
+    size: int
+    series: dict[str, Series] = field(default_factory=dict)
+    stopped: Series | None = None
+    blackhole: dict = field(default_factory=dict)
+    recovery: dict = field(default_factory=dict)
+
+
+def run_size(out: Out, args, size: int, Neo4jServer) -> SizeResult:
+    res = SizeResult(size)
+    work = Path(tempfile.mkdtemp(prefix=f"ars-bench-{size}-", dir=args.workdir))
+    corpus = work / "episodes.jsonl"
+    state = work / "state"
+    out(f"## {size:,} episodes")
+    out()
+    out(f"Load average at start of this size: {loadavg()}")
+    out()
+
+    progress(f"[{size:,}] generating corpus")
+    t0 = time.perf_counter()
+    write_corpus(corpus, size, args.seed)
+    t_gen = time.perf_counter() - t0
+    queries = make_queries(args.queries, args.seed, corpus, size)
+    warm = make_queries(args.warmup, args.seed + 1000, corpus, size)
+    n_chars = n_cjk = 0
+    with open(corpus, encoding="utf-8") as fh:
+        for line in fh:
+            t = json.loads(line)["text"]
+            n_chars += len(t)
+            n_cjk += sum(1 for ch in t if "\u4e00" <= ch <= "\u9fff")
+
+    progress(f"[{size:,}] starting Neo4j")
+    server = Neo4jServer(data_dir=work / "neo4j")
+    t0 = time.perf_counter()
+    uri = server.start(timeout=180)
+    t_start = time.perf_counter() - t0
+    memory = Memory(Settings(state_dir=state, neo4j_uri=uri))
+    memory.neo4j.ensure_schema()
+
+    progress(f"[{size:,}] loading ({args.load})")
+    load_rows = load_corpus(memory, corpus, size, args.load, args.batch)
+    n_sql, n_neo = memory.sqlite.count(), memory.neo4j.count()
+    py_rss, py_peak = rss_mb()
+    java_rss, java_peak = rss_mb(server.proc.pid) if server.proc else (float("nan"),) * 2
+    out(f"### Bulk load into both stores ({size:,} episodes, `--load {args.load}`)")
+    out()
+    out(f"Corpus: {size:,} episodes, {n_chars / size:,.0f} characters per episode on average "
+        f"({100 * n_cjk / max(n_chars, 1):.0f} % CJK), episode JSONL {corpus.stat().st_size / 2**20:,.0f} MiB, "
+        f"generated in {t_gen:.1f} s. Neo4j started in {t_start:.1f} s.")
+    out()
+    out.table(["step", "seconds", "episodes/s"], load_rows)
+    out(f"Stored: SQLite {n_sql:,} episodes ({du_mb(state):,.0f} MiB state dir), Neo4j {n_neo:,} episodes "
+        f"({du_mb(work / 'neo4j'):,.0f} MiB data dir). RSS after load: Python {py_rss:,.0f} MiB "
+        f"(peak {py_peak:,.0f}), Neo4j JVM {java_rss:,.0f} MiB (peak {java_peak:,.0f}).")
+    out()
+
+    # -- latency per tier and fused ------------------------------------------------------------------
+    modes = [("neo4j", "neo4j"), ("sqlite", "sqlite"), ("files", "files"), ("fused (neo4j+sqlite, files as fallback)", None)]
+    progress(f"[{size:,}] warm-up ({len(warm)} queries per system)")
+    for _, tiers in modes:
+        for q in warm:
+            memory.recall(q, k=K, tiers=tiers)
+    la0 = loadavg()
+    for name, tiers in modes:
+        progress(f"[{size:,}] timing {name}")
+        s = Series(name)
+        for q in queries:
+            timed_recall(memory, q, tiers, s)
+        res.series[name.split()[0]] = s
+
+    progress(f"[{size:,}] naive baseline")
+    nsql = naive_sqlite(state / "memory.sqlite")
+    nneo = naive_neo4j(uri)
+    for q in warm[:5]:
+        nsql(tokenize(q, query=True))
+        nneo(tokenize(q, query=True))
+    naive = {
+        "sqlite": measure_naive("naive SQLite: `text LIKE '%tok%'` AND …, ORDER BY last_ts DESC LIMIT 10",
+                                nsql, queries, args.naive_budget),
+        "neo4j": measure_naive("naive Neo4j: `all(t IN $tokens WHERE toLower(e.text) CONTAINS t)` ORDER BY last_ts DESC LIMIT 10",
+                               nneo, queries, args.naive_budget),
+    }
+    nsql.close()
+    nneo.close()
+    la1 = loadavg()
+
+    out(f"### Recall latency, single client, k={K} ({size:,} episodes, {len(queries)} queries, "
+        f"{len(warm)} warm-up queries per system first)")
+    out()
+    out(f"Wall time of `memory.recall(q, k={K}, tiers=...)` (tokenising, fan-out, scoring, fusion, pydantic)."
+        f" Load average before/after the timed calls: {la0} / {la1}.")
+    out()
+    out.table(SERIES_HEADERS, [s.row() for s in res.series.values()])
+    out("Naive baseline (the article's recall), same queries and surface tokens; ratio = naive / ours (same store):")
+    out()
+    rows = []
+    for key, s in naive.items():
+        ours = res.series[key]
+        p50, p95 = pct(s.lat, 50), pct(s.lat, 95)
+        rows.append([s.name, len(s.lat), ms(p50), ms(p95), ms(max(s.lat, default=float("nan"))),
+                     f"{100 * s.answered / max(len(s.lat), 1):.0f} %",
+                     f"{p50 / pct(ours.lat, 50):.1f}×", f"{p95 / pct(ours.lat, 95):.1f}×"])
+    out.table(["naive system", "calls", "p50 ms", "p95 ms", "max ms", "≥1 hit", "p50 ratio", "p95 ratio"], rows)
+    res.series["naive_sqlite"] = naive["sqlite"]
+    res.series["naive_neo4j"] = naive["neo4j"]
+
+    # -- outage (a): Neo4j stopped ----------------------------------------------------------------------
+    progress(f"[{size:,}] outage (a): stopping Neo4j")
+    t0 = time.perf_counter()
+    server.stop()
+    t_stop = time.perf_counter() - t0
+    stopped = Series("fused, Neo4j stopped")
+    for q in queries:
+        timed_recall(memory, q, None, stopped)
+    health = {h.tier: h for h in memory.health()}
+    res.stopped = stopped
+    bstate = memory.neo4j.breaker.snapshot()
+    out(f"### Outage (a): Neo4j stopped (clean shutdown took {t_stop:.1f} s; port closed)")
+    out()
+    out.table(SERIES_HEADERS + ["degraded"], [stopped.row() + [f"{stopped.degraded}/{len(stopped.lat)}"]])
+    out(f"Neo4j status afterwards: health() = `{health['neo4j'].status}` ({health['neo4j'].error[:120]}); "
+        f"breaker {bstate.state}, {bstate.failures} failures recorded.")
+    out()
+
+    # -- recovery ---------------------------------------------------------------------------------------
+    progress(f"[{size:,}] restarting Neo4j")
+    t0 = time.perf_counter()
+    server.restart(timeout=180)
+    t_restart = time.perf_counter() - t0
+    t_up = time.monotonic()
+    timeline: list[tuple[float, float, str, str]] = []
+    i = 0
+    first_ok = None
+    while time.monotonic() - t_up < args.recovery_timeout:
+        q = queries[i % len(queries)]
+        i += 1
+        t0 = time.perf_counter()
+        r = memory.recall(q, k=K)
+        dt = (time.perf_counter() - t0) * 1000
+        rep = r.tier("neo4j")
+        timeline.append((time.monotonic() - t_up, dt, rep.status, rep.error[:90]))
+        if rep.status in ("ok", "empty"):
+            first_ok = timeline[-1]
+            break
+        time.sleep(args.recovery_interval)
+    after = Series("fused after recovery")
+    if first_ok:
+        for q in queries[: args.after_recovery]:
+            timed_recall(memory, q, None, after)
+    res.recovery = {"restart_s": t_restart, "first_ok": first_ok, "calls": len(timeline)}
+    out(f"### Recovery after restart (restart took {t_restart:.1f} s, same port and data dir; "
+        f"one fused call every {args.recovery_interval * 1000:.0f} ms)")
+    out()
+    changes = []
+    for j, (t, dt, st, err) in enumerate(timeline):
+        if j == 0 or st != timeline[j - 1][2] or j == len(timeline) - 1 or "CircuitOpen" not in err:
+            changes.append([f"{t:.2f}", j + 1, ms(dt), st, err.replace("|", "/") or "–"])
+    out.table(["s after restart", "call #", "fused ms", "neo4j status", "neo4j error"], changes)
+    if first_ok:
+        out(f"First ok Neo4j answer {first_ok[0]:.2f} s after the restart returned (call {len(timeline)}).")
+        out()
+        out.table(SERIES_HEADERS, [after.row()])
+    else:
+        out(f"No ok Neo4j answer within {args.recovery_timeout:.0f} s of the restart.")
+        out()
+
+    # -- outage (b): black-holed ------------------------------------------------------------------------
+    progress(f"[{size:,}] outage (b): black hole for {args.blackhole_seconds:.0f} s")
+    hole = BlackHole()
+    bh_mem = Memory(Settings(state_dir=state, neo4j_uri=hole.uri))
+    deadline_ms = bh_mem.settings.neo4j_deadline * 1000
+    calls: list[tuple[float, float, str, str, str]] = []  # (t, ms, neo4j status, error, breaker state before)
+    t_begin = time.monotonic()
+    i = 0
+    while time.monotonic() - t_begin < args.blackhole_seconds:
+        q = queries[i % len(queries)]
+        i += 1
+        before = bh_mem.neo4j.breaker.snapshot().state if bh_mem._neo4j is not None else "closed"
+        t0 = time.perf_counter()
+        r = bh_mem.recall(q, k=K)
+        dt = (time.perf_counter() - t0) * 1000
+        rep = r.tier("neo4j")
+        calls.append((time.monotonic() - t_begin, dt, rep.status, rep.error, before))
+        if args.blackhole_interval:
+            time.sleep(args.blackhole_interval)
+    opened_at = next((j for j, c in enumerate(calls) if "CircuitOpen" in c[3]), None)
+    pre = calls[: opened_at if opened_at is not None else len(calls)]
+    post = calls[opened_at:] if opened_at is not None else []
+    probes = [c for c in post if "CircuitOpen" not in c[3]]
+    post_fast = [c[1] for c in post if "CircuitOpen" in c[3]]
+    limit = deadline_ms + BLACKHOLE_SLACK_MS
+    worst = max((c[1] for c in calls), default=float("nan"))
+    res.blackhole = {"pre": [c[1] for c in pre], "post_p95": pct(post_fast, 95), "max": worst, "limit": limit,
+                     "probes": [c[1] for c in probes], "n": len(calls)}
+    threads = sum(1 for t in threading.enumerate() if t.name.startswith("ars-neo4j"))
+    out(f"### Outage (b): Neo4j black-holed (TCP accepted, never answered) for {args.blackhole_seconds:.0f} s")
+    out()
+    out(f"A fresh Memory whose `neo4j_uri` is {hole.uri}; fused recall called back to back "
+        f"({len(calls):,} calls). Limit per call: Neo4j deadline {deadline_ms:.0f} ms + {BLACKHOLE_SLACK_MS:.0f} ms "
+        f"= {limit:.0f} ms. The hole accepted {len(hole.conns)} connections; {threads} ars-neo4j pool threads exist.")
+    out()
+    rows = [[j + 1, f"{c[0]:.2f}", ms(c[1]), c[4], c[2], c[3][:100].replace("|", "/")] for j, c in enumerate(pre)]
+    out("Calls before the breaker opened:")
+    out()
+    out.table(["call #", "t s", "fused ms", "breaker before", "neo4j status", "neo4j error"], rows)
+    out("After it opened:")
+    out()
+    out.table(["calls", "what", "p50 ms", "p95 ms", "max ms"], [
+        [len(post_fast), "breaker open (CircuitOpen: fast 'down')", ms(pct(post_fast, 50)), ms(pct(post_fast, 95)),
+         ms(max(post_fast, default=float("nan")))],
+        [len(probes), "probes (half-open: one call let through per cooldown)",
+         ms(pct([c[1] for c in probes], 50)), ms(pct([c[1] for c in probes], 95)),
+         ms(max((c[1] for c in probes), default=float("nan")))],
+        [len(calls), "all calls", ms(pct([c[1] for c in calls], 50)), ms(pct([c[1] for c in calls], 95)), ms(worst)],
+    ])
+    over = [c for c in calls if c[1] > limit]
+    out(f"Calls over {limit:.0f} ms: {len(over)} of {len(calls)}"
+        + (": " + ", ".join(f"#{calls.index(c) + 1} {ms(c[1])} ms ({c[2]})" for c in over[:10]) if over else "") + ".")
+    out()
+    bh_mem.close()
+    hole.close()
+
+    memory.close()
+    server.close()
+    java_peak_note = f"Neo4j JVM peak RSS {java_peak:,.0f} MiB at load"
+    out(f"RSS at end of this size: Python {rss_mb()[0]:,.0f} MiB (peak {rss_mb()[1]:,.0f}); {java_peak_note}. "
+        f"Load average at end of this size: {loadavg()}.")
+    out()
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        out(f"Kept: {work}")
+        out()
+    return res
+
+
+def targets(out: Out, results: list[SizeResult]) -> None:
+    out("## Targets (defined at 100k episodes; printed, not asserted)")
+    out()
+    rows = []
+    for r in results:
+        s = r.series
+
+        def line(what: str, target: str, value: float, ok: bool) -> list[str]:
+            return [f"{r.size:,}", what, target, ms(value), "met" if ok else "MISSED"]
+
+        for key, t in (("sqlite", TARGET_SQLITE_P95), ("neo4j", TARGET_NEO4J_P95), ("fused", TARGET_FUSED_P95)):
+            v = pct(s[key].lat, 95)
+            rows.append(line(f"{key} p95", f"≤ {t:.0f} ms", v, v <= t))
+        if r.stopped:
+            v = pct(r.stopped.lat, 95)
+            rows.append(line("Neo4j stopped: fused p95", f"≤ {TARGET_STOPPED_FUSED_P95:.0f} ms", v, v <= TARGET_STOPPED_FUSED_P95))
+        if r.blackhole:
+            b = r.blackhole
+            rows.append(line("black-holed: slowest call (any)", f"≤ {b['limit']:.0f} ms", b["max"], b["max"] <= b["limit"]))
+            rows.append(line("black-holed: p95 once the breaker is open", f"≤ {TARGET_STOPPED_FUSED_P95:.0f} ms (fast)",
+                             b["post_p95"], b["post_p95"] <= TARGET_STOPPED_FUSED_P95))
+    out.table(["size", "what", "target", "measured ms", "verdict"], rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000", help="comma-separated corpus sizes")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--warmup", type=int, default=20, help="untimed warm-up queries per system")
+    ap.add_argument("--load", choices=("direct", "ingest"), default="direct",
+                    help="direct: stream batches into each store (each timed alone); "
+                         "ingest: core.ingest.pipeline.ingest for SQLite, then Neo4j in batches")
+    ap.add_argument("--batch", type=int, default=2000, help="episodes per load batch")
+    ap.add_argument("--naive-budget", type=float, default=150.0,
+                    help="seconds per naive system; the rest of its queries are skipped")
+    ap.add_argument("--recovery-interval", type=float, default=0.25)
+    ap.add_argument("--recovery-timeout", type=float, default=60.0)
+    ap.add_argument("--after-recovery", type=int, default=50, help="fused calls timed after recovery")
+    ap.add_argument("--blackhole-seconds", type=float, default=12.0)
+    ap.add_argument("--blackhole-interval", type=float, default=0.0, help="sleep between black-hole calls")
+    ap.add_argument("--workdir", default=None, help="parent of the temp work dirs (default: system temp)")
+    ap.add_argument("--keep", action="store_true", help="keep the work dirs")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "recall_latency.txt"),
+                    help="also write the tables here ('' for stdout only)")
+    args = ap.parse_args()
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+
+    from neo4j_server import Neo4jServer
+
+    out = Out(Path(args.out) if args.out else None)
+    machine_facts(out, args)
+    t0 = time.monotonic()
+    results = [run_size(out, args, n, Neo4jServer) for n in sizes]
+    targets(out, results)
+    out(f"Total run time {(time.monotonic() - t0) / 60:.1f} min; load average at end: {loadavg()}; "
+        f"peak Python RSS {rss_mb()[1]:,.0f} MiB.")
+
+
+if __name__ == "__main__":
+    main()
