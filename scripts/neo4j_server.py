@@ -44,9 +44,7 @@ class Neo4jServer:
         # Safety net: never leave a java process or a temp dir behind, even if the
         # caller forgets stop()/close() (e.g. a test session that errors out).
         self._procs: list[subprocess.Popen] = []
-        self._finalizer = weakref.finalize(
-            self, _cleanup, self._procs, self.data_dir if self._owns_dir else None
-        )
+        self._finalizer = weakref.finalize(self, _cleanup, self._procs, self.data_dir if self._owns_dir else None)
 
     # -- properties -----------------------------------------------------------------
 
@@ -89,7 +87,10 @@ class Neo4jServer:
             # Own process group (new session): signals from the caller's terminal don't
             # reach it, and stop()/kill() can signal the whole group (mvn during a fetch).
             proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
                 start_new_session=True,
             )
         self.proc = proc
@@ -105,7 +106,7 @@ class Neo4jServer:
                 for raw in proc.stdout:  # type: ignore[union-attr]
                     line = raw.decode(errors="replace")
                     if not found and line.startswith(READY):
-                        found.append(line[len(READY):].strip())
+                        found.append(line[len(READY) :].strip())
                         ready.set()
                     else:
                         log.write(raw)
@@ -118,9 +119,7 @@ class Neo4jServer:
             if proc.poll() is not None:
                 self.proc = None
                 self._forget(proc)
-                raise RuntimeError(
-                    f"Neo4j exited with code {proc.returncode} before it was ready:\n{self._log_tail()}"
-                )
+                raise RuntimeError(f"Neo4j exited with code {proc.returncode} before it was ready:\n{self._log_tail()}")
             if time.monotonic() > deadline:
                 self.kill()
                 raise RuntimeError(f"Neo4j not ready after {timeout:.0f} s:\n{self._log_tail()}")

@@ -71,3 +71,13 @@ def test_tokens_are_clean_and_unique(text):
         assert t and t == t.strip() and " " not in t
     for term in index_terms(text):
         assert term and " " not in term
+
+
+def test_query_skips_function_bigrams_but_documents_keep_them():
+    assert tokenize("我要去看魔术表演", query=True) == ["我要去看魔术表演", "魔术", "术表", "表演"]
+    assert "我要" in tokenize("我要去看魔术表演")
+    assert "我要" in index_terms("我要去看魔术表演")
+
+
+def test_query_of_only_function_words_still_searches():
+    assert tokenize("你是谁", query=True) == ["你是谁", "你是", "是谁"]
