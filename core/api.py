@@ -29,6 +29,11 @@ class ARS:
                 )
             state.mkdir(parents=True, exist_ok=True)
         self.memory = Memory(self.settings)
+        try:
+            # a crash between a ledger fsync and the SQLite commit is repaired here
+            self.memory.recover()
+        except Exception:  # noqa: BLE001 - a broken SQLite still leaves the other tiers
+            pass
 
     @property
     def state_dir(self) -> Path:

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .config import Settings
+from .ledger import Event, Ledger, content_id
 from .models import TIER_NAMES, Episode, Explanation, Hit, RecallResult, TierExplanation, TierReport
 from .scoring import Query, fuse
+from .sync import EPISODE_EVENT
 from .text import index_terms, query_terms, term_of, tokenize
 from .tiers.base import Lookup, Tier, one_line
 from .tiers.files_tier import FilesTier
@@ -64,6 +66,8 @@ class Memory:
         self._sqlite: SqliteStore | None = None
         self._neo4j = None
         self._warming: list[Future] = []
+        self._sync = None
+        self.ledger = Ledger(self.state_dir)
         self.files = FilesTier(self.state_dir)
         # One small pool per tier: a hung backend can only tie up its own threads.
         self._pools = {t: ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"ars-{t}") for t in TIER_NAMES}
@@ -111,15 +115,70 @@ class Memory:
         if self._neo4j is not None:
             self._neo4j.close()
 
-    # -- storing (the ledger-backed write path wraps this) ----------------------
-    def store(self, episodes: Iterable[Episode], neo4j: bool = True) -> int:
+    # -- the write path: ledger (acknowledges), then SQLite; Neo4j by sync ------
+    @property
+    def sync(self):
+        if self._sync is None:
+            from .sync import Neo4jSync
+
+            self._sync = Neo4jSync(self)
+        return self._sync
+
+    def store(self, episodes: Iterable[Episode]) -> list[str]:
+        """Remember episodes durably; returns their ledger event ids.
+
+        One ledger append and one fsync for the whole batch (group commit):
+        when this returns the batch is acknowledged. SQLite is applied in the
+        same call, its ledger cursor in the same transaction. Neo4j is left to
+        the sync worker (``sync.run()``), so a Neo4j outage never blocks this.
+        """
         eps = list(episodes)
-        self.sqlite.upsert(eps)
-        if neo4j and eps and self.neo4j is not None:
-            self.neo4j.upsert(eps)
+        if not eps:
+            return []
+        events = [Event(content_id("ep", ep.model_dump(mode="json")), EPISODE_EVENT, ep.model_dump(mode="json"))
+                  for ep in eps]
+        start, end = self.ledger.append(events)
+        ids = [e.event_id for e in events]
+        if self.sqlite.applied_offset() == start:
+            self.sqlite.upsert(eps, ids, ledger_offset=end, last_event_id=ids[-1])
+        else:
+            # another writer appended in between: apply everything in order
+            self.recover()
+        return ids
+
+    def recover(self) -> int:
+        """Apply ledger events SQLite has not applied (after a crash between
+        the ledger fsync and the SQLite commit). Idempotent; cheap when caught up."""
+        start = self.sqlite.applied_offset()
+        if start >= self.ledger.size():
+            return 0
+        batch: list[Episode] = []
+        ids: list[str] = []
+        applied = 0
+        end = start
+        for entry in self.ledger.read(start):
+            end = entry.end
+            if entry.type == EPISODE_EVENT:
+                batch.append(Episode.model_validate(entry.data))
+                ids.append(entry.event_id)
+            if len(batch) >= 1000:
+                self.sqlite.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1])
+                applied += len(batch)
+                batch, ids = [], []
+        if end > start:
+            self.sqlite.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1] if ids else "")
+            applied += len(batch)
+        return applied
+
+    def sync_neo4j(self, max_seconds: float = 60.0):
+        """Drain the ledger into Neo4j now (best effort); None when not configured."""
+        if self.neo4j is None:
+            return None
+        report = self.sync.run(max_seconds=max_seconds)
+        if report.applied:
             # new data can invalidate Neo4j's cached plan; re-plan off the read path
             self._warming.append(self._pools["neo4j"].submit(self.neo4j.warm))
-        return len(eps)
+        return report
 
     def settle(self, timeout: float = 60.0) -> None:
         """Wait for background warm-ups (after an ingest), so the next recall

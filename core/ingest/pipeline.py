@@ -7,10 +7,11 @@ from typing import Callable, Iterable
 
 from pydantic import BaseModel, Field
 
+from ..ledger import content_id
 from ..models import Episode
 from ..recall import BadQuery, Memory
 from ..sources import SourceRegistry
-from .parsers import PARSERS, Malformed, detect_format
+from .parsers import PARSERS, detect_format
 
 FORMATS = ("auto", *PARSERS)
 
@@ -41,8 +42,11 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
+BATCH = 1000  # episodes per ledger append (one fsync each)
+
+
 def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
-           progress: Callable[[Path, int], None] | None = None) -> IngestReport:
+           progress: Callable[[Path, int], None] | None = None, sync: bool = True) -> IngestReport:
     if fmt not in FORMATS:
         raise BadQuery(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
     report = IngestReport()
@@ -56,20 +60,26 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
             report.malformed.append(MalformedLine(file=str(path), line=0, error=f"cannot read: {exc.strerror or exc}"))
             continue
         report.malformed.extend(MalformedLine(**m.__dict__) for m in parsed.malformed)
-        fresh = [ep for ep in parsed.episodes if not _unchanged(memory, ep)]
+        fresh = _changed(memory, parsed.episodes)
         report.duplicates_skipped += len(parsed.episodes) - len(fresh)
-        memory.store(fresh)
+        for i in range(0, len(fresh), BATCH):
+            memory.store(fresh[i : i + BATCH])
         report.episodes_added += len(fresh)
         registry.register(path, kind, parsed.spans)
         if progress:
             progress(path, len(fresh))
+    if sync:
+        memory.sync_neo4j()
     memory.settle()
     return report
 
 
-def _unchanged(memory: Memory, ep: Episode) -> bool:
-    old = memory.sqlite.get(ep.id)
-    return old is not None and old.text == ep.text and old.summary == ep.summary
-
-
-_ = Malformed  # re-exported for callers that build reports by hand
+def _changed(memory: Memory, episodes: list[Episode]) -> list[Episode]:
+    """Episodes whose stored version differs (or is missing): re-ingesting an
+    unchanged file writes nothing."""
+    stored = memory.sqlite.event_ids([ep.id for ep in episodes])
+    out = []
+    for ep in episodes:
+        if stored.get(ep.id) != content_id("ep", ep.model_dump(mode="json")):
+            out.append(ep)
+    return out

@@ -38,7 +38,15 @@ CREATE TABLE IF NOT EXISTS episodes (
     first_ts TEXT,
     last_ts TEXT,
     message_count INTEGER NOT NULL DEFAULT 0,
-    meta TEXT NOT NULL DEFAULT '{}'
+    meta TEXT NOT NULL DEFAULT '{}',
+    event_id TEXT NOT NULL DEFAULT ''  -- the ledger event that wrote this version
+);
+-- How far into ledger.jsonl this database has applied, updated in the same
+-- transaction as the episodes: after a crash, recovery replays from here.
+CREATE TABLE IF NOT EXISTS applied (
+    ledger TEXT PRIMARY KEY,
+    offset INTEGER NOT NULL,
+    event_id TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS entities (
     episode_rowid INTEGER NOT NULL REFERENCES episodes(rowid) ON DELETE CASCADE,
@@ -93,18 +101,44 @@ class SqliteStore:
             self._local.conn = None
 
     # -- writes -----------------------------------------------------------------
-    def upsert(self, episodes: Iterable[Episode]) -> int:
-        """Insert or replace episodes in one transaction; returns how many."""
+    def upsert(self, episodes: Iterable[Episode], event_ids: Sequence[str] | None = None,
+               ledger_offset: int | None = None, last_event_id: str = "") -> int:
+        """Insert or replace episodes in one transaction; returns how many.
+
+        With ``ledger_offset`` the ledger cursor moves in the same transaction,
+        so the database and its cursor never disagree after a crash.
+        """
         n = 0
         with self._write_lock:
             conn = self._conn()
             with conn:
-                for ep in episodes:
-                    self._upsert_one(conn, ep)
+                for i, ep in enumerate(episodes):
+                    self._upsert_one(conn, ep, event_ids[i] if event_ids else "")
                     n += 1
+                if ledger_offset is not None:
+                    conn.execute(
+                        "INSERT INTO applied (ledger, offset, event_id) VALUES ('main', ?, ?)"
+                        " ON CONFLICT(ledger) DO UPDATE SET offset = excluded.offset, event_id = excluded.event_id",
+                        (ledger_offset, last_event_id),
+                    )
         return n
 
-    def _upsert_one(self, conn: sqlite3.Connection, ep: Episode) -> None:
+    def applied_offset(self) -> int:
+        row = self._conn().execute("SELECT offset FROM applied WHERE ledger = 'main'").fetchone()
+        return row[0] if row else 0
+
+    def event_ids(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """episode id -> event id of its stored version (to skip unchanged ones)."""
+        out: dict[str, str] = {}
+        conn = self._conn()
+        ids = list(episode_ids)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(conn.execute(f"SELECT id, event_id FROM episodes WHERE id IN ({marks})", chunk).fetchall())
+        return out
+
+    def _upsert_one(self, conn: sqlite3.Connection, ep: Episode, event_id: str = "") -> None:
         row = conn.execute("SELECT rowid FROM episodes WHERE id = ?", (ep.id,)).fetchone()
         if row is not None:
             conn.execute("DELETE FROM episodes_fts WHERE rowid = ?", (row[0],))
@@ -112,8 +146,8 @@ class SqliteStore:
             conn.execute("DELETE FROM episodes WHERE rowid = ?", (row[0],))
         cur = conn.execute(
             "INSERT INTO episodes (id, source, session_id, agent, channel, summary, text, topics,"
-            " entities, relations, first_ts, last_ts, message_count, meta)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " entities, relations, first_ts, last_ts, message_count, meta, event_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 ep.id, ep.source, ep.session_id, ep.agent, ep.channel, ep.summary, ep.text,
                 json.dumps(ep.topics, ensure_ascii=False),
@@ -123,6 +157,7 @@ class SqliteStore:
                 ep.last_ts.isoformat() if ep.last_ts else None,
                 ep.message_count,
                 json.dumps(ep.meta, ensure_ascii=False, default=str),
+                event_id,
             ),
         )
         rowid = cur.lastrowid

@@ -1,0 +1,215 @@
+"""Deferred sync of the ledger into Neo4j, and backfill.
+
+Neo4j is a derived store: the sync worker reads ``ledger.jsonl`` from its
+cursor in ``sync.json`` and MERGEs the episodes it finds (idempotent by
+episode id, so a replayed batch changes nothing), then moves the cursor. It
+never blocks ingestion: ingestion is acknowledged by the ledger fsync and
+applied to SQLite at once; Neo4j catches up when it can, retried with backoff.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from .fsutil import atomic_write
+from .ledger import Ledger
+from .models import Episode
+from .tiers.base import one_line
+
+if TYPE_CHECKING:
+    from .recall import Memory
+
+EPISODE_EVENT = "episode.upsert"
+BATCH_EVENTS = 2000
+
+
+class SinkState(BaseModel):
+    offset: int = 0  # ledger byte offset applied up to
+    last_event_id: str = ""
+    applied_total: int = 0
+    failed: int = 0  # consecutive failed attempts
+    last_error: str = ""
+    last_ok: str | None = None
+    last_attempt: str | None = None
+
+
+class SyncReport(BaseModel):
+    applied: int = 0
+    batches: int = 0
+    pending: int = 0
+    ok: bool = True
+    error: str = ""
+    seconds: float = 0.0
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Neo4jSync:
+    def __init__(self, memory: "Memory"):
+        self.memory = memory
+        self.ledger: Ledger = memory.ledger
+        self.path = Path(memory.state_dir) / "sync.json"
+        self._lock = threading.Lock()
+
+    # -- cursor -----------------------------------------------------------------
+    def state(self) -> SinkState:
+        try:
+            data = json.loads(self.path.read_text())
+            return SinkState.model_validate(data.get("neo4j", {}))
+        except (FileNotFoundError, ValueError):
+            return SinkState()
+
+    def _save(self, st: SinkState) -> None:
+        pending = self.pending(st.offset)
+        atomic_write(self.path, json.dumps({"neo4j": st.model_dump(), "pending": pending, "failed": st.failed},
+                                           indent=1))
+
+    def pending(self, offset: int | None = None) -> int:
+        """Episode events in the ledger after the cursor."""
+        start = self.state().offset if offset is None else offset
+        return sum(1 for _ in self.ledger.read(start, types=(EPISODE_EVENT,)))
+
+    # -- applying ----------------------------------------------------------------
+    def run_once(self, max_events: int = BATCH_EVENTS) -> int:
+        """Apply one batch; returns how many events it covered (0: caught up).
+        Raises on a Neo4j failure, with the cursor left where it was."""
+        store = self.memory.neo4j
+        if store is None:
+            return 0
+        st = self.state()
+        latest: dict[str, Episode] = {}
+        end, last_id, n = st.offset, st.last_event_id, 0
+        for entry in self.ledger.read(st.offset):
+            if entry.type == EPISODE_EVENT:
+                ep = Episode.model_validate(entry.data)
+                latest[ep.id] = ep  # a later version in the same batch wins
+                n += 1
+            end, last_id = entry.end, entry.event_id
+            if n >= max_events:
+                break
+        if end == st.offset:
+            return 0
+        if latest:
+            store.breaker.before_call()
+            try:
+                store.upsert(list(latest.values()))
+            except Exception as exc:
+                store.breaker.failure(one_line(exc))
+                raise
+            store.breaker.success()
+        st.offset, st.last_event_id = end, last_id
+        st.applied_total += len(latest)
+        st.failed, st.last_error, st.last_ok = 0, "", _now()
+        st.last_attempt = st.last_ok
+        self._save(st)
+        return max(n, 1)
+
+    def run(self, max_seconds: float = 60.0, retries: int = 3, backoff: float = 0.5) -> SyncReport:
+        """Drain the ledger into Neo4j, retrying failures with exponential backoff."""
+        t0 = time.monotonic()
+        report = SyncReport()
+        if self.memory.neo4j is None:
+            report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
+            return report
+        attempt = 0
+        with self._lock:
+            while time.monotonic() - t0 < max_seconds:
+                try:
+                    n = self.run_once()
+                except Exception as exc:  # noqa: BLE001 - recorded, retried, reported
+                    attempt += 1
+                    self._record_failure(one_line(exc))
+                    if attempt > retries:
+                        report.ok, report.error = False, one_line(exc)
+                        break
+                    time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
+                    continue
+                attempt = 0
+                if n == 0:
+                    break
+                report.applied += n
+                report.batches += 1
+        report.pending = self.pending()
+        report.seconds = time.monotonic() - t0
+        return report
+
+    def _record_failure(self, error: str) -> None:
+        st = self.state()
+        st.failed += 1
+        st.last_error = error
+        st.last_attempt = _now()
+        self._save(st)
+
+    def backfill(self, clear: bool = False) -> SyncReport:
+        """Rebuild Neo4j from SQLite (the store of record), then point the
+        cursor at what SQLite has applied."""
+        t0 = time.monotonic()
+        store = self.memory.neo4j
+        report = SyncReport()
+        if store is None:
+            report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
+            return report
+        with self._lock:
+            try:
+                if clear:
+                    store.clear()
+                sqlite = self.memory.sqlite
+                offset = sqlite.applied_offset()
+                ids = sqlite.ids()
+                for i in range(0, len(ids), 1000):
+                    eps = [e for e in (sqlite.get(x) for x in ids[i : i + 1000]) if e is not None]
+                    store.upsert(eps)
+                    report.applied += len(eps)
+                    report.batches += 1
+            except Exception as exc:  # noqa: BLE001
+                self._record_failure(one_line(exc))
+                report.ok, report.error = False, one_line(exc)
+                report.seconds = time.monotonic() - t0
+                return report
+            st = self.state()
+            if offset > st.offset:
+                st.offset = offset
+            st.failed, st.last_error, st.last_ok = 0, "", _now()
+            self._save(st)
+        report.pending = self.pending()
+        report.seconds = time.monotonic() - t0
+        return report
+
+    # -- the view for doctor, `ars sync status` and the dashboard -----------------
+    def status(self) -> dict[str, Any]:
+        st = self.state()
+        counts: dict[str, int | None] = {"sqlite": None, "neo4j": None}
+        errors = []
+        try:
+            counts["sqlite"] = self.memory.sqlite.count()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"sqlite: {one_line(exc)}")
+        store = self.memory.neo4j
+        if store is not None:
+            try:
+                store.breaker.before_call()
+                counts["neo4j"] = store.count()
+                store.breaker.success()
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"neo4j: {one_line(exc)}")
+        drift = None
+        if counts["sqlite"] is not None and counts["neo4j"] is not None:
+            drift = counts["sqlite"] - counts["neo4j"]
+        return {
+            "pending": self.pending(st.offset) if store is not None else 0,
+            "failed": st.failed,
+            "counts": counts,
+            "drift": drift,
+            "last_error": st.last_error or ("; ".join(errors) if errors else ""),
+            "last_ok": st.last_ok,
+            "ledger": self.ledger.check(),
+        }
