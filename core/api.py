@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .config import Settings, load_settings
-from .ingest.pipeline import IngestReport, ingest
+from .ingest.pipeline import FileSummary, IngestReport, ingest
 from .models import Explanation, RecallResult, TierReport
 from .recall import BadQuery, Memory
+from .sync import SyncReport
 
 BadInput = BadQuery
 
@@ -57,14 +58,43 @@ class ARS:
         return self.memory.explain(query, episode_id, k=k, tiers=tiers)
 
     def ingest(self, paths: Iterable[str | Path], fmt: str = "auto",
-               progress: Callable[[Path, int], None] | None = None) -> IngestReport:
-        return ingest(self.memory, paths, fmt=fmt, progress=progress)
+               progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False) -> IngestReport:
+        return ingest(self.memory, paths, fmt=fmt, progress=progress, force=force)
+
+    def watcher(self, paths: Iterable[str | Path], fmt: str = "auto", idle_seconds: float = 300.0,
+                on_report=None, on_finalized=None):
+        from .ingest.watch import Watcher
+
+        return Watcher(self.memory, paths, fmt=fmt, idle_seconds=idle_seconds,
+                       on_report=on_report, on_finalized=on_finalized)
+
+    # -- durability ----------------------------------------------------------------
+    def sync_status(self) -> dict[str, Any]:
+        """Pending and failed sync counts, per-store counts, drift, last error."""
+        return self.memory.sync.status()
+
+    def sync_run(self, max_seconds: float = 300.0) -> SyncReport:
+        if self.memory.neo4j is None:
+            raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Neo4j)")
+        return self.memory.sync.run(max_seconds=max_seconds)
+
+    def backfill(self, clear: bool = False) -> SyncReport:
+        if self.memory.neo4j is None:
+            raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Neo4j)")
+        return self.memory.sync.backfill(clear=clear)
+
+    def rebuild(self) -> int:
+        """Recreate memory.sqlite from the ledger."""
+        if not self.memory.ledger.path.exists():
+            raise BadInput(f"no ledger at {self.memory.ledger.path}: nothing to rebuild from")
+        return self.memory.rebuild_sqlite()
 
     # -- health ------------------------------------------------------------------
     def doctor(self) -> dict[str, Any]:
         tiers: list[TierReport] = self.memory.health()
         return {
             "state_dir": str(self.state_dir.resolve()),
+            "sync": self.sync_status(),
             "tiers": [t.model_dump(include={"tier", "status", "latency_ms", "error"}) for t in tiers],
             "config": self.settings.public(),
         }

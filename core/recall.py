@@ -170,6 +170,27 @@ class Memory:
             applied += len(batch)
         return applied
 
+    def rebuild_sqlite(self) -> int:
+        """Recreate ``memory.sqlite`` from the ledger; returns episodes applied.
+        The old file is kept as ``memory.sqlite.old`` until the rebuild succeeds."""
+        path = self.state_dir / "memory.sqlite"
+        if self._sqlite is not None:
+            self._sqlite.close()
+            self._sqlite = None
+        old = path.with_name("memory.sqlite.old")
+        for suffix in ("-wal", "-shm"):
+            side = path.with_name(path.name + suffix)
+            if side.exists():
+                side.unlink()
+        if path.exists() or path.is_dir():
+            if old.exists():
+                old.unlink()
+            path.rename(old)
+        applied = self.recover()
+        if old.is_file():
+            old.unlink()
+        return applied
+
     def sync_neo4j(self, max_seconds: float = 60.0):
         """Drain the ledger into Neo4j now (best effort); None when not configured."""
         if self.neo4j is None:

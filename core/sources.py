@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .fsutil import append_line
+from .fsutil import append_line, atomic_write
 
 
 @dataclass
@@ -24,6 +24,7 @@ class SourceFile:
     path: str
     format: str
     spans: list[tuple[int, int, str]] = field(default_factory=list)
+    signature: list[int] = field(default_factory=list)  # [size, mtime_ns] when ingested
     _starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -41,11 +42,41 @@ class SourceRegistry:
     def __init__(self, state_dir: Path):
         self.path = Path(state_dir) / "sources.jsonl"
         self._lock = threading.Lock()
-        self._cache: tuple[float, int, dict[str, SourceFile]] | None = None
+        self._cache: tuple[int, int, dict[str, SourceFile]] | None = None
+        self._lines = 0
 
-    def register(self, path: str | Path, fmt: str, spans: list[tuple[int, int, str]]) -> None:
-        entry = {"path": str(Path(path).resolve()), "format": fmt, "spans": [list(s) for s in spans]}
+    def register(self, path: str | Path, fmt: str, spans: list[tuple[int, int, str]],
+                 signature: list[int] | None = None) -> None:
+        entry = {"path": str(Path(path).resolve()), "format": fmt, "spans": [list(s) for s in spans],
+                 "signature": signature or []}
         append_line(self.path, json.dumps(entry, ensure_ascii=False))
+        self._lines += 1
+        if self._lines > 64 and self._lines > 2 * len(self.files()):
+            self.compact()
+
+    def compact(self) -> None:
+        """Rewrite the registry with one line a file (re-registrations append)."""
+        files = self.files()
+        text = "".join(
+            json.dumps({"path": f.path, "format": f.format, "spans": [list(s) for s in f.spans],
+                        "signature": f.signature}, ensure_ascii=False) + "\n"
+            for f in files.values()
+        )
+        atomic_write(self.path, text)
+        self._lines = len(files)
+
+    @staticmethod
+    def signature_of(path: Path) -> list[int]:
+        st = os.stat(path)
+        return [st.st_size, st.st_mtime_ns]
+
+    def unchanged(self, path: Path) -> bool:
+        """The file is registered with the size and mtime it has now."""
+        entry = self.files().get(str(Path(path).resolve()))
+        try:
+            return bool(entry and entry.signature and entry.signature == self.signature_of(path))
+        except OSError:
+            return False
 
     def files(self) -> dict[str, SourceFile]:
         """Registered files by path, re-read only when the registry changed."""
@@ -54,17 +85,21 @@ class SourceRegistry:
         except FileNotFoundError:
             return {}
         with self._lock:
-            if self._cache and self._cache[:2] == (st.st_mtime, st.st_size):
+            if self._cache and self._cache[:2] == (st.st_mtime_ns, st.st_size):
                 return self._cache[2]
             out: dict[str, SourceFile] = {}
+            lines = 0
             with open(self.path, encoding="utf-8") as fh:
                 for line in fh:
+                    lines += 1
                     try:
                         d = json.loads(line)
-                        out[d["path"]] = SourceFile(d["path"], d["format"], [tuple(s) for s in d["spans"]])
+                        out[d["path"]] = SourceFile(d["path"], d["format"], [tuple(s) for s in d["spans"]],
+                                                    list(d.get("signature") or []))
                     except (ValueError, KeyError, TypeError):
                         continue  # a torn last line after a crash: the rest still counts
-            self._cache = (st.st_mtime, st.st_size, out)
+            self._cache = (st.st_mtime_ns, st.st_size, out)
+            self._lines = lines
             return out
 
     def episode_count(self) -> int:

@@ -62,7 +62,7 @@ def test_recall_explain(ingested):
     (["recall", "   "], "empty query"),
     (["recall", "x", "--tiers", "graph"], "unknown tier 'graph'"),
     (["recall", "x", "-k", "0"], "k must be at least 1"),
-    (["ingest", "does/not/exist.jsonl"], "no such file or directory"),
+    (["ingest", "does/not/exist.jsonl"], "nothing could be read"),
     (["ingest", "samples/episodes.jsonl", "--format", "yaml"], "unknown format 'yaml'"),
 ])
 def test_bad_input_exits_2_with_one_line(ingested, args, message):
@@ -105,4 +105,6 @@ def test_ingest_reports_malformed_lines_and_keeps_the_rest(tmp_path):
     assert [(m["line"], m["error"].split(":")[0]) for m in rep["malformed"]] == [
         (2, "invalid JSON"), (3, "expected a JSON object, got list"), (4, "invalid UTF-8 at byte 0")]
     again = json.loads(ars("ingest", str(f), "--state", str(tmp_path / "s"), "--json").stdout)
-    assert again["episodes_added"] == 0 and again["duplicates_skipped"] == 2
+    assert again["episodes_added"] == 0 and again["unchanged_files"] == 1
+    forced = json.loads(ars("ingest", str(f), "--force", "--state", str(tmp_path / "s"), "--json").stdout)
+    assert forced["episodes_added"] == 0 and forced["duplicates_skipped"] == 2

@@ -134,28 +134,169 @@ def recall(
             print_recall(result)
 
 
+def print_ingest(report) -> None:
+    table = Table("file", "format", "added", "skipped", "malformed", "status", title="ingest", title_justify="left")
+    for f in report.per_file[-40:]:
+        style = {"failed": "red", "unchanged": "dim"}.get(f.status, "")
+        table.add_row(f.file, f.format or "-", str(f.episodes_added), str(f.duplicates_skipped), str(f.malformed),
+                      f"[{style}]{f.status}[/]" if style else f.status)
+    if len(report.per_file) > 1:
+        out.print(table)
+    out.print(f"files: {report.files}  episodes added: {report.episodes_added}  "
+              f"duplicates skipped: {report.duplicates_skipped}  unchanged files: {report.unchanged_files}  "
+              f"malformed lines: {len(report.malformed)}")
+    for m in report.malformed[:50]:
+        where = f"{m.file}:{m.line}" if m.line else m.file
+        out.print(f"  [yellow]{where}[/]: {m.error}", highlight=False)
+    if len(report.malformed) > 50:
+        out.print(f"  ... and {len(report.malformed) - 50} more (use --json for all)")
+    if report.sync is not None:
+        s = report.sync
+        if s["ok"]:
+            out.print(f"neo4j: synced {s['applied']} events, {s['pending']} pending")
+        else:
+            out.print(f"[yellow]neo4j: sync deferred ({s['error']}); {s['pending']} pending; "
+                      f"run `ars sync run` when it is back[/]", highlight=False)
+
+
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="files or folders to ingest")],
     fmt: Annotated[str, typer.Option("--format", help=f"one of: {', '.join(FORMATS)}")] = "auto",
+    watch: Annotated[bool, typer.Option("--watch", help="keep following the folders and ingest what changes")] = False,
+    idle: Annotated[float, typer.Option("--idle", help="with --watch: seconds of quiet before a session is finalised")] = 300.0,
+    force: Annotated[bool, typer.Option("--force", help="re-read files even when unchanged")] = False,
     state: StateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ingest session files into memory."""
+    """Ingest session files into memory (incremental: unchanged files are skipped)."""
     with open_ars(state, create=True) as ars:
         try:
-            report = ars.ingest(paths, fmt=fmt)
+            if watch:
+                return _watch(ars, paths, fmt, idle, as_json)
+            report = _ingest_with_progress(ars, paths, fmt, force, quiet=as_json)
+        except BadInput as exc:
+            fail(str(exc))
+    if as_json:
+        sys.stdout.write(report.model_dump_json(exclude={"per_file"}) + "\n")
+    else:
+        print_ingest(report)
+    if report.failed_files and report.failed_files == len(report.per_file):
+        fail("nothing could be read: check the paths and their permissions")
+    if report.failed_files:
+        raise typer.Exit(1)
+
+
+def _ingest_with_progress(ars: ARS, paths: list[Path], fmt: str, force: bool, quiet: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if quiet or not err.is_terminal:
+        return ars.ingest(paths, fmt=fmt, force=force)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        task = bar.add_task("ingesting", total=None)
+
+        def step(path: Path, summary) -> None:
+            bar.update(task, advance=1, description=f"{path.name[:40]} +{summary.episodes_added}")
+
+        return ars.ingest(paths, fmt=fmt, force=force, progress=step)
+
+
+def _watch(ars: ARS, paths: list[Path], fmt: str, idle: float, as_json: bool) -> None:
+    def on_report(report) -> None:
+        if as_json:
+            sys.stdout.write(report.model_dump_json(exclude={"per_file"}) + "\n")
+            sys.stdout.flush()
+        elif report.episodes_added or report.malformed or report.failed_files:
+            print_ingest(report)
+
+    def on_finalized(path: Path) -> None:
+        if not as_json:
+            out.print(f"[green]finalised[/] {path} (idle {idle:.0f}s)")
+
+    watcher = ars.watcher(paths, fmt=fmt, idle_seconds=idle, on_report=on_report, on_finalized=on_finalized)
+    if not as_json:
+        out.print(f"watching {', '.join(map(str, paths))} (Ctrl-C to stop)")
+    try:
+        watcher.run()
+    except KeyboardInterrupt:
+        watcher.stop_event.set()
+
+
+sync_app = typer.Typer(no_args_is_help=True, help="Neo4j sync: status, drain the ledger, rebuild.")
+app.add_typer(sync_app, name="sync")
+
+
+@sync_app.command("status")
+def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Pending and failed counts, episodes per store, drift, last error."""
+    with open_ars(state) as ars:
+        st = ars.sync_status()
+    if as_json:
+        sys.stdout.write(json.dumps(st) + "\n")
+        return
+    c = st["counts"]
+    out.print(f"pending: {st['pending']}  failed: {st['failed']}  sqlite: {c['sqlite']}  "
+              f"neo4j: {c['neo4j'] if c['neo4j'] is not None else '-'}  drift: {st['drift'] if st['drift'] is not None else '-'}")
+    led = st["ledger"]
+    out.print(f"ledger: {led['events']} events, {led['corrupt']} corrupt, torn tail: {led['torn_tail']}")
+    if st["last_error"]:
+        out.print(f"[yellow]last error:[/] {st['last_error']}", highlight=False)
+
+
+def _print_sync(report, what: str) -> None:
+    if report.ok:
+        out.print(f"{what}: {report.applied} applied in {report.seconds:.1f}s, {report.pending} pending")
+    else:
+        err.print(f"[red]{what} failed:[/] {report.error}; {report.pending} pending (nothing is lost: "
+                  "the ledger keeps them)", highlight=False)
+        raise typer.Exit(1)
+
+
+@sync_app.command("run")
+def sync_run(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Drain the ledger into Neo4j (retried with backoff)."""
+    with open_ars(state) as ars:
+        try:
+            report = ars.sync_run()
         except BadInput as exc:
             fail(str(exc))
     if as_json:
         sys.stdout.write(report.model_dump_json() + "\n")
-        return
-    out.print(f"files: {report.files}  episodes added: {report.episodes_added}  "
-              f"duplicates skipped: {report.duplicates_skipped}  malformed lines: {len(report.malformed)}")
-    for m in report.malformed[:50]:
-        out.print(f"  [yellow]{m.file}:{m.line}[/]: {m.error}", highlight=False)
-    if len(report.malformed) > 50:
-        out.print(f"  ... and {len(report.malformed) - 50} more (use --json for all)")
+        raise typer.Exit(0 if report.ok else 1)
+    _print_sync(report, "sync")
+
+
+@sync_app.command("backfill")
+def sync_backfill(
+    clear: Annotated[bool, typer.Option("--clear", help="delete what Neo4j has first")] = False,
+    state: StateOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Rebuild Neo4j from SQLite, the store of record."""
+    with open_ars(state) as ars:
+        try:
+            report = ars.backfill(clear=clear)
+        except BadInput as exc:
+            fail(str(exc))
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+        raise typer.Exit(0 if report.ok else 1)
+    _print_sync(report, "backfill")
+
+
+@app.command()
+def rebuild(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Recreate memory.sqlite from the ledger."""
+    with open_ars(state) as ars:
+        try:
+            n = ars.rebuild()
+        except BadInput as exc:
+            fail(str(exc))
+        count = ars.memory.sqlite.count()
+    if as_json:
+        sys.stdout.write(json.dumps({"applied": n, "episodes": count}) + "\n")
+    else:
+        out.print(f"rebuilt memory.sqlite from the ledger: {n} events applied, {count} episodes")
 
 
 @app.command()

@@ -22,23 +22,44 @@ class MalformedLine(BaseModel):
     error: str
 
 
+class FileSummary(BaseModel):
+    file: str
+    format: str = ""
+    episodes_added: int = 0
+    duplicates_skipped: int = 0
+    malformed: int = 0
+    status: str = "ingested"  # ingested | unchanged | failed
+    error: str = ""
+
+
 class IngestReport(BaseModel):
     files: int = 0
     episodes_added: int = 0
     duplicates_skipped: int = 0
     malformed: list[MalformedLine] = Field(default_factory=list)
+    unchanged_files: int = 0
+    failed_files: int = 0
+    per_file: list[FileSummary] = Field(default_factory=list)
+    sync: dict | None = None  # the Neo4j sync after the ingest, when configured
 
 
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files under the given paths; a missing path is an input error."""
+# Directory walks take the files a parser knows; anything else is listed, not guessed.
+INGESTIBLE = (".jsonl", ".md")
+
+
+def expand_paths(paths: Iterable[str | Path], report: IngestReport) -> list[Path]:
+    """Files under the given paths. A path that does not exist is reported
+    (line 0) and the others are still ingested."""
     out: list[Path] = []
     for p in map(Path, paths):
-        if not p.exists():
-            raise BadQuery(f"{p}: no such file or directory; check the path")
         if p.is_dir():
-            out.extend(sorted(f for f in p.rglob("*.jsonl") if f.is_file()))
-        else:
+            out.extend(sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in INGESTIBLE))
+        elif p.exists():
             out.append(p)
+        else:
+            report.malformed.append(MalformedLine(file=str(p), line=0, error="no such file or directory"))
+            report.per_file.append(FileSummary(file=str(p), status="failed", error="no such file or directory"))
+            report.failed_files += 1
     return out
 
 
@@ -46,30 +67,53 @@ BATCH = 1000  # episodes per ledger append (one fsync each)
 
 
 def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
-           progress: Callable[[Path, int], None] | None = None, sync: bool = True) -> IngestReport:
+           progress: Callable[[Path, FileSummary], None] | None = None, sync: bool = True,
+           force: bool = False) -> IngestReport:
+    """Ingest files: parse, store what changed (acknowledged per batch), then
+    let Neo4j catch up. A bad file or line is reported and never stops the rest."""
     if fmt not in FORMATS:
         raise BadQuery(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
     report = IngestReport()
     registry = SourceRegistry(memory.state_dir)
-    for path in expand_paths(paths):
+    for path in expand_paths(paths, report):
         report.files += 1
+        summary = FileSummary(file=str(path))
+        report.per_file.append(summary)
+        if not force and registry.unchanged(path):
+            summary.status = "unchanged"
+            report.unchanged_files += 1
+            if progress:
+                progress(path, summary)
+            continue
         try:
+            signature = registry.signature_of(path)
             kind = detect_format(path) if fmt == "auto" else fmt
+            summary.format = kind
             parsed = PARSERS[kind](path)
         except OSError as exc:
-            report.malformed.append(MalformedLine(file=str(path), line=0, error=f"cannot read: {exc.strerror or exc}"))
+            error = f"cannot read: {exc.strerror or exc}"
+            report.malformed.append(MalformedLine(file=str(path), line=0, error=error))
+            summary.status, summary.error = "failed", error
+            report.failed_files += 1
+            if progress:
+                progress(path, summary)
             continue
         report.malformed.extend(MalformedLine(**m.__dict__) for m in parsed.malformed)
+        summary.malformed = len(parsed.malformed)
         fresh = _changed(memory, parsed.episodes)
-        report.duplicates_skipped += len(parsed.episodes) - len(fresh)
+        summary.duplicates_skipped = len(parsed.episodes) - len(fresh)
         for i in range(0, len(fresh), BATCH):
             memory.store(fresh[i : i + BATCH])
+        summary.episodes_added = len(fresh)
         report.episodes_added += len(fresh)
-        registry.register(path, kind, parsed.spans)
+        report.duplicates_skipped += summary.duplicates_skipped
+        registry.register(path, kind, parsed.spans, signature)
         if progress:
-            progress(path, len(fresh))
+            progress(path, summary)
     if sync:
-        memory.sync_neo4j()
+        result = memory.sync_neo4j()
+        if result is not None:
+            report.sync = result.model_dump()
     memory.settle()
     return report
 

@@ -1,0 +1,69 @@
+"""``ars ingest --watch``: follow folders, ingest what changes, finalise idle sessions.
+
+A session file that keeps growing is re-ingested incrementally (only episodes
+whose content changed are written). When a file has been quiet for
+``idle_seconds`` its session is finalised: a ``session.finalized`` ledger
+event records which episodes it ended with, so consumers (enrichment, the
+dashboard) know the session is closed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..ledger import Event, content_id
+from ..recall import Memory
+from .pipeline import INGESTIBLE, IngestReport, ingest
+
+
+class Watcher:
+    def __init__(self, memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
+                 idle_seconds: float = 300.0, on_report: Callable[[IngestReport], None] | None = None,
+                 on_finalized: Callable[[Path], None] | None = None):
+        self.memory = memory
+        self.paths = [Path(p) for p in paths]
+        self.fmt = fmt
+        self.idle_seconds = idle_seconds
+        self.on_report = on_report
+        self.on_finalized = on_finalized
+        self.stop_event = threading.Event()
+        self._active: dict[Path, float] = {}  # file -> last change (monotonic)
+
+    def initial(self) -> IngestReport:
+        report = ingest(self.memory, self.paths, fmt=self.fmt)
+        if self.on_report:
+            self.on_report(report)
+        return report
+
+    def run(self) -> None:
+        """Block until ``stop_event`` is set (or Ctrl-C)."""
+        from watchfiles import watch
+
+        self.initial()
+        roots = [p for p in self.paths if p.exists()]
+        for changes in watch(*roots, stop_event=self.stop_event, yield_on_timeout=True,
+                             rust_timeout=int(min(self.idle_seconds, 1.0) * 1000) or 200):
+            changed = sorted({Path(p) for _, p in changes if Path(p).suffix in INGESTIBLE and Path(p).is_file()})
+            now = time.monotonic()
+            if changed:
+                report = ingest(self.memory, changed, fmt=self.fmt)
+                for p in changed:
+                    self._active[p] = now
+                if self.on_report:
+                    self.on_report(report)
+            self._finalize_idle(now)
+
+    def _finalize_idle(self, now: float) -> None:
+        for path, last in list(self._active.items()):
+            if now - last < self.idle_seconds:
+                continue
+            del self._active[path]
+            entry = self.memory.files.registry.files().get(str(path.resolve()))
+            episode_ids = sorted({s[2] for s in entry.spans}) if entry else []
+            data = {"path": str(path.resolve()), "episodes": episode_ids}
+            self.memory.ledger.append([Event(content_id("fin", data), "session.finalized", data)])
+            if self.on_finalized:
+                self.on_finalized(path)
