@@ -15,6 +15,12 @@ from .models import Explanation, RecallResult, TierReport
 from .recall import BadQuery, Memory
 from .sync import SyncReport
 
+from typing import TYPE_CHECKING  # -- loops: type names only
+
+if TYPE_CHECKING:  # the loop types, imported lazily so `ars recall` never loads the loop
+    from .loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
+    from .loop.rehydrate import RehydrateReport
+
 BadInput = BadQuery
 
 
@@ -98,3 +104,110 @@ class ARS:
             "tiers": [t.model_dump(include={"tier", "status", "latency_ms", "error"}) for t in tiers],
             "config": self.settings.public(),
         }
+
+    # -- loops ---------------------------------------------------------------------
+    # The autonomous loop (core/loop): start and run, supervise (approve, reject,
+    # edit, respond, cancel), replay, fork, first-principles check, rehydrate.
+    # Errors a person must fix are BadInput; LoopBusy and CorruptCheckpoint are
+    # failures (another process runs the loop; a checkpoint cannot be read).
+    @property
+    def loops(self):
+        """The loop engine of this state directory (created on first use)."""
+        from .loop.engine import Engine
+
+        if getattr(self, "_loops", None) is None:
+            self._loops = Engine(self.state_dir, self.memory, self.settings)
+        return self._loops
+
+    def load_goal(self, goal: "str | Path | dict[str, Any]") -> "GoalFrame":
+        """A GoalFrame from a goal file path, a dict, or plain goal text (``str``)."""
+        from .loop.goals import load_goal
+
+        return load_goal(goal)
+
+    def loop_start(self, goal: "str | Path | dict[str, Any] | GoalFrame", policy: str = "offline",
+                   run: bool = True) -> "LoopState":
+        """Create a loop for ``goal`` and (by default) run it to its first exit."""
+        from .loop.models import GoalFrame
+
+        frame = goal if isinstance(goal, GoalFrame) else self.load_goal(goal)
+        state = self.loops.create(frame, policy)
+        return self.loops.run(state.loop_id) if run else state
+
+    def loop_resume(self, loop_id: str) -> "LoopState":
+        """Continue a loop from its checkpoint (after a crash, or once a decision is recorded)."""
+        return self.loops.run(loop_id)
+
+    def loop_list(self) -> "tuple[list[LoopState], list[str]]":
+        """Every loop's latest state (newest first) and one line per unreadable checkpoint."""
+        listing = self.loops.store.list()
+        return listing.states, [f"{p.file}: {p.error}" for p in listing.problems]
+
+    def loop_show(self, loop_id: str) -> "LoopState":
+        loaded = self.loops.store.load(loop_id)
+        self.loops.warnings.extend(loaded.warnings)
+        return loaded.state
+
+    def loop_decide(self, loop_id: str, kind: str, *, note: str = "", args: "dict[str, Any] | None" = None,
+                    request_id: str | None = None, resume: bool = True) -> "LoopState":
+        """Record a person's decision (exactly once per request) and resume the loop."""
+        from .loop.decisions import decide
+
+        decide(self.state_dir, loop_id, kind, note=note, args=args, request_id=request_id,
+               tools=self.loops.tools, store=self.loops.store)
+        return self.loops.run(loop_id) if resume else self.loop_show(loop_id)
+
+    def loop_approve(self, loop_id: str, note: str = "", request_id: str | None = None,
+                     resume: bool = True) -> "LoopState":
+        return self.loop_decide(loop_id, "approve", note=note, request_id=request_id, resume=resume)
+
+    def loop_reject(self, loop_id: str, reason: str, request_id: str | None = None,
+                    resume: bool = True) -> "LoopState":
+        return self.loop_decide(loop_id, "reject", note=reason, request_id=request_id, resume=resume)
+
+    def loop_respond(self, loop_id: str, text: str, request_id: str | None = None,
+                     resume: bool = True) -> "LoopState":
+        return self.loop_decide(loop_id, "respond", note=text, request_id=request_id, resume=resume)
+
+    def loop_edit(self, loop_id: str, args: "dict[str, Any]", note: str = "", request_id: str | None = None,
+                  resume: bool = True) -> "LoopState":
+        """Approve the proposed action with new arguments."""
+        return self.loop_decide(loop_id, "edit", note=note, args=args, request_id=request_id, resume=resume)
+
+    def loop_cancel(self, loop_id: str, reason: str = "cancelled by a person") -> "LoopState":
+        return self.loops.cancel(loop_id, reason)
+
+    def loop_history(self, loop_id: str) -> "list[HistoryEntry]":
+        """The loop's history entries (what replay steps through), oldest first."""
+        entries, _ = self.loops.store.history(loop_id)
+        return entries
+
+    def loop_entry(self, loop_id: str, index: int) -> "HistoryEntry":
+        entries = self.loop_history(loop_id)
+        for e in entries:
+            if e.index == index:
+                return e
+        have = f"{entries[0].index}..{entries[-1].index}" if entries else "none"
+        raise BadInput(f"loop {loop_id} has no history entry {index} (entries {have}; "
+                       "retention may have dropped it)")
+
+    def loop_fork(self, loop_id: str, at: int, run: bool = False) -> "LoopState":
+        """A new loop from history entry ``at`` (parent recorded); the original is untouched."""
+        state = self.loops.fork(loop_id, at)
+        return self.loops.run(state.loop_id) if run else state
+
+    @staticmethod
+    def check(text: str) -> "CheckResult":
+        """First-principles verdicts (SOUL.md) on reasoning text, with evidence."""
+        from .loop.checker import check_text
+
+        if not isinstance(text, str) or not text.strip():
+            raise BadInput("nothing to check: give the reasoning as an argument or on stdin (ars check -)")
+        return check_text(text)
+
+    def rehydrate(self, write: bool = True) -> "RehydrateReport":
+        """Open loops, their next steps and memories, sync health, a next focus;
+        also written to ``<state>/startup-context.md`` unless ``write`` is false."""
+        from .loop.rehydrate import rehydrate
+
+        return rehydrate(self.state_dir, self.memory, self.loops.store, write=write)

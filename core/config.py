@@ -38,6 +38,11 @@ class Settings(BaseSettings):
     openai_base_url: str | None = None
     openai_model: str = "gpt-4o-mini"
     openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    # LLM enrichment (core/enrich/llm.py): off unless asked for; each call
+    # gives up after this many seconds and the episode keeps its
+    # deterministic enrichment, marked for `ars enrich --pending`.
+    openai_timeout: float = 20.0
+    enrich_with_llm: bool = False
 
     def public(self) -> dict[str, Any]:
         """Settings without secret values (only whether they are set)."""

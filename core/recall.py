@@ -108,8 +108,10 @@ class Memory:
         return self.files
 
     def close(self) -> None:
-        for pool in self._pools.values():
-            pool.shutdown(wait=False, cancel_futures=True)
+        for name, pool in self._pools.items():
+            # a warm-up or search still running on the Neo4j driver must end
+            # before the driver closes under it (bounded by the connect timeout)
+            pool.shutdown(wait=(name == "neo4j"), cancel_futures=True)
         if self._sqlite is not None:
             self._sqlite.close()
         if self._neo4j is not None:

@@ -24,7 +24,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..models import Entity, Episode, Relation
 from ..text import CJK_STOP_CHARS
@@ -36,6 +36,7 @@ MAX_PER_TYPE = {"file": 30, "endpoint": 15, "command": 20, "tool": 25, "technolo
 MAX_ENTITIES = 80
 MAX_RELATIONS = 60
 TOPIC_SCAN_CHARS = 60_000  # topic counting looks at this much text at most
+SCAN_CHARS = 100_000  # name and word scanning too
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 
@@ -66,16 +67,14 @@ _CHANNELS = {"telegram": "Telegram", "discord": "Discord", "slack": "Slack", "wh
              "feishu": "Feishu", "imessage": "iMessage", "wechat": "WeChat", "webchat": "webchat"}
 
 
-def _alternation(words: Iterable[str]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-
-
-_TECH_RE = re.compile(rf"(?<![\w.-])(?:{_alternation(_TECH)})(?![\w-]|\.\w)", re.I)
-_TECH_CASED_RE = re.compile(rf"(?<![\w.-])(?:{_alternation(k for k, v in _TECH_CASED.items() if v)})(?![\w-])")
-_CHANNEL_RE = re.compile(rf"(?<![\w.-])(?:{_alternation(_CHANNELS)})(?![\w-])", re.I)
+# Names are found by one word scan and dictionary look-ups (a regex
+# alternation of every name is several times slower). A word here may hold
+# one dot (``node.js``); words inside paths and URLs do not count.
+_NAME_RE = re.compile(r"(?<![\w/.\\@:-])(?<!→ )[A-Za-z][A-Za-z0-9+]*(?:\.[A-Za-z]+)?(?![\w/@=-]|\.\w)")
+_TECH_BIGRAMS = {k for k in _TECH if " " in k}
 
 # -- URLs, paths, shell lines ---------------------------------------------------
-_URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`()\[\]{}|\\^]+", re.I)
+_URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`()\[\]{}|\\^…]+", re.I)
 _FILE_EXT = (
     "py|pyi|ipynb|js|mjs|cjs|ts|tsx|jsx|json|jsonl|md|mdx|txt|rst|yaml|yml|toml|ini|cfg|conf|env|sh|bash|zsh|"
     "fish|ps1|rs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|sql|html|htm|css|scss|tcss|csv|tsv|xml|lock|log|"
@@ -93,7 +92,6 @@ _PATH_RE = re.compile(
 )
 _FENCE_RE = re.compile(r"```(?:bash|sh|shell|zsh|console|terminal)[^\n]*\n(.*?)```", re.S | re.I)
 _PROMPT_RE = re.compile(r"^\s*\$ (.+)$", re.M)
-_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,23}")
 _CJK_RUN_RE = re.compile(f"[{_CJK}]{{2,}}")
 _SPACE_RE = re.compile(r"\s+")
 _ROLE_PREFIX_RE = re.compile(r"^\s*(?:user|assistant|tool|system|[\w-]+ →[^:]*):\s*", re.I)
@@ -133,7 +131,8 @@ _STOP = frozenset(
     them then there therefore these they thing things think this those though through thus time today together
     tool tools true type under unless until upon used user uses using very want wants well were what whatever
     when where whether which while whom whose will with within without work would wrote write writes yeah year
-    years your yours yourself http https www html json none assistant toolresult tool_result tool_use""".split()
+    years your yours yourself http https www html json none assistant toolresult tool_result tool_use title url
+    links link search results source sources summary""".split()
 )
 
 
@@ -201,8 +200,11 @@ def normalize_path(path: str, cwd: str = "") -> str:
     return _HOME_RE.sub("~", p)
 
 
+_NOT_FILES = frozenset({"console.log", "console.error", "window.location", "document.cs", "self.log", "logger.log"})
+
+
 def _plausible_path(p: str) -> bool:
-    if p.lower() in _TECH or len(p) > 300:
+    if p.lower() in _TECH or p.lower() in _NOT_FILES or len(p) > 300:
         return False
     parts = [x for x in p.split("/") if x not in ("", "~", ".", "..")]
     if not parts or not any(ch.isalpha() for ch in p):
@@ -343,27 +345,46 @@ def extract(text: str, hints: Hints | None = None, agent: str = "") -> Extractio
             p = m.group(1)
             if _plausible_path(p):
                 col.add(normalize_path(p, h.cwd), "file")
-    techs: list[str] = []
-    for m in _TECH_RE.finditer(text):
-        t = _TECH[m.group(0).lower()]
-        if t not in techs:
-            techs.append(t)
-    for m in _TECH_CASED_RE.finditer(text):
-        t = _TECH_CASED[m.group(0)]
-        if t and t not in techs:
-            techs.append(t)
+    techs, channels, words = scan_words(text[:SCAN_CHARS])
     for t in techs:
         col.add(t, "technology")
     if not h.channels:
-        for m in _CHANNEL_RE.finditer(text[:TOPIC_SCAN_CHARS]):
-            col.add(_CHANNELS[m.group(0).lower()], "channel")
+        for c in channels:
+            col.add(c, "channel")
 
     return Extraction(
         summary=summarize(text, h),
-        topics=topics_of(text, h, techs),
+        topics=topics_of(text, h, techs, words),
         entities=col.entities,
         relations=col.relations,
     )
+
+
+def scan_words(text: str) -> tuple[list[str], list[str], Counter]:
+    """One pass over the words: (technologies, channels) named, in
+    first-seen order, and the counts of candidate topic words (letters only,
+    lowercase or capitalised, not a stop word, not inside a path or URL)."""
+    techs: list[str] = []
+    channels: list[str] = []
+    words: Counter = Counter()
+    # Count first (in C), then look at each distinct word once; a Counter
+    # keeps first-seen order.
+    for word, n in Counter(_NAME_RE.findall(text)).items():
+        low = word.lower()
+        t = _TECH.get(low) or _TECH_CASED.get(word)
+        if t and t not in techs:
+            techs.append(t)
+        c = _CHANNELS.get(low)
+        if c and c not in channels:
+            channels.append(c)
+        if 4 <= len(low) <= 21 and low.isalpha() and low not in _STOP and word[1:].islower():
+            words[low] += n
+    if _TECH_BIGRAMS:
+        low_text = text.lower()
+        for key in _TECH_BIGRAMS:
+            if key in low_text and _TECH[key] not in techs:
+                techs.append(_TECH[key])
+    return techs, channels, words
 
 
 def _add_command(col: _Collector, cmdline: str, agent_name: str | None, cwd: str) -> None:
@@ -383,34 +404,38 @@ def _add_command(col: _Collector, cmdline: str, agent_name: str | None, cwd: str
 def summarize(text: str, hints: Hints | None = None) -> str:
     """The first meaningful user request (or the first line), after the title."""
     h = hints or Hints()
-    request = next((r for r in h.requests if _meaningful(r)), h.requests[0] if h.requests else "")
+    request = next((r for r in h.requests if _meaningful(r)), "")
     if not request:
-        for line in text.splitlines():
-            line = _ROLE_PREFIX_RE.sub("", line).strip(" #*-")
-            if line:
-                request = line
-                break
+        request = _first_line(text) or (h.requests[0] if h.requests else "")
     title = clip(h.title, 120) if h.title else ""
     if title and request and clip(request, 120).lower() != title.lower():
         return clip(f"{title} — {request}", TITLED_SUMMARY_CHARS)
     return title or clip(request, SUMMARY_CHARS)
 
 
-def topics_of(text: str, hints: Hints | None = None, techs: list[str] | None = None) -> list[str]:
+def _first_line(text: str) -> str:
+    """The first line a person wrote or was told (not a tool's output)."""
+    fallback = ""
+    for line in text.splitlines()[:200]:
+        if not line.strip():
+            continue
+        said = not line.startswith(("tool", "assistant →")) and _meaningful(_ROLE_PREFIX_RE.sub("", line))
+        clean = _ROLE_PREFIX_RE.sub("", line).strip(" #*-")
+        if said and clean:
+            return clean
+        fallback = fallback or clean
+    return fallback
+
+
+def topics_of(text: str, hints: Hints | None = None, techs: list[str] | None = None,
+              words: Counter | None = None) -> list[str]:
     """Technologies first, then the words (and CJK bigrams) the episode
     repeats most; the user's own words count three times."""
     h = hints or Hints()
-    counts: Counter = Counter()
     sample = text[:TOPIC_SCAN_CHARS]
-    for w in _WORD_RE.findall(sample):
-        lw = w.lower()
-        if lw not in _STOP:
-            counts[lw] += 1
+    counts: Counter = Counter(words) if words is not None else scan_words(sample)[2]
     for r in h.requests[:20]:
-        for w in _WORD_RE.findall(r[:2000]):
-            lw = w.lower()
-            if lw not in _STOP:
-                counts[lw] += 2
+        counts.update({w: 2 * n for w, n in scan_words(r[:2000])[2].items()})
     for run in _CJK_RUN_RE.findall(sample):
         for i in range(len(run) - 1):
             bg = run[i : i + 2]

@@ -1,60 +1,42 @@
 """File formats -> episodes, with the line span each episode came from.
 
-A malformed line is reported with its line number and never stops the file.
-Formats here: ``episodes`` (one Episode object a line) and ``jsonl`` (one
-message a line: role, content, timestamp, session_id). The agent transcript
-formats plug in beside them.
+A malformed line is reported with its line number and never stops the file;
+a file-level problem (binary, empty, unreadable) is one report with line 0.
+
+Formats (``PARSERS``):
+
+* ``openclaw``: OpenClaw / pi session JSONL (``formats/openclaw.py``);
+* ``claude-code``: Claude Code transcripts and subagent files (``formats/claude_code.py``);
+* ``hermes``: ``hermes sessions export`` JSONL (``formats/hermes.py``);
+* ``markdown``: MEMORY.md, memory/YYYY-MM-DD.md, notes (``formats/markdown.py``);
+* ``episodes``: one ``Episode`` object a line, taken as given (not re-enriched);
+* ``jsonl``: one message a line: ``role``, ``content``, ``timestamp``, ``session_id``.
+
+``detect_format`` sniffs the first lines (``.md`` files are Markdown).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
 from ..models import Episode
+from .formats import parse_claude_code, parse_hermes, parse_markdown, parse_openclaw
+from .formats.common import (
+    GAP_SECONDS, MAX_EPISODE_CHARS, MAX_LINE_BYTES, Malformed, Msg, Parsed, SessionBuilder, SpanCollector,
+    block_text, guarded, is_noise, iter_objects, role_line, strip_envelope, to_datetime,
+)
+from ..enrich.extract import Hints
 
-# A session's messages become a new episode after this much silence or text.
-GAP_SECONDS = 30 * 60
-MAX_EPISODE_CHARS = 6000
-
-
-@dataclass
-class Malformed:
-    file: str
-    line: int
-    error: str
-
-
-@dataclass
-class Parsed:
-    episodes: list[Episode] = field(default_factory=list)
-    spans: list[tuple[int, int, str]] = field(default_factory=list)
-    malformed: list[Malformed] = field(default_factory=list)
-
-
-def _lines(path: Path, parsed: Parsed) -> Iterator[tuple[int, Any]]:
-    """(line number, JSON object) for each good line; the rest go to malformed."""
-    with open(path, "rb") as fh:
-        for no, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                parsed.malformed.append(Malformed(str(path), no, f"invalid UTF-8 at byte {exc.start}"))
-                continue
-            except json.JSONDecodeError as exc:
-                parsed.malformed.append(Malformed(str(path), no, f"invalid JSON: {exc.msg} (column {exc.colno})"))
-                continue
-            if not isinstance(obj, dict):
-                parsed.malformed.append(Malformed(str(path), no, f"expected a JSON object, got {type(obj).__name__}"))
-                continue
-            yield no, obj
+__all__ = [
+    "GAP_SECONDS", "MAX_EPISODE_CHARS", "MAX_LINE_BYTES", "Malformed", "PARSERS", "Parsed", "detect_format",
+    "parse_claude_code", "parse_episodes", "parse_hermes", "parse_jsonl", "parse_markdown", "parse_openclaw",
+    "to_datetime",
+]
 
 
 def _err(exc: ValidationError) -> str:
@@ -63,102 +45,128 @@ def _err(exc: ValidationError) -> str:
     return f"{where}: {e['msg']}"
 
 
+@guarded
 def parse_episodes(path: Path) -> Parsed:
     parsed = Parsed()
-    for no, obj in _lines(path, parsed):
+    for no, obj in iter_objects(path, parsed):
         try:
             ep = Episode.model_validate(obj)
         except ValidationError as exc:
-            parsed.malformed.append(Malformed(str(path), no, _err(exc)))
+            parsed.bad(path, no, _err(exc))
             continue
         parsed.episodes.append(ep)
         parsed.spans.append((no, no, ep.id))
     return parsed
 
 
-def to_datetime(value: Any) -> datetime | None:
-    if value in (None, ""):
-        return None
-    if isinstance(value, (int, float)):
-        secs = value / 1000 if value > 1e11 else value  # epoch ms or s
-        return datetime.fromtimestamp(secs, tz=timezone.utc)
-    try:
-        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
-
-
-@dataclass
-class _Open:
-    session: str
-    part: int
-    lines: list[int] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    first: datetime | None = None
-    last: datetime | None = None
-    size: int = 0
-
-
+@guarded
 def parse_jsonl(path: Path, source: str = "jsonl") -> Parsed:
     parsed = Parsed()
-    open_: dict[str, _Open] = {}
-    prev_id: dict[str, str] = {}
-
-    def close(o: _Open) -> None:
-        if not o.texts:
-            return
-        eid = f"{source}:{o.session}:{o.part}"
-        meta: dict[str, Any] = {"path": str(path)}
-        if o.session in prev_id:
-            meta["prev"] = prev_id[o.session]
-        prev_id[o.session] = eid
-        parsed.episodes.append(Episode(
-            id=eid, source=source, session_id=o.session, text="\n".join(o.texts),
-            first_ts=o.first, last_ts=o.last, message_count=len(o.texts), meta=meta,
-        ))
-        for ln in o.lines:
-            parsed.spans.append((ln, ln, eid))
-
-    for no, obj in _lines(path, parsed):
+    spans = SpanCollector()
+    sessions: dict[str, SessionBuilder] = {}
+    for no, obj in iter_objects(path, parsed):
         content = obj.get("content")
+        if isinstance(content, list):
+            content = block_text(content)
         if not isinstance(content, str):
-            parsed.malformed.append(Malformed(str(path), no, "content: expected a string"))
+            parsed.bad(path, no, "content: expected a string")
             continue
-        if not content.strip():
+        role = str(obj.get("role") or "user")
+        hints = Hints()
+        text = strip_envelope(content, hints) if role == "user" else content.strip()
+        if is_noise(text):
             continue
         session = str(obj.get("session_id") or path.stem)
-        ts = to_datetime(obj.get("timestamp"))
-        role = str(obj.get("role") or "user")
-        o = open_.get(session)
-        gap = o is not None and o.last is not None and ts is not None and (ts - o.last).total_seconds() > GAP_SECONDS
-        if o is None or gap or o.size > MAX_EPISODE_CHARS:
-            if o is not None:
-                close(o)
-            o = open_[session] = _Open(session, 0 if o is None else o.part + 1)
-        o.lines.append(no)
-        o.texts.append(f"{role}: {content}")
-        o.size += len(content)
-        o.first = o.first or ts
-        o.last = ts or o.last
-    for o in open_.values():
-        close(o)
+        b = sessions.get(session)
+        if b is None:
+            b = sessions[session] = SessionBuilder(path, source, session, agent=str(obj.get("agent") or ""),
+                                                   channel=str(obj.get("channel") or ""))
+        if role == "user":
+            hints.requests.append(text)
+        b.add(Msg(no, role, role_line(role, text), to_datetime(obj.get("timestamp")), hints))
+    for b in sessions.values():
+        b.finish(parsed, spans)
+    parsed.spans = spans.spans()
     return parsed
 
 
-PARSERS = {"episodes": parse_episodes, "jsonl": parse_jsonl}
+PARSERS: dict[str, Callable[[Path], Parsed]] = {
+    "openclaw": parse_openclaw,
+    "claude-code": parse_claude_code,
+    "hermes": parse_hermes,
+    "markdown": parse_markdown,
+    "episodes": parse_episodes,
+    "jsonl": parse_jsonl,
+}
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+_SNIFF_LINES = 20
+_SNIFF_LINE_BYTES = 1024 * 1024
+_CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot", "progress",
+                 "queue-operation", "custom-title"}
+# For a first line too long to parse whole: its opening keys still tell.
+_PREFIX_RULES = [
+    (re.compile(rb'^\{\s*"type"\s*:\s*"session"'), "openclaw"),
+    (re.compile(rb'"parentUuid"\s*:|"sessionId"\s*:\s*"[^"]*"\s*,\s*"version"'), "claude-code"),
+    (re.compile(rb'"messages"\s*:\s*\[|"started_at"\s*:\s*[\d.]+\s*,|"tool_call_count"\s*:'), "hermes"),
+]
+
+
+def classify(obj: Any) -> str | None:
+    """The format one parsed JSONL object belongs to, or None when it does not tell."""
+    if not isinstance(obj, dict):
+        return None
+    kind = obj.get("type")
+    if kind == "session" and ("version" in obj or "cwd" in obj):
+        return "openclaw"
+    if kind in ("message", "compaction", "model_change", "thinking_level_change", "branch_summary",
+                "session_info", "custom_message") and "parentId" in obj:
+        return "openclaw"
+    if isinstance(obj.get("messages"), list):
+        return "hermes"
+    if kind in _CLAUDE_TYPES and ("sessionId" in obj or "uuid" in obj or "leafUuid" in obj
+                                  or "parentUuid" in obj or "messageId" in obj):
+        return "claude-code"
+    if "id" in obj and "text" in obj:
+        return "episodes"
+    if "role" in obj and "content" in obj:
+        return "jsonl"
+    return None
 
 
 def detect_format(path: Path) -> str:
-    """Guess a JSONL file's format from its first object."""
-    with open(path, "rb") as fh:
-        for raw in fh:
-            if raw.strip():
-                try:
-                    obj = json.loads(raw)
-                except ValueError:
+    """Guess a file's format: ``.md`` is Markdown, else sniff the first JSONL
+    lines (bounded reads; a binary or unreadable file falls to ``jsonl``, whose
+    parser reports it)."""
+    path = Path(path)
+    if path.suffix.lower() in MARKDOWN_SUFFIXES:
+        return "markdown"
+    try:
+        with open(path, "rb") as fh:
+            seen = 0
+            while seen < _SNIFF_LINES:
+                raw = fh.readline(_SNIFF_LINE_BYTES)
+                if not raw:
                     break
-                if isinstance(obj, dict) and "id" in obj and "text" in obj:
-                    return "episodes"
-                break
+                if b"\x00" in raw:
+                    break
+                if not raw.strip():
+                    continue
+                seen += 1
+                complete = raw.endswith(b"\n") or len(raw) < _SNIFF_LINE_BYTES
+                if complete:
+                    try:
+                        kind = classify(json.loads(raw.decode("utf-8").lstrip("\ufeff")))
+                    except (ValueError, RecursionError):
+                        kind = None
+                    if kind:
+                        return kind
+                else:
+                    for rule, kind in _PREFIX_RULES:
+                        if rule.search(raw):
+                            return kind
+                    while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
+                        raw = fh.readline(_SNIFF_LINE_BYTES)
+    except OSError:
+        pass
     return "jsonl"

@@ -68,9 +68,12 @@ BATCH = 1000  # episodes per ledger append (one fsync each)
 
 def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
            progress: Callable[[Path, FileSummary], None] | None = None, sync: bool = True,
-           force: bool = False) -> IngestReport:
+           force: bool = False, batch: int = BATCH,
+           on_ack: Callable[[list[str]], None] | None = None) -> IngestReport:
     """Ingest files: parse, store what changed (acknowledged per batch), then
-    let Neo4j catch up. A bad file or line is reported and never stops the rest."""
+    let Neo4j catch up. A bad file or line is reported and never stops the rest.
+
+    ``on_ack`` gets the episode ids of each batch once it is durable."""
     if fmt not in FORMATS:
         raise BadQuery(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
     report = IngestReport()
@@ -102,8 +105,11 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
         summary.malformed = len(parsed.malformed)
         fresh = _changed(memory, parsed.episodes)
         summary.duplicates_skipped = len(parsed.episodes) - len(fresh)
-        for i in range(0, len(fresh), BATCH):
-            memory.store(fresh[i : i + BATCH])
+        for i in range(0, len(fresh), batch):
+            chunk = fresh[i : i + batch]
+            memory.store(chunk)
+            if on_ack:
+                on_ack([ep.id for ep in chunk])
         summary.episodes_added = len(fresh)
         report.episodes_added += len(fresh)
         report.duplicates_skipped += summary.duplicates_skipped

@@ -346,30 +346,17 @@ class SpanCollector:
 
     def spans(self) -> list[tuple[int, int, str]]:
         out: list[tuple[int, int, str]] = []
-        open_: dict[str, list[int]] = {}
-        last_line: dict[str, int] = {}
+        run: list = []  # [first, last, episode id] being extended
         for line, _, eid in sorted(self._marks):
-            if out and out[-1][2] == eid and not open_:
-                pass
-            cur = open_.get(eid)
-            if cur is not None and _only_owner(cur, eid, open_) and last_line.get("__any__", 0) in (cur[1], line):
-                cur[1] = line
-            else:
-                if cur is not None:
-                    out.append((cur[0], cur[1], eid))
-                open_[eid] = [line, line]
-            # any other open span is closed by this line of another episode
-            for other in [e for e in open_ if e != eid]:
-                s = open_.pop(other)
-                out.append((s[0], s[1], other))
-            last_line["__any__"] = line
-        for eid, s in open_.items():
-            out.append((s[0], s[1], eid))
-        return sorted(set(out))
-
-
-def _only_owner(cur: list[int], eid: str, open_: dict[str, list[int]]) -> bool:
-    return len(open_) == 1 and eid in open_
+            if run and run[2] == eid:
+                run[1] = line
+                continue
+            if run:
+                out.append((run[0], run[1], run[2]))
+            run = [line, line, eid]
+        if run:
+            out.append((run[0], run[1], run[2]))
+        return list(dict.fromkeys(out))
 
 
 @dataclass
@@ -399,6 +386,7 @@ class SessionBuilder:
         self.max_chars = max_chars
         self.parts: list[_Part] = []
         self._cut = False
+        self._pending_meta: dict[str, Any] = {}
 
     @property
     def message_count(self) -> int:
@@ -413,7 +401,7 @@ class SessionBuilder:
         if self.parts and not self._cut:
             self.parts[-1].meta[key] = value
         else:
-            self._pending_meta = {**getattr(self, "_pending_meta", {}), key: value}
+            self._pending_meta[key] = value
 
     def add(self, msg: Msg) -> None:
         if len(msg.text) > MAX_MESSAGE_CHARS:
@@ -426,7 +414,7 @@ class SessionBuilder:
             elif cur.size + len(msg.text) > self.max_chars and cur.msgs:
                 new = True
         if new:
-            cur = _Part(len(self.parts), meta=getattr(self, "_pending_meta", {}))
+            cur = _Part(len(self.parts), meta=self._pending_meta)
             self._pending_meta = {}
             self.parts.append(cur)
             self._cut = False
@@ -441,6 +429,8 @@ class SessionBuilder:
         """Close the session: its episodes, enriched, appended to ``parsed``."""
         out: list[Episode] = []
         prev: str | None = None
+        # A platform named once (an envelope, a session column) holds for the whole session.
+        channel = self.channel or next((c for p in self.parts for m in p.msgs for c in m.hints.channels), "")
         for part in self.parts:
             if not part.msgs:
                 continue
@@ -459,7 +449,7 @@ class SessionBuilder:
             hints.channels = list(dict.fromkeys(hints.channels))
             ep = Episode(
                 id=eid, source=self.source, session_id=self.session_id, agent=self.agent,  # type: ignore[arg-type]
-                channel=self.channel or (hints.channels[0] if hints.channels else ""),
+                channel=channel,
                 text="\n".join(m.text for m in part.msgs), first_ts=part.first, last_ts=part.last,
                 message_count=len(part.msgs), meta=meta,
             )

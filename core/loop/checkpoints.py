@@ -1,0 +1,377 @@
+"""Checkpoints: the latest state of each loop, and the history of its transitions.
+
+Files (DESIGN.md, State directory), all under ``<state>/checkpoints/``:
+
+* ``<goal>__<loop>.json``: the latest ``LoopState``, written atomically
+  (temp file in the same directory, fsync, rename), so a crash leaves the old
+  or the new state, never half of one;
+* ``<goal>__<loop>.history.jsonl``: one ``HistoryEntry`` a line, appended and
+  fsync'd *before* the checkpoint is replaced. The history is the loop's
+  write-ahead log: when its last entry is newer than the checkpoint (a crash
+  between the two writes), loading rolls forward to it; when the checkpoint is
+  corrupt, loading rebuilds it from the history and says so.
+
+Names are safe for any goal id: ASCII letters, digits, ``-``, ``_`` and CJK
+are kept, everything else is percent-escaped (``/``, ``..``, NUL, control
+characters, quotes), Windows device names (``CON``, ``NUL``, ``COM1``...) are
+escaped, and a long name is cut with a hash suffix, so every file stays inside
+``checkpoints/`` and under the file-name length limit.
+
+Retention: history keeps the first entry, every status change and the last
+``keep_last`` entries; the rest is compacted away (atomically) every
+``compact_every`` appends, so a loop's history cannot grow without bound.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from pydantic import ValidationError
+
+from ..fsutil import append_line, atomic_write
+from ..recall import BadQuery
+from .models import HistoryEntry, LoopState
+
+CHECKPOINTS = "checkpoints"
+GOAL_NAME_BYTES = 120
+LOOP_NAME_BYTES = 60
+WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
+
+
+class LoopNotFound(BadQuery):
+    """No checkpoint or history for this loop id."""
+
+
+class CorruptCheckpoint(RuntimeError):
+    """A checkpoint file that cannot be read (and no history to rebuild it from)."""
+
+    def __init__(self, path: Path, error: str):
+        self.path = Path(path)
+        self.error = error
+        super().__init__(f"checkpoint {self.path.name} is corrupt: {error}")
+
+
+class LoopBusy(RuntimeError):
+    """Another process is running this loop."""
+
+
+# -- safe names ---------------------------------------------------------------------
+def _is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    return (0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF
+            or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F)
+
+
+def _escape(ch: str) -> str:
+    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+
+
+def safe_name(raw: str, limit: int = GOAL_NAME_BYTES) -> str:
+    """A file-name component for ``raw``: reversible percent-escaping (so two
+    different ids never share a name), CJK kept, capped at ``limit`` bytes."""
+    out: list[str] = []
+    prev = ""
+    for i, ch in enumerate(raw):
+        if ch.isascii() and (ch.isalnum() or ch in "-_"):
+            out.append(ch)
+        elif ch == "." and i > 0 and prev != "." and i < len(raw) - 1:
+            out.append(ch)  # no leading, doubled or trailing dots
+        elif _is_cjk(ch):
+            out.append(ch)
+        else:
+            out.append(_escape(ch))
+        prev = ch
+    name = "".join(out) or "%00empty"
+    if name.split(".")[0].upper() in WINDOWS_RESERVED:
+        name = _escape(name[0]) + name[1:]
+    if len(name.encode("utf-8")) > limit:
+        digest = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+        budget = limit - len(digest) - 1
+        cut = ""
+        for token in _tokens(name):
+            if len((cut + token).encode("utf-8")) > budget:
+                break
+            cut += token
+        name = f"{cut}~{digest}"  # "~" never appears unescaped, so this cannot collide with a plain name
+    return name
+
+
+def _tokens(name: str) -> Iterator[str]:
+    """Characters, with each %XX escape kept whole (a cut never splits one)."""
+    i = 0
+    while i < len(name):
+        step = 3 if name[i] == "%" else 1
+        yield name[i:i + step]
+        i += step
+
+
+# -- the store -----------------------------------------------------------------------
+@dataclass
+class Problem:
+    file: str
+    error: str
+
+
+@dataclass
+class Loaded:
+    state: LoopState
+    warnings: list[str] = field(default_factory=list)
+    recovered: bool = False  # rolled forward from history (or rebuilt from it)
+
+
+@dataclass
+class Listing:
+    states: list[LoopState]
+    problems: list[Problem]
+
+
+class CheckpointStore:
+    def __init__(self, state_dir: Path, *, keep_last: int = 200, compact_every: int = 50,
+                 max_status_changes: int = 500):
+        self.dir = Path(state_dir) / CHECKPOINTS
+        self.keep_last = keep_last
+        self.compact_every = compact_every
+        self.max_status_changes = max_status_changes
+
+    # -- paths ------------------------------------------------------------------------
+    def base(self, goal_id: str, loop_id: str) -> Path:
+        p = self.dir / f"{safe_name(goal_id, GOAL_NAME_BYTES)}__{safe_name(loop_id, LOOP_NAME_BYTES)}"
+        # belt and braces: whatever the name, it is one component inside checkpoints/
+        assert p.parent == self.dir and "/" not in p.name and "\x00" not in p.name
+        return p
+
+    def latest_path(self, state: LoopState) -> Path:
+        b = self.base(state.goal_id, state.loop_id)
+        return b.with_name(b.name + ".json")
+
+    def history_path(self, state: LoopState) -> Path:
+        b = self.base(state.goal_id, state.loop_id)
+        return b.with_name(b.name + ".history.jsonl")
+
+    def _files(self, loop_id: str) -> tuple[Path | None, Path | None]:
+        suffix = f"__{safe_name(loop_id, LOOP_NAME_BYTES)}"
+        latest = history = None
+        if self.dir.is_dir():
+            for p in self.dir.iterdir():
+                if p.name.endswith(suffix + ".json"):
+                    latest = p
+                elif p.name.endswith(suffix + ".history.jsonl"):
+                    history = p
+        if latest is None and history is not None:
+            latest = history.with_name(history.name[: -len(".history.jsonl")] + ".json")
+        if history is None and latest is not None:
+            history = latest.with_name(latest.name[: -len(".json")] + ".history.jsonl")
+        return latest, history
+
+    # -- writing ------------------------------------------------------------------------
+    def save(self, state: LoopState) -> Path:
+        path = self.latest_path(state)
+        atomic_write(path, state.model_dump_json(indent=1))
+        return path
+
+    def append(self, entry: HistoryEntry) -> Path:
+        path = self.history_path(entry.state)
+        append_line(path, entry.model_dump_json())
+        if entry.index % self.compact_every == 0:
+            self.compact(path)
+        return path
+
+    def compact(self, path: Path) -> int:
+        """Apply the retention rule to one history file; returns entries dropped."""
+        entries, _ = read_history(path)
+        keep = self.retained(entries)
+        if len(keep) == len(entries):
+            return 0
+        atomic_write(path, "".join(e.model_dump_json() + "\n" for e in keep))
+        return len(entries) - len(keep)
+
+    def retained(self, entries: list[HistoryEntry]) -> list[HistoryEntry]:
+        if len(entries) <= self.keep_last:
+            return entries
+        tail = {e.index for e in entries[-self.keep_last:]}
+        changes = [e.index for e in entries if e.status_changed]
+        keep = tail | set(changes[-self.max_status_changes:]) | {entries[0].index}
+        return [e for e in entries if e.index in keep]
+
+    @contextmanager
+    def lock(self, loop_id: str, timeout: float = 10.0):
+        """Exclusive right to run (and so to write) one loop; released if the holder dies."""
+        locks = self.dir / ".locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        path = locks / f"{safe_name(loop_id, LOOP_NAME_BYTES)}.lock"
+        fh = open(path, "a+")
+        try:
+            end = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= end:
+                        raise LoopBusy(f"loop {loop_id} is being run by another process; "
+                                       "try again when it stops (ars loop show shows its status)") from None
+                    time.sleep(0.05)
+            yield
+        finally:
+            fh.close()  # closing drops the lock
+
+    def is_running(self, loop_id: str) -> bool:
+        """Whether some process holds the loop's run lock right now."""
+        path = self.dir / ".locks" / f"{safe_name(loop_id, LOOP_NAME_BYTES)}.lock"
+        if not path.exists():
+            return False
+        with open(path, "a+") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            return False
+
+    # -- reading ---------------------------------------------------------------------------
+    def exists(self, loop_id: str) -> bool:
+        latest, history = self._files(loop_id)
+        return bool((latest and latest.exists()) or (history and history.exists()))
+
+    def load(self, loop_id: str) -> Loaded:
+        latest, history = self._files(loop_id)
+        if latest is None or not (latest.exists() or (history and history.exists())):
+            raise LoopNotFound(f"no loop {loop_id!r} in {self.dir}: `ars loop list` shows the loops there")
+        return self._load_files(latest, history)
+
+    def _load_files(self, latest: Path, history: Path | None) -> Loaded:
+        state: LoopState | None = None
+        error = ""
+        if latest.exists():
+            try:
+                state = LoopState.model_validate_json(latest.read_bytes())
+            except (ValidationError, ValueError, UnicodeDecodeError) as exc:
+                error = _one_line(exc)
+        else:
+            error = "missing"
+        last = last_entry(history) if history is not None else None
+        if state is not None and (last is None or last.index <= state.seq):
+            return Loaded(state)
+        if last is not None:
+            if state is None:
+                warn = f"checkpoint {latest.name} is {'missing' if error == 'missing' else 'corrupt: ' + error}; " \
+                       f"rebuilt from history entry {last.index}"
+            else:
+                warn = f"checkpoint {latest.name} was behind its history (entry {state.seq} < {last.index}); rolled forward"
+            return Loaded(last.state, [warn], recovered=True)
+        raise CorruptCheckpoint(latest, error)
+
+    def history(self, loop_id: str) -> tuple[list[HistoryEntry], list[Problem]]:
+        latest, history = self._files(loop_id)
+        if history is None or not history.exists():
+            if latest is None or not latest.exists():
+                raise LoopNotFound(f"no loop {loop_id!r} in {self.dir}: `ars loop list` shows the loops there")
+            return [], []
+        return read_history(history)
+
+    def list(self) -> Listing:
+        states: list[LoopState] = []
+        problems: list[Problem] = []
+        if not self.dir.is_dir():
+            return Listing(states, problems)
+        seen: set[str] = set()
+        for p in sorted(self.dir.iterdir()):
+            if p.name.startswith("."):
+                continue
+            if p.name.endswith(".json"):
+                base = p.name[: -len(".json")]
+            elif p.name.endswith(".history.jsonl"):
+                base = p.name[: -len(".history.jsonl")]
+            else:
+                continue
+            if base in seen:
+                continue
+            seen.add(base)
+            latest = self.dir / f"{base}.json"
+            history = self.dir / f"{base}.history.jsonl"
+            try:
+                loaded = self._load_files(latest, history)
+            except CorruptCheckpoint as exc:
+                problems.append(Problem(file=exc.path.name, error=exc.error))
+                continue
+            except OSError as exc:
+                problems.append(Problem(file=latest.name, error=_one_line(exc)))
+                continue
+            for w in loaded.warnings:
+                problems.append(Problem(file=latest.name, error=w))
+            states.append(loaded.state)
+        states.sort(key=lambda s: s.updated_at, reverse=True)
+        return Listing(states, problems)
+
+
+def read_history(path: Path) -> tuple[list[HistoryEntry], list[Problem]]:
+    """Entries of a history file; a torn or corrupt line is skipped and reported."""
+    entries: list[HistoryEntry] = []
+    problems: list[Problem] = []
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return entries, problems
+    with fh:
+        for no, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            if not raw.endswith(b"\n"):
+                problems.append(Problem(file=f"{path.name}:{no}", error="torn last line (a crash mid-write); ignored"))
+                continue
+            try:
+                entries.append(HistoryEntry.model_validate_json(raw))
+            except (ValidationError, ValueError) as exc:
+                problems.append(Problem(file=f"{path.name}:{no}", error=_one_line(exc)))
+    # a crash can leave a line with an index that a later (redone) entry repeats: the later one wins
+    by_index: dict[int, HistoryEntry] = {}
+    for e in entries:
+        by_index[e.index] = e
+    return [by_index[i] for i in sorted(by_index)], problems
+
+
+def last_entry(path: Path | None) -> HistoryEntry | None:
+    """The last complete, valid entry, read from the end of the file."""
+    if path is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        buf = b""
+        pos = size
+        while pos > 0:
+            start = max(0, pos - 65536)
+            buf = os.pread(fd, pos - start, start) + buf
+            pos = start
+            lines = buf.split(b"\n")
+            # lines[0] may be partial (unless pos == 0); the part after the last "\n" is torn
+            complete = lines[1:-1] if pos > 0 else lines[:-1]
+            for raw in reversed(complete):
+                if raw.strip():
+                    try:
+                        return HistoryEntry.model_validate_json(raw)
+                    except (ValidationError, ValueError):
+                        continue
+            if pos > 0:
+                # keep the partial first line (it ended at a newline we split on); the next
+                # block read is prepended to it
+                buf = lines[0] + b"\n"
+        return None
+    finally:
+        os.close(fd)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return (text[:200] + "…") if len(text) > 200 else text or type(exc).__name__
+
