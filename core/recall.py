@@ -193,11 +193,11 @@ class Memory:
             old.unlink()
         return applied
 
-    def sync_neo4j(self, max_seconds: float = 60.0):
+    def sync_neo4j(self, max_seconds: float = 60.0, retries: int = 3):
         """Drain the ledger into Neo4j now (best effort); None when not configured."""
         if self.neo4j is None:
             return None
-        report = self.sync.run(max_seconds=max_seconds)
+        report = self.sync.run(max_seconds=max_seconds, retries=retries)
         if report.applied:
             # new data can invalidate Neo4j's cached plan; re-plan off the read path
             self._warming.append(self._pools["neo4j"].submit(self.neo4j.warm))

@@ -113,8 +113,13 @@ def state_dir(tmp_path: Path) -> Path:
     return d
 
 
+# Functional tests run with roomy deadlines so a loaded 2-core machine cannot
+# turn a slow answer into a flaky failure; tests about deadlines set their own.
+TEST_DEADLINES = {"neo4j_deadline": 3.0, "sqlite_deadline": 3.0, "files_deadline": 3.0}
+
+
 def make_memory(state_dir: Path, **kw) -> Memory:
-    return Memory(Settings(state_dir=state_dir, **kw))
+    return Memory(Settings(state_dir=state_dir, **{**TEST_DEADLINES, **kw}))
 
 
 @pytest.fixture

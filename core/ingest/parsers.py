@@ -102,6 +102,7 @@ PARSERS: dict[str, Callable[[Path], Parsed]] = {
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 _SNIFF_LINES = 20
 _SNIFF_LINE_BYTES = 1024 * 1024
+_SNIFF_LONG_CHUNKS = 16  # a long first line is searched this many MB deep for its keys
 _CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot", "progress",
                  "queue-operation", "custom-title"}
 # For a first line too long to parse whole: its opening keys still tell.
@@ -162,9 +163,17 @@ def detect_format(path: Path) -> str:
                     if kind:
                         return kind
                 else:
-                    for rule, kind in _PREFIX_RULES:
-                        if rule.search(raw):
-                            return kind
+                    # a long line: look for telling keys chunk by chunk (bounded)
+                    tail = b""
+                    for _ in range(_SNIFF_LONG_CHUNKS):
+                        window = tail + raw
+                        for rule, kind in _PREFIX_RULES:
+                            if rule.search(window):
+                                return kind
+                        if not raw or raw.endswith(b"\n"):
+                            break
+                        tail = raw[-256:]
+                        raw = fh.readline(_SNIFF_LINE_BYTES)
                     while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
                         raw = fh.readline(_SNIFF_LINE_BYTES)
     except OSError:

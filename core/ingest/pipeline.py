@@ -117,7 +117,9 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
         if progress:
             progress(path, summary)
     if sync:
-        result = memory.sync_neo4j()
+        # one attempt, no retries: a Neo4j outage must not hold up ingestion
+        # (the breaker makes later attempts instant; `ars sync run` retries)
+        result = memory.sync_neo4j(retries=0)
         if result is not None:
             report.sync = result.model_dump()
     memory.settle()

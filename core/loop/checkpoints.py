@@ -28,6 +28,7 @@ import fcntl
 import hashlib
 import os
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,7 @@ class CorruptCheckpoint(RuntimeError):
 
     def __init__(self, path: Path, error: str):
         self.path = Path(path)
-        self.error = error
+        self.error = f"corrupt checkpoint: {error}"
         super().__init__(f"checkpoint {self.path.name} is corrupt: {error}")
 
 
@@ -64,9 +65,11 @@ class LoopBusy(RuntimeError):
 
 # -- safe names ---------------------------------------------------------------------
 def _is_cjk(ch: str) -> bool:
+    """A CJK ideograph, kana or hangul letter that is assigned (kept readable in names)."""
     o = ord(ch)
-    return (0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF
-            or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F)
+    in_range = (0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF
+                or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F)
+    return in_range and unicodedata.category(ch) == "Lo"
 
 
 def _escape(ch: str) -> str:
@@ -253,7 +256,7 @@ class CheckpointStore:
             try:
                 state = LoopState.model_validate_json(latest.read_bytes())
             except (ValidationError, ValueError, UnicodeDecodeError) as exc:
-                error = _one_line(exc)
+                error = _describe(exc)
         else:
             error = "missing"
         last = last_entry(history) if history is not None else None
@@ -266,7 +269,8 @@ class CheckpointStore:
             else:
                 warn = f"checkpoint {latest.name} was behind its history (entry {state.seq} < {last.index}); rolled forward"
             return Loaded(last.state, [warn], recovered=True)
-        raise CorruptCheckpoint(latest, error)
+        raise CorruptCheckpoint(latest, f"{error}; no history to rebuild it from: restore the file "
+                                        "from a backup or delete it")
 
     def history(self, loop_id: str) -> tuple[list[HistoryEntry], list[Problem]]:
         latest, history = self._files(loop_id)
@@ -329,7 +333,7 @@ def read_history(path: Path) -> tuple[list[HistoryEntry], list[Problem]]:
             try:
                 entries.append(HistoryEntry.model_validate_json(raw))
             except (ValidationError, ValueError) as exc:
-                problems.append(Problem(file=f"{path.name}:{no}", error=_one_line(exc)))
+                problems.append(Problem(file=f"{path.name}:{no}", error=f"unreadable history line: {_describe(exc)}"))
     # a crash can leave a line with an index that a later (redone) entry repeats: the later one wins
     by_index: dict[int, HistoryEntry] = {}
     for e in entries:
@@ -369,6 +373,15 @@ def last_entry(path: Path | None) -> HistoryEntry | None:
         return None
     finally:
         os.close(fd)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for a person: pydantic's first error, not its whole report."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        e = exc.errors()[0]
+        loc = ".".join(str(p) for p in e.get("loc", ()))
+        return (f"{loc}: " if loc else "") + str(e.get("msg", "invalid"))
+    return _one_line(exc)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -151,6 +151,10 @@ def _note(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     ep = Episode(id=f"loop:{ctx.loop_id}:note:{digest}", source="loop", session_id=ctx.loop_id, agent="ars-loop",
                  summary=args.get("summary", "") or text[:120], text=text, topics=[ctx.goal_id] if ctx.goal_id else [],
                  meta={"loop_id": ctx.loop_id, "iteration": ctx.iteration, "kind": "note"})
+    old = ctx.memory.sqlite.get(ep.id)
+    if old is not None and old.text == ep.text and old.summary == ep.summary:
+        # replayed after a crash (or the same note twice): the memory already holds it
+        return ToolResult(ok=True, output=f"note {ep.id} already stored", data={"episode_id": ep.id})
     ctx.memory.store([ep])
     return ToolResult(ok=True, output=f"stored note {ep.id}", data={"episode_id": ep.id})
 
