@@ -53,9 +53,9 @@ def test_files_tier_answers_when_the_index_tiers_cannot(state_dir):
 
 
 def test_recall_with_neo4j_stopped_mid_test(neo4j_server, neo4j_uri, state_dir):
-    mem = make_memory(state_dir, neo4j_uri=neo4j_uri)
+    # the production deadlines: this test is about answering inside them
+    mem = make_memory(state_dir, neo4j_uri=neo4j_uri, neo4j_deadline=0.25, sqlite_deadline=0.25, files_deadline=0.5)
     ingest(mem, [SAMPLE])
-    assert not mem.recall("Alice weekly plan").degraded
     neo4j_server.stop()
     try:
         for _ in range(3):
@@ -67,7 +67,7 @@ def test_recall_with_neo4j_stopped_mid_test(neo4j_server, neo4j_uri, state_dir):
             assert r.tier("sqlite").status == "ok"
             assert r.hits[0].episode_id == "hermes:h-88:0"
             # inside the deadline: the largest tier deadline plus scheduling slack
-            assert elapsed < max(mem.deadlines.values()) + 1.0
+            assert elapsed < max(mem.deadlines.values()) + 0.25, elapsed
         assert mem.neo4j.breaker.snapshot().state == "open"
     finally:
         neo4j_server.start()
