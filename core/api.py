@@ -89,6 +89,17 @@ class ARS:
             raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Neo4j)")
         return self.memory.sync.backfill(clear=clear)
 
+    def enrich_pending(self, limit: int | None = None) -> tuple[int, int]:
+        """Ask the configured model again for episodes marked pending; returns
+        (upgraded, still pending). Upgrades go through the ledger like any write."""
+        if not self.settings.openai_base_url and not self.settings.openai_api_key:
+            raise BadInput("no model configured: set ARS_OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one)")
+        from .enrich.llm import enrich_pending
+
+        result = enrich_pending(self.memory, self.settings, store=self.memory.store, limit=limit)
+        self.memory.sync_neo4j(retries=0)
+        return result
+
     def rebuild(self) -> int:
         """Recreate memory.sqlite from the ledger."""
         if not self.memory.ledger.path.exists():

@@ -267,3 +267,34 @@ def test_a_batch_with_every_bad_input_ingests_the_good_rest(tmp_path, huge_line_
     # 3 + 2 (good openclaw, hermes) + 1 (good.md) + 3 (truncated openclaw) + 1 (utf8) + 1 (notobject)
     # + 2 (broken.md: its unclosed front matter read as a section, then "# H") + 1 (huge)
     assert report.episodes_added == 14
+
+
+# -- anything at all: never an exception ---------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_KEYS = st.sampled_from([
+    "type", "message", "role", "content", "text", "id", "parentId", "timestamp", "session_id", "sessionId", "uuid",
+    "isSidechain", "agentId", "messages", "tool_calls", "function", "name", "arguments", "input", "summary",
+    "leafUuid", "toolName", "command", "output", "title", "source", "started_at", "cwd", "isMeta", "subtype"])
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63), st.floats(allow_nan=False),
+                     st.sampled_from(["user", "assistant", "toolResult", "tool", "session", "message", "compaction",
+                                      "text", "toolCall", "tool_use", "tool_result", "summary", "bashExecution"]),
+                     st.text(max_size=20))
+_JSON = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                        st.dictionaries(_KEYS, inner, max_size=6)), max_leaves=20)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(_JSON.map(json.dumps), st.binary(max_size=30).map(lambda b: b.decode("latin-1"))),
+                      min_size=1, max_size=8))
+def test_no_input_makes_a_parser_raise(tmp_path, lines):
+    f = tmp_path / "any.jsonl"
+    f.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass") + b"\n")
+    n = len(f.read_bytes().splitlines())
+    for parser in PARSERS.values():
+        p = parser(f)
+        for m in p.malformed:
+            assert 0 <= m.line <= n and "\n" not in m.error
+        for first, last, eid in p.spans:
+            assert 1 <= first <= last <= n and any(e.id == eid for e in p.episodes)

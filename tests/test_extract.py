@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.enrich.extract import (
-    MAX_PER_TYPE, Hints, command_names, enrich_deterministic, extract, normalize_path, normalize_url,
+    MAX_PER_TYPE, Hints, command_names, enrich_deterministic, extract, normalize_path, normalize_url, source_key,
 )
 from core.models import Episode
 
@@ -122,3 +122,12 @@ def test_enrich_deterministic_keeps_what_was_given():
     fresh = enrich_deterministic(given)
     assert ("core/sync.py", "file") in {(e.name, e.type) for e in fresh.entities}
     assert fresh.summary == "We moved the Neo4j sync into core/sync.py"
+
+
+def test_source_key_ignores_enrichment_only():
+    ep = enrich_deterministic(Episode(id="m:2", text="deploy notes", meta={"path": "/x.md"}))
+    llm_like = ep.model_copy(update={"summary": "LLM summary", "topics": ["x"], "entities": [],
+                                     "meta": {**ep.meta, "enrichment": "llm", "enrichment_model": "m"}})
+    assert source_key(ep) == source_key(llm_like)
+    assert source_key(ep) != source_key(ep.model_copy(update={"text": "deploy notes, edited"}))
+    assert source_key(ep) != source_key(ep.model_copy(update={"meta": {**ep.meta, "prev": "m:1"}}))

@@ -185,13 +185,17 @@ def test_two_processes_approving_at_once_exactly_one_wins_cli(tmp_path):
     assert len(list((state / "approvals").glob("*.json"))) == 1
 
 
+BARRIER = """
+    (Path(sys.argv[3]) / f"ready-{who}").touch()
+    while not (Path(sys.argv[3]) / "go").exists():  # every racer has imported; all start together
+        pass
+"""
 RACE = textwrap.dedent("""
-    import sys, time
+    import sys
     from pathlib import Path
     from core.loop.decisions import decide, AlreadyDecided
-    state, loop_id, start, who = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4]
-    while time.time() < start:
-        pass
+    state, loop_id, who = Path(sys.argv[1]), sys.argv[2], sys.argv[4]
+""") + textwrap.dedent(BARRIER) + textwrap.dedent("""
     try:
         decide(state, loop_id, "approve" if int(who) % 2 else "reject", note=f"racer {who}")
         print("WON")
@@ -200,22 +204,55 @@ RACE = textwrap.dedent("""
 """)
 
 
+def race(script: str, racers: int, state: Path, loop_id: str, gate: Path) -> list[str]:
+    gate.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ARS_")}, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(state), loop_id, str(gate), str(i)], cwd=ROOT,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(racers)]
+    deadline = time.monotonic() + 60
+    while len(list(gate.glob("ready-*"))) < racers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (gate / "go").touch()
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    return [o.strip() for o, _ in outs]
+
+
 @pytest.mark.parametrize("racers", [2, 6])
 def test_concurrent_decisions_on_one_request_exactly_one_wins(tmp_path, racers):
     state = tmp_path / "state"
     state.mkdir()
     loop_id = _waiting_loop(state, tmp_path / "ran.txt")
-    start = time.time() + 1.5  # every racer imports first, then all decide at the same instant
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ARS_")}, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", RACE, str(state), loop_id, str(start), str(i)], cwd=ROOT,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for i in range(racers)]
-    outs = [p.communicate(timeout=60) for p in procs]
-    assert all(p.returncode == 0 for p in procs), outs
-    won = [o for o, _ in outs if o.startswith("WON")]
-    refused = [o for o, _ in outs if o.startswith("REFUSED")]
+    outs = race(RACE, racers, state, loop_id, tmp_path / "gate")
+    won = [o for o in outs if o.startswith("WON")]
+    refused = [o for o in outs if o.startswith("REFUSED")]
     assert len(won) == 1 and len(refused) == racers - 1, outs
     assert all("a second decision is refused" in o for o in refused)
     [event] = list(Ledger(state).read(types=("human.decision",)))
     winner = json.loads((next((state / "approvals").glob("*.json"))).read_text())
     assert event.data["note"] == winner["note"] and event.data["kind"] == winner["kind"]
+
+
+CLAIM_RACE = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from core.loop.decisions import claim, AlreadyDecided
+    from core.loop.models import Decision
+    state, loop_id, who = Path(sys.argv[1]), sys.argv[2], sys.argv[4]
+    d = Decision(loop_id=loop_id, request_id="req-7", kind="approve", note=f"racer {who}", decided_by=who)
+""") + textwrap.dedent(BARRIER) + textwrap.dedent("""
+    try:
+        claim(state, d)  # no pre-check here: the exclusive create alone decides
+        print("WON")
+    except AlreadyDecided:
+        print("REFUSED")
+""")
+
+
+def test_the_exclusive_create_alone_lets_exactly_one_claim_win(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    for round_ in range(2):
+        outs = race(CLAIM_RACE, 8, state, f"loop-r{round_}", tmp_path / f"gate{round_}")
+        assert sorted(outs) == ["REFUSED"] * 7 + ["WON"], outs

@@ -285,6 +285,28 @@ def sync_backfill(
 
 
 @app.command()
+def enrich(
+    pending: Annotated[bool, typer.Option("--pending", help="upgrade episodes marked deterministic:pending")] = False,
+    limit: Annotated[Optional[int], typer.Option("--limit", help="at most this many")] = None,
+    state: StateOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Re-enrich episodes with the configured model (ARS_OPENAI_BASE_URL)."""
+    if not pending:
+        fail("say what to enrich: --pending upgrades the episodes a failed model call left deterministic")
+    with open_ars(state) as ars:
+        try:
+            upgraded, still = ars.enrich_pending(limit=limit)
+        except BadInput as exc:
+            fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps({"upgraded": upgraded, "still_pending": still}) + "\n")
+    else:
+        out.print(f"enriched {upgraded} episodes with the model; {still} still pending")
+    if still and not upgraded:
+        raise typer.Exit(1)
+
+
+@app.command()
 def rebuild(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Recreate memory.sqlite from the ledger."""
     with open_ars(state) as ars:

@@ -451,6 +451,25 @@ def topics_of(text: str, hints: Hints | None = None, techs: list[str] | None = N
 
 
 # -- applying it to an episode ------------------------------------------------------------
+ENRICHMENT_META = ("enrichment", "enrichment_model", "enrichment_error")
+
+
+def source_key(ep: Episode) -> str:
+    """A fingerprint of what the parser read (ids, text, times, meta), leaving
+    out what enrichment writes (summary, topics, entities, relations and the
+    enrichment marks). Re-ingesting a file whose episode has the same key can
+    keep the stored episode, so an LLM enrichment is not replaced by the
+    parser's deterministic one."""
+    import hashlib
+    import json
+
+    meta = {k: v for k, v in ep.meta.items() if k not in ENRICHMENT_META}
+    payload = [ep.id, ep.source, ep.session_id, ep.agent, ep.channel, ep.text,
+               ep.first_ts.isoformat() if ep.first_ts else None, ep.last_ts.isoformat() if ep.last_ts else None,
+               ep.message_count, meta]
+    raw = json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
 def enrich_deterministic(ep: Episode, hints: Hints | None = None, *, keep_given: bool = False) -> Episode:
     """The episode with the deterministic extraction applied.
 

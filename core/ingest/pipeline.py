@@ -7,7 +7,7 @@ from typing import Callable, Iterable
 
 from pydantic import BaseModel, Field
 
-from ..ledger import content_id
+from ..enrich.extract import source_key
 from ..models import Episode
 from ..recall import BadQuery, Memory
 from ..sources import SourceRegistry
@@ -104,6 +104,10 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
         report.malformed.extend(MalformedLine(**m.__dict__) for m in parsed.malformed)
         summary.malformed = len(parsed.malformed)
         fresh = _changed(memory, parsed.episodes)
+        if memory.settings.enrich_with_llm and fresh:
+            from ..enrich.llm import enrich_many
+
+            fresh = enrich_many(fresh, memory.settings)
         summary.duplicates_skipped = len(parsed.episodes) - len(fresh)
         for i in range(0, len(fresh), batch):
             chunk = fresh[i : i + batch]
@@ -127,11 +131,8 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
 
 
 def _changed(memory: Memory, episodes: list[Episode]) -> list[Episode]:
-    """Episodes whose stored version differs (or is missing): re-ingesting an
-    unchanged file writes nothing."""
-    stored = memory.sqlite.event_ids([ep.id for ep in episodes])
-    out = []
-    for ep in episodes:
-        if stored.get(ep.id) != content_id("ep", ep.model_dump(mode="json")):
-            out.append(ep)
-    return out
+    """Episodes whose source content differs from the stored version (or is
+    missing). Enrichment is left out of the comparison, so re-reading a grown
+    file never replaces an LLM enrichment with the parser's deterministic one."""
+    stored = memory.sqlite.source_keys([ep.id for ep in episodes])
+    return [ep for ep in episodes if stored.get(ep.id) != source_key(ep)]

@@ -122,6 +122,7 @@ class Engine:
     # -- running ---------------------------------------------------------------------------------
     def run(self, loop_id: str) -> LoopState:
         """Run a loop from its checkpoint until it exits (or waits for a person)."""
+        self.store.load(loop_id)  # an unknown id is bad input before any lock file is made
         with self.store.lock(loop_id):
             state = self.recover(loop_id)
             if state.status in TERMINAL:
@@ -144,6 +145,7 @@ class Engine:
             return state
 
     def cancel(self, loop_id: str, reason: str) -> LoopState:
+        self.store.load(loop_id)
         with self.store.lock(loop_id):
             state = self.recover(loop_id)
             if state.status in TERMINAL:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..enrich.extract import source_key
 from ..models import Episode, TierReport
 from ..scoring import Candidate, Query, idf_weight, score_candidates
 from ..text import index_text
@@ -39,7 +40,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     last_ts TEXT,
     message_count INTEGER NOT NULL DEFAULT 0,
     meta TEXT NOT NULL DEFAULT '{}',
-    event_id TEXT NOT NULL DEFAULT ''  -- the ledger event that wrote this version
+    event_id TEXT NOT NULL DEFAULT '',  -- the ledger event that wrote this version
+    source_key TEXT NOT NULL DEFAULT ''  -- what the parser read (not enrichment): skip re-ingesting it
 );
 -- How far into ledger.jsonl this database has applied, updated in the same
 -- transaction as the episodes: after a crash, recovery replays from here.
@@ -127,15 +129,15 @@ class SqliteStore:
         row = self._conn().execute("SELECT offset FROM applied WHERE ledger = 'main'").fetchone()
         return row[0] if row else 0
 
-    def event_ids(self, episode_ids: Sequence[str]) -> dict[str, str]:
-        """episode id -> event id of its stored version (to skip unchanged ones)."""
+    def source_keys(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """episode id -> source key of its stored version (to skip unchanged ones)."""
         out: dict[str, str] = {}
         conn = self._conn()
         ids = list(episode_ids)
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            out.update(conn.execute(f"SELECT id, event_id FROM episodes WHERE id IN ({marks})", chunk).fetchall())
+            out.update(conn.execute(f"SELECT id, source_key FROM episodes WHERE id IN ({marks})", chunk).fetchall())
         return out
 
     def _upsert_one(self, conn: sqlite3.Connection, ep: Episode, event_id: str = "") -> None:
@@ -146,8 +148,8 @@ class SqliteStore:
             conn.execute("DELETE FROM episodes WHERE rowid = ?", (row[0],))
         cur = conn.execute(
             "INSERT INTO episodes (id, source, session_id, agent, channel, summary, text, topics,"
-            " entities, relations, first_ts, last_ts, message_count, meta, event_id)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " entities, relations, first_ts, last_ts, message_count, meta, event_id, source_key)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 ep.id, ep.source, ep.session_id, ep.agent, ep.channel, ep.summary, ep.text,
                 json.dumps(ep.topics, ensure_ascii=False),
@@ -158,6 +160,7 @@ class SqliteStore:
                 ep.message_count,
                 json.dumps(ep.meta, ensure_ascii=False, default=str),
                 event_id,
+                source_key(ep),
             ),
         )
         rowid = cur.lastrowid
