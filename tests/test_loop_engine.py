@@ -79,6 +79,20 @@ def test_consecutive_failures_block_with_blockers_and_a_person_can_unblock(state
     assert_consistent(eng, state_dir, s)
 
 
+def test_unblocking_at_the_last_iteration_grants_one_more_and_says_so(state_dir, memory):
+    eng = engine(state_dir, memory)
+    g = goal([{"action": f"retry {i}", "outcome": "fail", "reason": "timeout"} for i in range(3)]
+             + [{"action": "pin the driver", "outcome": "pass"}],
+             budget={"max_iterations": 3, "max_consecutive_failures": 3})
+    s = eng.run(eng.create(g).loop_id)
+    assert s.status == "blocked" and s.iteration == 3
+    decide(state_dir, s.loop_id, "respond", note="pin the driver to 5.26")
+    s = eng.run(s.loop_id)
+    assert s.status == "done" and s.budget.max_iterations == 4
+    entry = next(e for e in eng.store.history(s.loop_id)[0] if e.kind == "decision")
+    assert entry.reason.endswith("(iteration budget raised to 4)")
+
+
 def test_a_person_may_decline_to_unblock(state_dir, memory):
     eng = engine(state_dir, memory)
     s = eng.run(eng.create(sample("flaky-ci.json")).loop_id)

@@ -322,3 +322,21 @@ def test_cli_runs_the_llm_policy(state_dir, server):
             env={"ARS_OPENAI_BASE_URL": srv.url, "ARS_OPENAI_MODEL": "local-model"})
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["status"] == "done" and srv.requests[0]["model"] == "local-model"
+
+
+def test_resuming_an_llm_loop_without_a_model_is_one_line_and_keeps_the_decision(state_dir, memory, server):
+    def brain(body):
+        p = phase(body)
+        if p == "decide":
+            return "shell", {"cmd": "echo ok", "rationale": "Because H1, test it.", "because": ["H1"]}
+        return ("orient", ORIENT) if p == "orient" else ("verify", VERIFY_DONE)
+
+    srv = server(brain)
+    eng = llm_engine(state_dir, memory, srv.url)
+    s = eng.run(eng.create(GOAL, policy="llm").loop_id)
+    assert s.status == "waiting_human"
+    r = ars("loop", "approve", s.loop_id, state=state_dir, env={"OPENAI_API_KEY": ""})
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "uses the llm policy" in r.stderr and "decision applies when it resumes" in r.stderr
+    r = ars("loop", "resume", s.loop_id, "--json", state=state_dir, env={"ARS_OPENAI_BASE_URL": srv.url})
+    assert r.returncode == 0 and json.loads(r.stdout)["status"] == "done"

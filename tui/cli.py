@@ -161,7 +161,7 @@ def print_ingest(report) -> None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="files or folders to ingest")],
+    paths: Annotated[list[str], typer.Argument(help="files or folders to ingest (checked by ars, so one bad path never stops the rest)")],
     fmt: Annotated[str, typer.Option("--format", help=f"one of: {', '.join(FORMATS)}")] = "auto",
     watch: Annotated[bool, typer.Option("--watch", help="keep following the folders and ingest what changes")] = False,
     idle: Annotated[float, typer.Option("--idle", help="with --watch: seconds of quiet before a session is finalised")] = 300.0,

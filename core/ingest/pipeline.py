@@ -103,6 +103,14 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
             continue
         report.malformed.extend(MalformedLine(**m.__dict__) for m in parsed.malformed)
         summary.malformed = len(parsed.malformed)
+        file_error = next((m.error for m in parsed.malformed if m.line == 0), "")
+        if file_error and not parsed.episodes and not file_error.startswith("empty file"):
+            # unreadable or not a transcript at all (binary): the file failed
+            summary.status, summary.error = "failed", file_error
+            report.failed_files += 1
+            if progress:
+                progress(path, summary)
+            continue
         fresh = _changed(memory, parsed.episodes)
         if memory.settings.enrich_with_llm and fresh:
             from ..enrich.llm import enrich_many

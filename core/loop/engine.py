@@ -130,7 +130,11 @@ class Engine:
             repair = getattr(self.memory, "recover", None)
             if callable(repair):
                 repair()  # a kill between a memory ledger append and its SQLite commit
-            self._policy = self.policy_for(state)
+            try:
+                self._policy = self.policy_for(state)
+            except PolicyError as exc:
+                raise BadQuery(f"loop {loop_id} uses the {state.policy} policy, and {exc}; "
+                               "any recorded decision applies when it resumes") from None
             self._mark = time.monotonic()
             if state.status in ("waiting_human", "blocked"):
                 decision = find_decision(self.state_dir, state)
@@ -265,7 +269,8 @@ class Engine:
         new = state.model_copy(update={
             "current_step": "decide", "premises": o.premises, "working_hypotheses": o.hypotheses,
             "checks": [*state.checks, *o.checks], "tokens_used": state.tokens_used + o.tokens})
-        reason = f"{len(o.premises)} premises, {len(o.hypotheses)} hypotheses"
+        np, nh = len(o.premises), len(o.hypotheses)
+        reason = f"{np} premise{'s' * (np != 1)}, {nh} hypothes{'e' if nh != 1 else 'i'}s"
         if failed:
             reason += f"; {len(failed)} failed first-principles checks"
         return self._commit(state, new, "step", reason, {
@@ -447,6 +452,9 @@ class Engine:
         if d.kind == "respond":
             if p.kind == "unblock":
                 nxt = state.iteration + 1
+                # unblocking at the last allowed iteration grants exactly one more, and says so
+                extra = nxt > state.budget.max_iterations
+                reason = f"unblocked{who}: {d.note}" + (f" (iteration budget raised to {nxt})" if extra else "")
                 return self._commit(state, state.model_copy(update={
                     **common, "status": "active", "current_step": "observe", "iteration": nxt,
                     "consecutive_failures": 0, "blockers": [], "exit_reason": "",
@@ -455,7 +463,7 @@ class Engine:
                                                                                     nxt)}),
                     "answers": [*state.answers, Answer(request_id=p.request_id, question=p.prompt,
                                                        answer=d.note, iteration=nxt)]}),
-                    "decision", f"unblocked{who}: {d.note}", detail)
+                    "decision", reason, detail)
             return self._commit(state, state.model_copy(update={
                 **common, "status": "active",
                 "open_questions": [q for q in state.open_questions if q != p.prompt],

@@ -112,7 +112,7 @@ def _sync_health(state_dir: Path, memory: Any) -> SyncHealth:
     except Exception as exc:  # noqa: BLE001 - health is a report, never a crash
         problems.append(f"tier health unavailable: {exc}")
     summary = "; ".join(problems) if problems else \
-        f"ok: {counts['events']} ledger events, tiers " + ", ".join(f"{t['tier']} {t['status']}" for t in tiers)
+        f"{counts['events']} ledger events, tiers " + ", ".join(f"{t['tier']} {t['status']}" for t in tiers)
     return SyncHealth(ok=not problems, summary=summary, ledger=counts, sync=sync, tiers=tiers)
 
 
