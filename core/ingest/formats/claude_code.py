@@ -34,7 +34,7 @@ from typing import Any
 
 from ...enrich.extract import Hints
 from .common import (
-    Msg, Parsed, SessionBuilder, SpanCollector, block_text, guarded, is_noise, iter_objects, result_line,
+    Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, guarded, is_noise, iter_objects, result_line,
     role_line, strip_envelope, to_datetime, tool_args, tool_line,
 )
 
@@ -168,11 +168,7 @@ def _message(kind: str, msg: dict, no: int, ts: Any, tool_names: dict[str, str])
     hints = Hints()
     lines: list[str] = []
     if kind == "user":
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                continue
+        for block in blocks(content):
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str):
                 label, text = user_text(block["text"], hints)
@@ -188,11 +184,7 @@ def _message(kind: str, msg: dict, no: int, ts: Any, tool_names: dict[str, str])
             # images and documents are not remembered text
         role = "user"
     else:
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                continue
+        for block in blocks(content):
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str):
                 text = strip_envelope(block["text"])

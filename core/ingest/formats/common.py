@@ -490,3 +490,12 @@ __all__ = [
     "iter_lines", "iter_objects", "one_line", "render_args", "result_line", "role_line", "strip_envelope",
     "to_datetime", "tool_args", "tool_line",
 ]
+
+
+def blocks(content: Any) -> Iterator[dict]:
+    """The content blocks of a message; a bare string is one text block."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict):
+            yield block

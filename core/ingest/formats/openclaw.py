@@ -28,7 +28,7 @@ from typing import Any
 
 from ...enrich.extract import Hints
 from .common import (
-    Msg, Parsed, SessionBuilder, SpanCollector, block_text, guarded, is_noise, iter_objects, result_line,
+    Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, guarded, is_noise, iter_objects, result_line,
     role_line, strip_envelope, to_datetime, tool_args, tool_line,
 )
 
@@ -130,11 +130,7 @@ def _message(msg: dict, no: int, ts: Any) -> Msg | None:
         return Msg(no, "user", role_line("user", text), ts, hints)
     if role == "assistant":
         lines: list[str] = []
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                continue
+        for block in blocks(content):
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str):
                 t = strip_envelope(block["text"])
