@@ -141,6 +141,11 @@ class Series:
     answered: int = 0  # calls with at least one hit
     degraded: int = 0
     clean: list[float] = field(default_factory=list)  # latencies of calls where no tier failed
+    queries: list[str] = field(default_factory=list)
+
+    def slowest(self, n: int = 3) -> str:
+        worst = sorted(zip(self.lat, self.queries), reverse=True)[:n]
+        return ", ".join(f"{ms(t)} ms `{q[:40]}`" for t, q in worst)
 
     def row(self) -> list[str]:
         n = len(self.lat)
@@ -161,6 +166,7 @@ def timed_recall(memory: Memory, q: str, tiers: str | None, s: Series) -> float:
     r = memory.recall(q, k=K, tiers=tiers)
     dt = (time.perf_counter() - t0) * 1000
     s.lat.append(dt)
+    s.queries.append(q)
     s.answered += bool(r.hits)
     s.degraded += r.degraded
     if not r.degraded:
@@ -198,6 +204,19 @@ def neo4j_ready(memory: Memory, timeout: float = 60.0) -> float:
         time.sleep(0.25)
     progress("neo4j not ready")
     return time.monotonic() - t0
+
+
+def core_version() -> str:
+    """The commit this run measured, and which core files differ from it."""
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "core"],
+                               capture_output=True, text=True).stdout.split("\n")
+        dirty = [d[3:] for d in dirty if d.strip()]
+        return head + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else " (clean core/)")
+    except OSError:
+        return "?"
 
 
 # -- machine facts -----------------------------------------------------------------------
@@ -244,6 +263,7 @@ def machine_facts(out: Out, args) -> None:
         ["deadlines (Settings defaults)",
          f"neo4j {s.neo4j_deadline * 1000:.0f} ms, sqlite {s.sqlite_deadline * 1000:.0f} ms, files {s.files_deadline * 1000:.0f} ms"],
         ["neo4j connect timeout / breaker cooldown", f"{s.neo4j_connect_timeout:.1f} s / {s.neo4j_breaker_cooldown:.1f} s"],
+        ["core version", core_version()],
         ["load average at start (1/5/15 min)", loadavg()],
     ])
 
@@ -525,6 +545,8 @@ def run_size(out: Out, args, size: int, Neo4jServer) -> SizeResult:
         f"then p50 {ms(pct(cold[1:], 50))} ms.")
     out()
     out.table(SERIES_HEADERS, [s.row() for s in res.series.values()])
+    out("Slowest calls: " + "; ".join(f"{k}: {v.slowest()}" for k, v in res.series.items()) + ".")
+    out()
     out("A tier that misses its deadline reports `timeout`; for Neo4j a timeout is also a (soft) breaker"
         " failure, and once the breaker opens the calls within its cooldown are fast `down` answers, which"
         " pull p50/p95 down: read the status counts. Pools between series: " + "; ".join(notes) + ".")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING  # -- loops: type names only
 if TYPE_CHECKING:  # the loop types, imported lazily so `ars recall` never loads the loop
     from .loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
     from .loop.rehydrate import RehydrateReport
+    from .loop.models import Decision  # -- dashboard
 
 BadInput = BadQuery
 
@@ -222,3 +223,89 @@ class ARS:
         from .loop.rehydrate import rehydrate
 
         return rehydrate(self.state_dir, self.memory, self.loops.store, write=write)
+
+    # -- dashboard -------------------------------------------------------------------
+    # What the Textual dashboard (tui/app.py) needs beyond the calls above: which
+    # loops a changed file belongs to (so it reloads only those), several loops at
+    # once, whether a loop runs right now, the decision recorded on a waiting loop,
+    # and the demo seeding (core/demo.py).
+    def loop_ids_for_paths(self, paths: Iterable[str | Path]) -> tuple[set[str], bool]:
+        """The loop ids whose checkpoint, history or decision files are among
+        ``paths``; the flag is true when a name could not be mapped back to its
+        loop (a shortened name), so the caller should list every loop again."""
+        from urllib.parse import unquote
+
+        checkpoints = (self.state_dir / "checkpoints").resolve()
+        approvals = (self.state_dir / "approvals").resolve()
+        ids: set[str] = set()
+        rescan = False
+        for raw in paths:
+            p = Path(raw)
+            name = p.name
+            if name.startswith(".") or name.endswith(".tmp"):
+                continue
+            parent = p.parent.resolve() if p.parent.exists() else p.parent
+            if parent == checkpoints:
+                if name.endswith(".history.jsonl"):
+                    base = name[: -len(".history.jsonl")]
+                elif name.endswith(".json"):
+                    base = name[: -len(".json")]
+                else:
+                    continue
+                part = base.rsplit("__", 1)[-1]
+            elif parent == approvals and name.endswith(".json"):
+                part = name[: -len(".json")].split("__", 1)[0]
+            else:
+                continue
+            if "~" in part or not part:
+                rescan = True  # a name cut to its length limit: not reversible
+                continue
+            ids.add(unquote(part, errors="surrogatepass"))
+        return ids, rescan
+
+    def loop_states(self, loop_ids: Iterable[str]) -> "tuple[dict[str, LoopState], set[str], list[str]]":
+        """The latest state of each loop; the ids that no longer exist; one line
+        per checkpoint that cannot be read."""
+        from .loop.checkpoints import CorruptCheckpoint, LoopNotFound
+
+        states: dict[str, LoopState] = {}
+        gone: set[str] = set()
+        problems: list[str] = []
+        for loop_id in loop_ids:
+            try:
+                states[loop_id] = self.loops.store.load(loop_id).state
+            except LoopNotFound:
+                gone.add(loop_id)
+            except CorruptCheckpoint as exc:
+                problems.append(f"{exc.path.name}: {exc.error}")
+            except OSError as exc:  # vanished between the listing and the read
+                problems.append(f"{loop_id}: {' '.join(str(exc).split())[:160]}")
+        return states, gone, problems
+
+    def loop_running(self, loop_id: str) -> bool:
+        """Whether some process (this one included) is running the loop now."""
+        return self.loops.store.is_running(loop_id)
+
+    def loop_run_alone(self, loop_id: str) -> "LoopState":
+        """Run a loop to its next exit on an engine of its own, so a front end can
+        run several loops at once from threads (one engine runs one loop at a time)."""
+        from .loop.engine import Engine
+
+        engine = Engine(self.state_dir, self.memory, self.settings, tools=self.loops.tools,
+                        store=self.loops.store)
+        return engine.run(loop_id)
+
+    def loop_recorded_decision(self, loop_id: str) -> "Decision | None":
+        """The decision a person recorded on the loop's open request and that the
+        loop has not applied yet (it applies when the loop resumes)."""
+        from .loop.decisions import find_decision
+
+        return find_decision(self.state_dir, self.loop_show(loop_id))
+
+    def episode_count(self) -> int | None:
+        """Episodes in the SQLite store (None when it cannot be read): the
+        dashboard's empty states say how much memory there is to search."""
+        try:
+            return self.memory.sqlite.count()
+        except Exception:  # noqa: BLE001 - a broken store is shown as unknown
+            return None

@@ -641,6 +641,80 @@ def rehydrate(
         err.print(f"[dim]written to {_esc(report.path)}[/]", highlight=False)
 
 
+# =============================================================================
+# -- dashboard: `ars tui`, `ars demo` (Textual is imported inside the commands,
+#    so `ars recall` and the rest never load it)
+# =============================================================================
+VIEWS = ("loops", "inbox", "recall", "checkpoints")
+ViewOpt = Annotated[str, typer.Option("--view", help="the view to open: loops, inbox, recall or checkpoints")]
+
+
+def _open_dashboard(ars: ARS, *, record_only: bool = False, view: str = "loops") -> None:
+    if view not in VIEWS:
+        fail(f"unknown view {view!r}: choose {', '.join(VIEWS)}")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        fail("the dashboard needs a terminal (stdin and stdout a TTY); `ars loop list` and "
+             "`ars recall` work without one")
+    from tui.app import ArsApp
+
+    ArsApp(ars, resume_in_process=not record_only, initial_mode=view).run()
+
+
+@app.command("tui")
+def tui_command(
+    state: StateOpt = None,
+    record_only: Annotated[bool, typer.Option(
+        "--record-only", help="only record decisions in the state directory (another process runs the loops)")] = False,
+    view: ViewOpt = "loops",
+) -> None:
+    """The supervision dashboard on an existing state directory: loops, inbox, recall, checkpoints."""
+    with open_ars(state) as ars:
+        _open_dashboard(ars, record_only=record_only, view=view)
+
+
+@app.command()
+def demo(
+    state: StateOpt = None,
+    no_tui: Annotated[bool, typer.Option("--no-tui", help="only seed the state directory")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="wipe an earlier demo in that directory and seed again")] = False,
+    view: ViewOpt = "loops",
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed a state directory (sample sessions through the real pipeline, loops in every status
+    from samples/goals) and open the dashboard on it. Uses Neo4j when ARS_NEO4J_URI is set."""
+    from core.demo import seed
+
+    try:
+        settings = load_settings(state_dir=state)
+    except ValueError as exc:
+        fail(f"bad configuration: {' '.join(str(exc).split())[:200]}; check the ARS_* environment variables")
+    quiet = as_json or not no_tui
+    try:
+        report = seed(settings=settings, fresh=fresh,
+                      progress=None if quiet else (lambda msg: err.print(f"[dim]{_esc(msg)}[/]", highlight=False)))
+    except BadInput as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+    elif report.reused:
+        err.print(f"[dim]{_esc(report.state_dir)} already holds the demo ({len(report.loops)} loops); "
+                  "--fresh seeds it again[/]", highlight=False)
+    else:
+        out.print(f"seeded [bold]{_esc(report.state_dir)}[/] in {report.seconds:.1f} s: {report.files} files, "
+                  f"{report.episodes_added} episodes, neo4j {_esc(report.neo4j)}", highlight=False)
+        table = Table("loop", "goal", "status", "parent", expand=False)
+        for lp in report.loops:
+            style = LOOP_STYLE.get(lp.status, "")
+            table.add_row(lp.loop_id, _esc(lp.goal_id), f"[{style}]{lp.status}[/]", lp.parent)
+        if no_tui:
+            out.print(table)
+            out.print(f"open it with: ars tui --state {_esc(report.state_dir)}", highlight=False)
+    if no_tui or as_json:
+        return
+    with open_ars(Path(report.state_dir)) as ars:
+        _open_dashboard(ars, view=view)
+
+
 def main() -> None:
     app()
 

@@ -8,6 +8,8 @@ same moment one wins; the other is told who decided what, and when. The
 winning decision is then written to the ledger (``human.decision``, stable
 id per loop and request); the engine applies it when the loop resumes from
 its checkpoint, and writes the ledger event itself if a crash came between.
+Deciding holds the loop's run lock for those few milliseconds, so an engine
+never applies a decision whose ledger event is still being written.
 """
 
 from __future__ import annotations
@@ -112,8 +114,18 @@ def claim(state_dir: Path, d: Decision) -> None:
 def decide(state_dir: Path, loop_id: str, kind: str, *, note: str = "", args: dict[str, Any] | None = None,
            request_id: str | None = None, tools: ToolRegistry | None = None,
            store: CheckpointStore | None = None) -> Decision:
-    """Record one decision on the loop's open request (it is applied when the loop resumes)."""
+    """Record one decision on the loop's open request (it is applied when the loop resumes).
+
+    Taken under the loop's run lock, so no engine applies the decision between
+    the claim and its ledger event (which would write that event twice)."""
     store = store or CheckpointStore(state_dir)
+    store.load(loop_id)  # an unknown loop is bad input before any lock file is made
+    with store.lock(loop_id):
+        return _decide_locked(state_dir, store, loop_id, kind, note, args, request_id, tools)
+
+
+def _decide_locked(state_dir: Path, store: CheckpointStore, loop_id: str, kind: str, note: str,
+                   args: dict[str, Any] | None, request_id: str | None, tools: ToolRegistry | None) -> Decision:
     state = store.load(loop_id).state
     p = state.pending_approval
     if request_id is not None and (p is None or request_id != p.request_id):

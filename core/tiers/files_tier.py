@@ -25,7 +25,6 @@ from typing import Iterator
 from ..models import TierReport
 from ..scoring import Candidate, Query, idf_weight, score_candidates
 from ..sources import SourceFile, SourceRegistry
-from ..text import index_terms
 from .base import DeadlineExceeded, Lookup, guarded
 
 MAX_TEXT_PER_EPISODE = 8000
@@ -102,36 +101,39 @@ class FilesTier:
             for path, lineno, text in scan(files, needles, deadline):
                 ep = files[path].episode_at(lineno)
                 if ep is not None and sum(map(len, matched[ep])) < MAX_TEXT_PER_EPISODE:
-                    matched[ep].append(line_text(text))
+                    matched[ep].append(text)
         except DeadlineExceeded:
             complete = False
         n_docs = sum(len(f.spans) for f in files.values()) or 1
-        cands = self._bm25(q, matched, n_docs)
-        return score_candidates(q, self.name, "scan", cands[0], idf=cands[1], k=k), len(matched), complete
+        cands, idf = self._bm25(q, matched, n_docs, None if k is None else max(k * 4, 50))
+        return score_candidates(q, self.name, "scan", cands, idf=idf, k=k), len(matched), complete
 
     @staticmethod
-    def _bm25(q: Query, matched: dict[str, list[str]], n_docs: int):
-        """BM25 over the matched lines of each episode (df among them)."""
-        tfs: dict[str, Counter] = {}
-        lengths: dict[str, int] = {}
+    def _bm25(q: Query, matched: dict[str, list[str]], n_docs: int, limit: int | None):
+        """BM25 over the matched raw lines of each episode, counted cheaply
+        (term occurrences in the lowercased lines, length in characters; df
+        among the matched episodes). Only the best ``limit`` are decoded
+        (JSON string values) and handed to the shared scorer."""
+        low = {ep: " ".join(lines).lower() for ep, lines in matched.items()}
+        tfs: dict[str, dict[str, int]] = {}
         df: Counter = Counter()
-        wanted = set(q.terms)
-        for ep, lines in matched.items():
-            terms = index_terms(" ".join(lines))
-            lengths[ep] = len(terms)
-            tf = Counter(t for t in terms if t in wanted)
+        for ep, text in low.items():
+            tf = {t: c for t in q.terms if (c := text.count(t))}
             tfs[ep] = tf
             df.update(tf.keys())
-        avg = (sum(lengths.values()) / len(lengths)) if lengths else 1.0
+        avg = (sum(map(len, low.values())) / len(low)) if low else 1.0
         idf = {t: idf_weight(n_docs, df.get(t, 0)) for t in q.terms}
-        cands = []
+        scored = []
         for ep, tf in tfs.items():
             if not tf:
                 continue
-            norm = K1 * (1 - B + B * lengths[ep] / (avg or 1.0))
-            s = sum(idf[t] * f * (K1 + 1) / (f + norm) for t, f in tf.items())
-            text = "\n".join(matched[ep])
-            cands.append(Candidate(episode_id=ep, text=text, native=round(s, 6), terms=set(tf)))
+            norm = K1 * (1 - B + B * len(low[ep]) / (avg or 1.0))
+            scored.append((sum(idf[t] * f * (K1 + 1) / (f + norm) for t, f in tf.items()), ep))
+        scored.sort(key=lambda se: (-se[0], se[1]))
+        if limit is not None:
+            scored = scored[:limit]
+        cands = [Candidate(episode_id=ep, text="\n".join(line_text(l) for l in matched[ep]), native=round(s, 6),
+                           terms=set(tfs[ep])) for s, ep in scored]
         return cands, idf
 
     # -- scanners: yield (path, 1-based line number, line) ---------------------

@@ -67,6 +67,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS episodes_vocab USING fts5vocab(episodes_fts, 
 # How many FTS matches the shared scorer re-ranks for a top-k answer.
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 50
+# Postings a candidate MATCH may touch (see ``_match_terms``).
+MATCH_POSTINGS = 4000
 
 
 def _quote(term: str) -> str:
@@ -237,7 +239,11 @@ class SqliteStore:
         # The progress handler interrupts a long query at the deadline.
         conn.set_progress_handler(past_deadline, 2000)
         try:
-            match = " OR ".join(_quote(t) for t in q.terms)
+            n_docs, df = self._stats(conn, q.terms)
+            match_terms = self._match_terms(q.terms, df, limit)
+            if not match_terms:
+                return [], 0
+            match = " OR ".join(_quote(t) for t in match_terms)
             sql = (
                 "SELECT f.rowid, -bm25(episodes_fts) AS s, f.terms, e.id, e.summary, e.text, e.entities,"
                 " e.last_ts, e.first_ts, e.source FROM episodes_fts f JOIN episodes e ON e.rowid = f.rowid"
@@ -248,13 +254,13 @@ class SqliteStore:
                 sql += " LIMIT ?"
                 params.append(limit)
             rows = conn.execute(sql, params).fetchall()
-            idf = self._idf(conn, q.terms)
         except sqlite3.OperationalError as exc:
             if "interrupted" in str(exc):
                 raise DeadlineExceeded("sqlite query interrupted at its deadline") from exc
             raise
         finally:
             conn.set_progress_handler(None, 0)
+        idf = {t: idf_weight(n_docs, df.get(t, 0)) for t in q.terms}
         cands = [
             Candidate(
                 episode_id=r[3],
@@ -269,11 +275,34 @@ class SqliteStore:
         ]
         return score_candidates(q, self.name, "bm25", cands, idf=idf, k=k), len(rows)
 
-    def _idf(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, float]:
-        n_docs = conn.execute("SELECT count(*) FROM episodes_fts").fetchone()[0] or 1
-        marks = ",".join("?" * len(terms))
-        df = dict(conn.execute(f"SELECT term, doc FROM episodes_vocab WHERE term IN ({marks})", list(terms)))
-        return {t: idf_weight(n_docs, df.get(t, 0)) for t in terms}
+    def _stats(self, conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """Document count and each term's document frequency (fts5vocab lookups
+        by equality are index lookups; an IN list or count(*) on the FTS table
+        would scan)."""
+        n_docs = conn.execute("SELECT count(*) FROM episodes").fetchone()[0] or 1
+        df: dict[str, int] = {}
+        for t in terms:
+            row = conn.execute("SELECT doc FROM episodes_vocab WHERE term = ?", (t,)).fetchone()
+            df[t] = row[0] if row else 0
+        return n_docs, df
+
+    @staticmethod
+    def _match_terms(terms: Sequence[str], df: dict[str, int], limit: int | None) -> list[str]:
+        """The terms that pick candidates: rarest first, while their postings
+        stay within ``MATCH_POSTINGS`` (always at least the rarest). FTS5 scores
+        every document a MATCH touches, so a common term would cost more than
+        it adds; common terms still count in the re-ranking (token_match).
+        Unbounded (``limit=None``, explain) matches every term."""
+        present = [t for t in terms if df.get(t)]
+        if limit is None:
+            return present
+        chosen, total = [], 0
+        for t in sorted(present, key=lambda t: df[t]):
+            if chosen and total + df[t] > MATCH_POSTINGS:
+                break
+            chosen.append(t)
+            total += df[t]
+        return chosen
 
 
 def _parse_ts(value: str | None):

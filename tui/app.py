@@ -1,0 +1,333 @@
+"""The supervision dashboard: a Textual app with four modes (views).
+
+* ``1`` Loops, ``2`` Inbox, ``3`` Recall, ``4`` Checkpoints (``tui/screens/``);
+* a watcher thread (watchfiles) reports changed checkpoint and decision files;
+  only the loops they belong to are read again, in the thread, and the views
+  redraw only the rows whose loop changed;
+* every call into ``core`` (listing, recall, decisions, runs, fork) runs in a
+  thread worker: the UI thread never waits on I/O;
+* decisions resume the loop in this process (``resume_in_process``) unless
+  another process is running it, in which case the decision is recorded in the
+  state directory and that process applies it.
+
+The app calls ``core.api.ARS`` only.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+
+from core.api import ARS, BadInput
+from core.loop.models import LoopState
+
+from .messages import LoopsChanged, LoopsListed, StoreChanged
+from .modals import HelpModal
+from .screens.checkpoints import CheckpointsScreen
+from .screens.inbox import InboxScreen
+from .screens.loops import LoopsScreen
+from .screens.recall import RecallScreen
+from .store import ATTENTION, LoopStore
+
+STYLES = Path(__file__).resolve().parents[1] / "styles"
+WATCH_DEBOUNCE_MS = 150
+
+
+class ArsApp(App[None]):
+    TITLE = "ARS"
+    SUB_TITLE = "supervision dashboard"
+    CSS_PATH = [STYLES / "app.tcss"]
+    MODES = {
+        "loops": LoopsScreen,
+        "inbox": InboxScreen,
+        "recall": RecallScreen,
+        "checkpoints": CheckpointsScreen,
+    }
+    DEFAULT_MODE = "loops"
+    BINDINGS = [
+        Binding("1", "switch_mode('loops')", "Loops", show=False),
+        Binding("2", "switch_mode('inbox')", "Inbox", show=False),
+        Binding("3", "switch_mode('recall')", "Recall", show=False),
+        Binding("4", "switch_mode('checkpoints')", "Checkpoints", show=False),
+        Binding("slash", "focus_search", "Search", show=True, key_display="/"),
+        Binding("question_mark", "help", "Help", show=True, key_display="?"),
+        Binding("q", "quit", "Quit", show=True),
+    ]
+
+    inbox_count: reactive[int] = reactive(0)
+    live_status: reactive[str] = reactive("")
+
+    def __init__(self, ars: ARS, *, resume_in_process: bool = True, watch: bool = True,
+                 initial_mode: str | None = None):
+        super().__init__()
+        self.ars = ars
+        self.resume_in_process = resume_in_process
+        self.watching = watch
+        self.store = LoopStore()
+        self.running: set[str] = set()  # loops some process is running (as last seen)
+        self._ours: set[str] = set()  # loops this app is running now
+        self._ours_lock = threading.Lock()
+        self._views: list[Screen] = []
+        self._stop = threading.Event()
+        self._initial_mode = initial_mode
+        self.episode_count: int | None = None
+        self.problems: list[str] = []
+
+    # -- start and stop -----------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.theme = "textual-dark"
+        self.live_status = self._where("loading…")
+        if self._initial_mode and self._initial_mode != self.DEFAULT_MODE:
+            self.switch_mode(self._initial_mode)
+        self.load_all()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    async def action_quit(self) -> None:
+        self._stop.set()
+        self.exit()
+
+    def _where(self, what: str) -> str:
+        state = str(self.ars.state_dir)
+        if len(state) > 40:
+            state = "…" + state[-39:]
+        return f"{state} · {what}"
+
+    # -- views register to be told when the store moves -------------------------------------
+    def register_view(self, view: Screen) -> None:
+        if view not in self._views:
+            self._views.append(view)
+
+    def _broadcast(self) -> None:
+        for view in self._views:
+            view.post_message(StoreChanged())
+
+    # -- loading and watching (threads) -----------------------------------------------------------
+    @work(thread=True, exclusive=True, group="listing")
+    def load_all(self) -> None:
+        self.episode_count = self.ars.episode_count()
+        states, problems = self.ars.loop_list()
+        running = {s.loop_id for s in states if s.status == "active" and self.ars.loop_running(s.loop_id)}
+        self.post_message(LoopsListed(states, problems, running))
+
+    @work(thread=True, exclusive=True, group="watch")
+    def watch_state(self) -> None:
+        """Report changed loops until the app stops (the worker's own thread)."""
+        import watchfiles
+
+        root = self.ars.state_dir
+        relevant = ("checkpoints", "approvals")
+
+        def wanted(_change: Any, path: str) -> bool:
+            p = Path(path)
+            return p.parent.name in relevant and not p.name.startswith(".")
+
+        try:
+            for changes in watchfiles.watch(root, watch_filter=wanted, stop_event=self._stop,
+                                            debounce=WATCH_DEBOUNCE_MS, step=30, rust_timeout=500,
+                                            yield_on_timeout=False, raise_interrupt=False):
+                if self._stop.is_set():
+                    return
+                self._reload([p for _c, p in changes])
+        except Exception as exc:  # noqa: BLE001 - a watcher failure leaves a working dashboard
+            self.call_from_thread(self.notify, f"live updates stopped: {exc}", severity="error", timeout=10)
+            self.call_from_thread(setattr, self, "live_status", self._where("not watching (press ctrl+r?)"))
+
+    def _reload(self, paths: Iterable[str]) -> None:
+        """Read the loops behind changed files (worker thread) and post them."""
+        ids, rescan = self.ars.loop_ids_for_paths(paths)
+        if rescan:
+            states, problems = self.ars.loop_list()
+            running = {s.loop_id for s in states if s.status == "active" and self._is_running(s.loop_id)}
+            self.post_message(LoopsListed(states, problems, running))
+            return
+        if not ids:
+            return
+        states, gone, problems = self.ars.loop_states(ids)
+        running = {i for i, s in states.items() if s.status == "active" and self._is_running(i)}
+        self.post_message(LoopsChanged(list(states.values()), gone, problems, running))
+
+    def _is_running(self, loop_id: str) -> bool:
+        with self._ours_lock:
+            if loop_id in self._ours:
+                return True
+        return self.ars.loop_running(loop_id)
+
+    def on_loops_listed(self, msg: LoopsListed) -> None:
+        first = not self.store.loaded
+        changes = self.store.replace_all(msg.states, msg.problems)
+        self.running = set(msg.running)
+        self._after_change([] if first else changes)
+        if first:
+            if msg.problems:
+                self.notify(f"{len(msg.problems)} checkpoint(s) could not be read: {msg.problems[0]}",
+                            severity="warning", timeout=8)
+            if self.watching:
+                self.watch_state()
+        self.live_status = self._where(f"{len(self.store.states)} loops · "
+                                       + ("live" if self.watching else "not watching"))
+
+    def on_loops_changed(self, msg: LoopsChanged) -> None:
+        changes = self.store.apply(msg.states, msg.gone)
+        self.running -= {s.loop_id for s in msg.states} | set(msg.gone)
+        self.running |= msg.running
+        self._after_change(changes)
+        self.live_status = self._where(f"{len(self.store.states)} loops · "
+                                       + ("live" if self.watching else "not watching"))
+
+    def _after_change(self, changes) -> None:
+        self.inbox_count = self.store.inbox_count
+        for c in changes:
+            if c.new in ATTENTION and c.old != c.new:
+                s = c.state
+                what = s.pending_approval.prompt if s.pending_approval else (s.exit_reason or c.new)
+                title = "Waiting for you" if c.new == "waiting_human" else "Blocked"
+                self.notify(f"{s.goal_id} ({s.loop_id}): {what[:160]}", title=title,
+                            severity="warning" if c.new == "waiting_human" else "error", timeout=8)
+        self._broadcast()
+
+    # -- actions on loops (thread workers) -----------------------------------------------------
+    def _mine(self, loop_id: str, on: bool) -> None:
+        with self._ours_lock:
+            (self._ours.add if on else self._ours.discard)(loop_id)
+
+    def _refresh_loops(self, ids: Iterable[str]) -> None:
+        states, gone, problems = self.ars.loop_states(ids)
+        running = {i for i, s in states.items() if s.status == "active" and self._is_running(i)}
+        self.post_message(LoopsChanged(list(states.values()), gone, problems, running))
+
+    def _say(self, message: str, severity: str = "information", title: str = "") -> None:
+        self.call_from_thread(self.notify, message, severity=severity, title=title, timeout=8)
+
+    def _run(self, loop_id: str) -> LoopState | None:
+        """Run a loop to its next exit on its own engine; None when another process has it."""
+        from core.loop.checkpoints import LoopBusy
+
+        if self.ars.loop_running(loop_id):
+            return None
+        self._mine(loop_id, True)
+        self._refresh_loops([loop_id])
+        try:
+            return self.ars.loop_run_alone(loop_id)
+        except LoopBusy:
+            return None
+        finally:
+            self._mine(loop_id, False)
+
+    @work(thread=True, group="engine")
+    def decide(self, loop_id: str, kind: str, request_id: str, note: str = "",
+               args: dict[str, Any] | None = None) -> None:
+        """Record a person's decision (exactly once), then resume the loop here
+        unless another process runs it (that process applies the decision)."""
+        from core.loop.checkpoints import CorruptCheckpoint
+
+        try:
+            self.ars.loop_decide(loop_id, kind, note=note, args=args, request_id=request_id, resume=False)
+        except (BadInput, CorruptCheckpoint) as exc:
+            self._say(str(exc), "error", "Not recorded")
+            self.call_from_thread(self._decision_failed, loop_id)
+            self._refresh_loops([loop_id])
+            return
+        past = {"approve": "approved", "reject": "rejected", "edit": "edited and approved",
+                "respond": "answered"}[kind]
+        if not self.resume_in_process:
+            self._say(f"{loop_id}: {past}; recorded for the process that runs it", title="Decision recorded")
+            self._refresh_loops([loop_id])
+            return
+        try:
+            state = self._run(loop_id)
+        except BadInput as exc:  # e.g. an LLM loop with no model configured here
+            self._say(f"{loop_id}: {past} and recorded; not resumed here: {exc}", "warning", "Decision recorded")
+            self._refresh_loops([loop_id])
+            return
+        except Exception as exc:  # noqa: BLE001 - the decision stands; say why the run stopped
+            self._say(f"{loop_id}: {past}; the run failed: {exc}", "error", "Decision recorded")
+            self._refresh_loops([loop_id])
+            return
+        if state is None:
+            self._say(f"{loop_id}: {past}; another process runs this loop and applies it", title="Decision recorded")
+        else:
+            self._say(f"{loop_id}: {past} → {state.status}" + (f" ({state.exit_reason})" if state.exit_reason else ""),
+                      "information" if state.status not in ("blocked", "aborted") else "warning", "Loop resumed")
+        self._refresh_loops([loop_id])
+
+    def _decision_failed(self, loop_id: str) -> None:
+        for view in self._views:
+            hook = getattr(view, "decision_failed", None)
+            if callable(hook):
+                hook(loop_id)
+
+    @work(thread=True, group="engine")
+    def resume(self, loop_id: str) -> None:
+        from core.loop.checkpoints import CorruptCheckpoint
+
+        try:
+            state = self._run(loop_id)
+        except (BadInput, CorruptCheckpoint) as exc:
+            self._say(str(exc), "error", "Not resumed")
+            return
+        if state is None:
+            self._say(f"{loop_id} is being run by another process", "warning", "Not resumed")
+        else:
+            self._say(f"{loop_id} → {state.status}" + (f" ({state.exit_reason})" if state.exit_reason else ""),
+                      title="Loop ran")
+        self._refresh_loops([loop_id])
+
+    @work(thread=True, group="engine")
+    def fork(self, loop_id: str, at: int) -> None:
+        try:
+            state = self.ars.loop_fork(loop_id, at)
+        except BadInput as exc:
+            self._say(str(exc), "error", "Not forked")
+            return
+        self._say(f"{state.loop_id} forked from {loop_id}@{at} ({state.status}, step {state.current_step}); "
+                  "R resumes it", title="Forked")
+        self._refresh_loops([state.loop_id])
+
+    @work(thread=True, group="engine")
+    def cancel(self, loop_id: str, reason: str) -> None:
+        from core.loop.checkpoints import LoopBusy
+
+        try:
+            state = self.ars.loop_cancel(loop_id, reason)
+        except (BadInput, LoopBusy) as exc:
+            self._say(str(exc), "error", "Not cancelled")
+            return
+        self._say(f"{loop_id} → {state.status}", title="Cancelled")
+        self._refresh_loops([loop_id])
+
+    # -- navigation -------------------------------------------------------------------------------
+    def action_focus_search(self) -> None:
+        focus = getattr(self.screen, "focus_search", None)
+        if callable(focus):
+            focus()
+            return
+        self.switch_mode("recall")
+        self.call_after_refresh(lambda: getattr(self.screen, "focus_search", lambda: None)())
+
+    def action_help(self) -> None:
+        self.push_screen(HelpModal())
+
+    def show_loop_history(self, loop_id: str) -> None:
+        """Open Checkpoints on one loop (from the Loops view)."""
+        self.switch_mode("checkpoints")
+        self.call_after_refresh(lambda: getattr(self.screen, "select_loop", lambda _i: None)(loop_id))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield SystemCommand("Loops", "View every loop: status, step, budget (1)", lambda: self.switch_mode("loops"))
+        yield SystemCommand("Inbox", "Requests and blockers waiting for you (2)", lambda: self.switch_mode("inbox"))
+        yield SystemCommand("Recall", "Search memory with per-tier scores (3)", lambda: self.switch_mode("recall"))
+        yield SystemCommand("Checkpoints", "Goals, loops and history: replay, fork, resume (4)",
+                            lambda: self.switch_mode("checkpoints"))
+        for name, help_, action in getattr(screen, "PALETTE", ()):
+            yield SystemCommand(name, help_, getattr(screen, f"action_{action}"))
+        yield SystemCommand("Help", "Every key of every view (?)", self.action_help)
+        yield from super().get_system_commands(screen)

@@ -1,0 +1,80 @@
+"""What changed between two history entries: a flat, readable diff of the states.
+
+Plain Python (no textual). Nested fields become dotted paths
+(``pending_approval.action.tool``), lists are indexed (``premises.0.text``),
+long values are shortened; bookkeeping fields that change on every
+transition are listed last so the meaningful changes come first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+BOOKKEEPING = ("seq", "updated_at", "ledger_mark", "elapsed_s")
+SKIP = ("goal",)  # the goal frame never changes inside a loop
+MAX_VALUE = 120
+MAX_LIST = 50
+
+
+@dataclass
+class Change:
+    path: str
+    op: str  # "+" added, "-" removed, "~" changed
+    old: str
+    new: str
+
+    @property
+    def bookkeeping(self) -> bool:
+        return self.path.split(".")[0] in BOOKKEEPING
+
+
+def short(value: Any, limit: int = MAX_VALUE) -> str:
+    if isinstance(value, str):
+        text = value
+    else:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
+    out = {} if out is None else out
+    if isinstance(value, dict):
+        if not value and prefix:
+            out[prefix] = {}
+        for k, v in value.items():
+            if not prefix and k in SKIP:
+                continue
+            flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(value, list):
+        if not value and prefix:
+            out[prefix] = []
+        for i, v in enumerate(value[:MAX_LIST]):
+            flatten(v, f"{prefix}.{i}", out)
+        if len(value) > MAX_LIST:
+            out[f"{prefix}.…"] = f"{len(value) - MAX_LIST} more"
+    else:
+        out[prefix] = value
+    return out
+
+
+def diff(old: dict[str, Any] | None, new: dict[str, Any]) -> list[Change]:
+    """Changes from ``old`` to ``new`` (both ``model_dump(mode="json")`` of a state)."""
+    a = flatten(old or {})
+    b = flatten(new)
+    changes: list[Change] = []
+    for path in b:
+        if path not in a:
+            if b[path] in ([], {}, None, ""):
+                continue
+            changes.append(Change(path, "+", "", short(b[path])))
+        elif a[path] != b[path]:
+            changes.append(Change(path, "~", short(a[path]), short(b[path])))
+    for path in a:
+        if path not in b and a[path] not in ([], {}, None, ""):
+            changes.append(Change(path, "-", short(a[path]), ""))
+    order = {p: i for i, p in enumerate(b)}
+    changes.sort(key=lambda c: (c.bookkeeping, order.get(c.path, len(order))))
+    return changes

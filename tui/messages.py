@@ -1,0 +1,32 @@
+"""Messages between the dashboard's worker threads and its views."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from core.loop.models import LoopState
+
+
+class LoopsListed(Message):
+    """A full listing of the state directory's loops (at start, or after a rescan)."""
+
+    def __init__(self, states: list[LoopState], problems: list[str], running: set[str]):
+        super().__init__()
+        self.states = states
+        self.problems = problems
+        self.running = running
+
+
+class LoopsChanged(Message):
+    """Some loops changed on disk (the watcher), or an action of ours finished."""
+
+    def __init__(self, states: list[LoopState], gone: set[str], problems: list[str], running: set[str]):
+        super().__init__()
+        self.states = states
+        self.gone = gone
+        self.problems = problems
+        self.running = running
+
+
+class StoreChanged(Message):
+    """Posted to each view: the loop store moved; redraw what changed."""

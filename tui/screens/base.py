@@ -1,0 +1,47 @@
+"""What every view shares: the header, the footer, redraws when the store moves
+(and when it comes back into view, or the theme changes), and a layout class
+for narrow (80 columns) and wide (120+) terminals."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.events import Resize
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from ..messages import StoreChanged
+from ..widgets.header import ArsHeader
+
+WIDE = 120  # columns from which detail panes sit beside their table
+
+
+class DashboardView(Screen):
+    MODE = ""
+    PALETTE: tuple[tuple[str, str, str], ...] = ()  # (command, help, action name) for the palette
+
+    def compose_header(self) -> ComposeResult:
+        yield ArsHeader(self.MODE)
+
+    def compose_footer(self) -> ComposeResult:
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.app.register_view(self)  # type: ignore[attr-defined]
+        self.watch(self.app, "theme", lambda _t: self.sync(theme=True), init=False)
+        self.sync()
+
+    def on_screen_resume(self) -> None:
+        self.sync()
+
+    def on_store_changed(self, _msg: StoreChanged) -> None:
+        self.sync()
+
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width >= WIDE, "-wide")
+
+    def sync(self, theme: bool = False) -> None:
+        """Redraw what changed in the store since the last call."""
+
+    @property
+    def store(self):
+        return self.app.store  # type: ignore[attr-defined]

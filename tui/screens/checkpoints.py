@@ -1,0 +1,378 @@
+"""Checkpoints (4): goals → loops → history entries as a tree.
+
+``[`` and ``]`` step through a loop's history (older / newer) with the diff
+of what changed between consecutive entries; ``f`` forks a new loop from the
+selected entry (its parent recorded, the original untouched); ``R`` resumes
+the loop. A loop's history is read (in a thread) when its node is opened.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, VerticalScroll
+from textual.markup import escape
+from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+from core.api import BadInput
+from core.loop.models import TERMINAL, HistoryEntry, LoopState
+
+from ..diff import diff
+from ..widgets.status import STATUS_MARK, age, one_line, theme_style
+from ..widgets.status import STATUS_VAR
+from .base import DashboardView
+
+STYLES = Path(__file__).resolve().parents[2] / "styles"
+MAX_DIFF_LINES = 60
+
+
+class CheckpointsScreen(DashboardView):
+    MODE = "checkpoints"
+    AUTO_FOCUS = "#cp-tree"
+    CSS_PATH = [STYLES / "checkpoints.tcss"]
+    BINDINGS = [
+        Binding("left_square_bracket", "step(-1)", "Older", show=True, key_display="["),
+        Binding("right_square_bracket", "step(1)", "Newer", show=True, key_display="]"),
+        Binding("f", "fork", "Fork here", show=True),
+        Binding("R", "resume", "Resume", show=True),
+    ]
+    PALETTE = (
+        ("Fork from entry", "A new loop from the selected history entry (f)", "fork"),
+        ("Resume loop", "Run the selected loop to its next exit (R)", "resume"),
+        ("Older entry", "Step back through the loop's history ([)", "step_back"),
+        ("Newer entry", "Step forward through the loop's history (])", "step_on"),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[str, int] = {}
+        self.goal_nodes: dict[str, TreeNode] = {}
+        self.loop_nodes: dict[str, TreeNode] = {}
+        self.entry_nodes: dict[str, dict[int, TreeNode]] = {}
+        self.history: dict[str, list[HistoryEntry]] = {}
+        self.loading: set[str] = set()
+        self.after_load: dict[str, int | str] = {}  # loop id -> entry index, "first" or "last"
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_header()
+        with Container(id="cp-body"):
+            tree: Tree = Tree("goals", id="cp-tree")
+            tree.show_root = False
+            tree.auto_expand = True
+            yield tree
+            with VerticalScroll(id="entry-pane"):
+                yield Static("", id="entry-body")
+        yield Static("", id="cp-empty")
+        yield from self.compose_footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#entry-pane").border_title = "Entry"
+        self.query_one("#entry-body", Static).update(
+            "[dim]Open a loop (enter) to list its history; [b]\\[[/b] and [b]][/b] step through it with the "
+            "diff of each step; [b]f[/b] forks from the selected entry; [b]R[/b] resumes the loop.[/]")
+        self.query_one("#cp-tree", Tree).focus()
+        super().on_mount()
+
+    # -- the tree ----------------------------------------------------------------------------
+    def loop_label(self, s: LoopState) -> Text:
+        var, bold = STATUS_VAR.get(s.status, ("foreground", False))
+        t = Text()
+        t.append(f"{STATUS_MARK.get(s.status, ' ')} {s.status:<13}", style=theme_style(self.app, var, bold))
+        t.append(f" {s.loop_id}  it {s.iteration}/{s.budget.max_iterations}")
+        if s.parent:
+            t.append(f"  ⑂ {s.parent.loop_id}@{s.parent.index}", style="dim")
+        return t
+
+    def goal_label(self, goal_id: str) -> Text:
+        n = sum(1 for s in self.store.states.values() if s.goal_id == goal_id)
+        waiting = sum(1 for s in self.store.states.values() if s.goal_id == goal_id
+                      and s.status in ("waiting_human", "blocked"))
+        t = Text(goal_id, style="bold")
+        t.append(f"  {n} loop{'s' * (n != 1)}", style="dim")
+        if waiting:
+            t.append(f"  {waiting} waiting", style=theme_style(self.app, "text-warning"))
+        return t
+
+    def entry_label(self, e: HistoryEntry) -> Text:
+        t = Text(f"#{e.index:<3} ", style="bold")
+        if e.from_status != e.to_status:
+            var, bold = STATUS_VAR.get(e.to_status, ("foreground", False))
+            t.append(f"{e.from_status or '·'}→{e.to_status} ", style=theme_style(self.app, var, True))
+        else:
+            t.append(f"{e.from_step or '·'}→{e.to_step} ", style="")
+        t.append(f"it{e.iteration} ", style="dim")
+        t.append(one_line(e.reason, 70), style="dim" if e.kind == "step" else "")
+        return t
+
+    def sync(self, theme: bool = False) -> None:
+        tree = self.query_one("#cp-tree", Tree)
+        store = self.store
+        if theme:
+            self.seen.clear()
+        changed, gone = store.changed_since(self.seen)
+        goals_touched: set[str] = set()
+        for loop_id in gone:
+            self.seen.pop(loop_id, None)
+            node = self.loop_nodes.pop(loop_id, None)
+            if node is not None:
+                goals_touched.add(node.parent.data[1] if node.parent and node.parent.data else "")
+                node.remove()
+            self.history.pop(loop_id, None)
+            self.entry_nodes.pop(loop_id, None)
+        for loop_id in sorted(changed, key=lambda i: store.states[i].created_at):
+            s = store.states[loop_id]
+            self.seen[loop_id] = store.versions[loop_id]
+            goal = self.goal_nodes.get(s.goal_id)
+            if goal is None:
+                goal = self.goal_nodes[s.goal_id] = tree.root.add(self.goal_label(s.goal_id),
+                                                                   data=("goal", s.goal_id), expand=False)
+            goals_touched.add(s.goal_id)
+            node = self.loop_nodes.get(loop_id)
+            if node is None:
+                node = self.loop_nodes[loop_id] = goal.add(self.loop_label(s), data=("loop", loop_id))
+            else:
+                node.set_label(self.loop_label(s))
+                if loop_id in self.history:
+                    self.load_history(loop_id)  # it moved on: read its new entries
+        for goal_id in goals_touched:
+            if goal_id in self.goal_nodes:
+                self.goal_nodes[goal_id].set_label(self.goal_label(goal_id))
+        empty = self.query_one("#cp-empty", Static)
+        text = "" if store.states else ("Loading…" if not store.loaded else
+                                         "[b]No checkpoints yet.[/]\n\nEvery loop transition is checkpointed "
+                                         "here; start one with  ars loop run --goal-file FILE  or  ars demo.")
+        empty.update(text)
+        empty.display = bool(text)
+        self.query_one("#cp-body").display = not text
+        if tree.cursor_node is None and self.goal_nodes:
+            self.call_after_refresh(tree.move_cursor_to_line, 0)
+
+    @on(Tree.NodeExpanded, "#cp-tree")
+    def _expanded(self, event: Tree.NodeExpanded) -> None:
+        data = event.node.data
+        if data and data[0] == "loop" and data[1] not in self.history:
+            self.load_history(data[1])
+
+    @on(Tree.NodeHighlighted, "#cp-tree")
+    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        self.show_node(event.node)
+
+    @work(thread=True, group="history")
+    def load_history(self, loop_id: str) -> None:
+        if loop_id in self.loading:
+            return
+        self.loading.add(loop_id)
+        try:
+            entries = self.app.ars.loop_history(loop_id)  # type: ignore[attr-defined]
+        except BadInput as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        finally:
+            self.loading.discard(loop_id)
+        self.app.call_from_thread(self.show_history, loop_id, entries)
+
+    def show_history(self, loop_id: str, entries: list[HistoryEntry]) -> None:
+        node = self.loop_nodes.get(loop_id)
+        if node is None:
+            return
+        self.history[loop_id] = entries
+        nodes = self.entry_nodes.setdefault(loop_id, {})
+        for e in entries:
+            if e.index not in nodes:
+                nodes[e.index] = node.add_leaf(self.entry_label(e), data=("entry", loop_id, e.index))
+        for index in [i for i in nodes if i not in {e.index for e in entries}]:
+            nodes.pop(index).remove()  # dropped by retention
+        if not node.is_expanded:
+            node.expand()
+        want = self.after_load.pop(loop_id, None)
+        if want is not None and entries:
+            index = entries[-1].index if want == "last" else entries[0].index if want == "first" else want
+            target = nodes.get(index)  # type: ignore[arg-type]
+            if target is not None:
+                self.call_after_refresh(self._go, target)
+        tree = self.query_one("#cp-tree", Tree)
+        if tree.cursor_node is not None:
+            self.show_node(tree.cursor_node)
+
+    def _go(self, node: TreeNode) -> None:
+        tree = self.query_one("#cp-tree", Tree)
+        tree.move_cursor(node)
+        self.show_node(node)
+
+    # -- the entry pane --------------------------------------------------------------------------
+    def show_node(self, node: TreeNode) -> None:
+        body = self.query_one("#entry-body", Static)
+        data = node.data
+        if not data:
+            return
+        if data[0] == "goal":
+            loops = [s for s in self.store.states.values() if s.goal_id == data[1]]
+            lines = [f"[b]{escape(data[1])}[/]  [dim]{len(loops)} loops[/]"]
+            if loops:
+                lines.append(escape(loops[0].goal.goal))
+            for s in sorted(loops, key=lambda s: s.created_at):
+                lines.append(f"  {escape(s.loop_id)}  {s.status}  it {s.iteration}  "
+                             f"[dim]{escape(one_line(s.exit_reason, 80))}[/]")
+            body.update("\n".join(lines))
+            return
+        if data[0] == "loop":
+            s = self.store.states.get(data[1])
+            if s is None:
+                return
+            n = len(self.history.get(data[1], []))
+            body.update(f"[b]{escape(s.loop_id)}[/]  {s.status} · iteration {s.iteration}/{s.budget.max_iterations}"
+                        f" · step {s.current_step}\n{escape(s.goal.goal)}\n"
+                        + (f"[dim]{n} history entries kept; [b]][/b] the first, [b]\\[[/b] the last[/]" if n else
+                           "[dim]enter opens its history[/]"))
+            return
+        _, loop_id, index = data
+        entries = self.history.get(loop_id, [])
+        pos = next((i for i, e in enumerate(entries) if e.index == index), None)
+        if pos is None:
+            return
+        e = entries[pos]
+        prev = entries[pos - 1] if pos > 0 else None
+        body.update(self.render_entry(e, prev, pos, len(entries)))
+
+    def render_entry(self, e: HistoryEntry, prev: HistoryEntry | None, pos: int, total: int) -> str:
+        s = e.state
+        lines = [f"[b]entry #{e.index}[/] of {escape(s.loop_id)}  [dim]({pos + 1} of {total} kept · "
+                 f"{e.ts:%Y-%m-%d %H:%M:%S} · {age(e.ts)} ago)[/]",
+                 f"{e.kind}: {e.from_status or '-'}/{e.from_step or '-'} → [b]{e.to_status}/{e.to_step}[/] · "
+                 f"iteration {e.iteration}",
+                 f"[b $accent]reason[/] {escape(one_line(e.reason, 300))}"]
+        rec = e.detail.get("recall")
+        if rec:
+            hits = ", ".join(f"{h['episode_id']} {h['score']:.3f}" for h in rec.get("hits", [])[:5]) or "no hits"
+            lines.append(f"[b $accent]recall[/] {escape(one_line(rec.get('query', ''), 80))}: {escape(hits)}"
+                         + (" [$text-error](degraded)[/]" if rec.get("degraded") else ""))
+        for key in ("action", "question", "result", "verification", "decision"):
+            v = e.detail.get(key)
+            if v:
+                lines.append(f"[b $accent]{key}[/] {escape(one_line(json.dumps(v, ensure_ascii=False, default=str), 240))}")
+        failed = [c for c in e.detail.get("checks", []) if not c["result"]["passed"]]
+        for c in failed:
+            why = "; ".join(f"{v['title']}: {v['reason']}" for v in c["result"]["verdicts"] if v["verdict"] == "fail")
+            lines.append(f"[$text-error]check failed[/] {escape(c['result']['subject'])}: {escape(one_line(why, 200))}")
+        lines.append("")
+        if prev is None:
+            lines.append("[b]first entry kept[/] [dim](nothing before it to compare)[/]")
+        else:
+            changes = diff(prev.state.model_dump(mode="json"), s.model_dump(mode="json"))
+            gap = f" [dim]({e.index - prev.index - 1} entries between were dropped by retention)[/]" \
+                if e.index - prev.index > 1 else ""
+            lines.append(f"[b]changes since #{prev.index}[/]{gap}  [dim]{len(changes)} fields[/]")
+            for c in changes[:MAX_DIFF_LINES]:
+                style = {"+": "$text-success", "-": "$text-error", "~": "$text-warning"}[c.op]
+                dim = "dim " if c.bookkeeping else ""
+                if c.op == "~":
+                    val = f"{escape(c.old)} → {escape(c.new)}"
+                else:
+                    val = escape(c.new or c.old)
+                if c.bookkeeping:
+                    val = f"[dim]{val}[/]"
+                lines.append(f"  [{dim}{style}]{c.op}[/] [{dim}b]{escape(c.path)}[/]: {val}")
+            if len(changes) > MAX_DIFF_LINES:
+                lines.append(f"  [dim]… {len(changes) - MAX_DIFF_LINES} more[/]")
+        lines.append("")
+        lines.append("[dim][b]\\[[/b] older · [b]][/b] newer · [b]f[/b] fork from here · [b]R[/b] resume the loop[/]")
+        return "\n".join(lines)
+
+    # -- keys ----------------------------------------------------------------------------------------
+    def focus_search(self) -> None:
+        self.app.switch_mode("recall")
+        self.app.call_after_refresh(lambda: getattr(self.app.screen, "focus_search", lambda: None)())
+
+    def _cursor(self) -> tuple | None:
+        node = self.query_one("#cp-tree", Tree).cursor_node
+        return node.data if node is not None else None
+
+    def action_step(self, delta: int) -> None:
+        data = self._cursor()
+        if not data or data[0] == "goal":
+            self.notify("select a loop or one of its entries first", severity="warning")
+            return
+        loop_id = data[1]
+        entries = self.history.get(loop_id)
+        if entries is None:
+            self.after_load[loop_id] = "last" if delta < 0 else "first"
+            self.load_history(loop_id)
+            return
+        if not entries:
+            return
+        if data[0] == "loop":
+            target = entries[-1] if delta < 0 else entries[0]
+        else:
+            pos = next((i for i, e in enumerate(entries) if e.index == data[2]), 0)
+            nxt = pos + delta
+            if not 0 <= nxt < len(entries):
+                self.notify("the oldest entry kept" if delta < 0 else "the newest entry", timeout=2)
+                return
+            target = entries[nxt]
+        node = self.entry_nodes.get(loop_id, {}).get(target.index)
+        if node is not None:
+            if node.parent is not None and not node.parent.is_expanded:
+                node.parent.expand()
+                self.call_after_refresh(self._go, node)
+            else:
+                self._go(node)
+
+    def action_step_back(self) -> None:
+        self.action_step(-1)
+
+    def action_step_on(self) -> None:
+        self.action_step(1)
+
+    def selected_entry(self) -> HistoryEntry | None:
+        data = self._cursor()
+        if not data or data[0] != "entry":
+            return None
+        return next((e for e in self.history.get(data[1], []) if e.index == data[2]), None)
+
+    def action_fork(self) -> None:
+        e = self.selected_entry()
+        if e is None:
+            self.notify("select a history entry to fork from ([ and ] step through them)", severity="warning")
+            return
+        if e.state.status in TERMINAL:
+            self.notify(f"entry #{e.index} is {e.state.status}: fork from an entry before the loop ended",
+                        severity="warning")
+            return
+        self.app.fork(e.state.loop_id, e.index)  # type: ignore[attr-defined]
+
+    def action_resume(self) -> None:
+        data = self._cursor()
+        if not data or data[0] == "goal":
+            self.notify("select a loop (or one of its entries) to resume", severity="warning")
+            return
+        s = self.store.states.get(data[1])
+        if s is None:
+            return
+        if s.status in TERMINAL:
+            self.notify(f"{s.loop_id} is {s.status}: fork it from an earlier entry (f)", severity="warning")
+            return
+        if s.status in ("waiting_human", "blocked"):
+            self.notify(f"{s.loop_id} waits for a decision: answer it in the Inbox (2)", severity="warning")
+            return
+        self.app.resume(s.loop_id)  # type: ignore[attr-defined]
+        self.notify(f"resuming {s.loop_id}…")
+
+    def select_loop(self, loop_id: str) -> None:
+        """Open one loop's history and select its newest entry (from the Loops view)."""
+        node = self.loop_nodes.get(loop_id)
+        if node is None:
+            return
+        if node.parent is not None:
+            node.parent.expand()
+        self.after_load[loop_id] = "last"
+        if loop_id in self.history:
+            self.show_history(loop_id, self.history[loop_id])
+        else:
+            node.expand()  # NodeExpanded loads it
+            self.load_history(loop_id)

@@ -1,0 +1,58 @@
+"""The header every view shares: the four views as tabs (with their keys), the
+inbox count from any view, and where the dashboard looks (state dir, live)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.events import Click
+from textual.widgets import Label
+
+VIEWS: tuple[tuple[str, str, str], ...] = (
+    ("1", "loops", "Loops"),
+    ("2", "inbox", "Inbox"),
+    ("3", "recall", "Recall"),
+    ("4", "checkpoints", "Checkpoints"),
+)
+
+
+class Tab(Label):
+    def __init__(self, key: str, mode: str, title: str, active: bool):
+        super().__init__(f"[b]{key}[/] {title}", id=f"tab-{mode}", classes="tab" + (" -active" if active else ""))
+        self.mode = mode
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        self.app.switch_mode(self.mode)
+
+
+class ArsHeader(Horizontal):
+    """One line at the top of each view."""
+
+    DEFAULT_CSS = """
+    ArsHeader { dock: top; height: 1; }
+    """
+
+    def __init__(self, active: str):
+        super().__init__(id="header")
+        self.active = active
+
+    def compose(self) -> ComposeResult:
+        yield Label("ARS", id="brand")
+        for key, mode, title in VIEWS:
+            yield Tab(key, mode, title, mode == self.active)
+        yield Label("", id="inbox-badge")
+        yield Label("", id="where")
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "inbox_count", self._inbox, init=True)
+        self.watch(self.app, "live_status", self._where, init=True)
+
+    def _inbox(self, count: int) -> None:
+        badge = self.query_one("#inbox-badge", Label)
+        badge.update(f" {count} waiting " if count else "")
+        badge.set_class(bool(count), "-attention")
+        self.query_one("#tab-inbox", Tab).set_class(bool(count), "-attention")
+
+    def _where(self, text: str) -> None:
+        self.query_one("#where", Label).update(text)
