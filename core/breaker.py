@@ -6,6 +6,11 @@ open it after ``soft_limit`` in a row, so one cold query plan does not take
 Neo4j out of recall for a whole cooldown. Open: calls fail at once for
 ``cooldown`` seconds. Then exactly one probe goes through (half-open); its
 success closes the breaker, its failure opens it again.
+
+With a ``probe`` function the probe runs in the background instead of inside
+a caller's call: a server that has just restarted answers its first queries
+slowly (cold plans, an unwarmed JVM), and a caller with a 250 ms deadline
+would fail the probe every time and keep the breaker open for ever.
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ class CircuitOpen(Exception):
 
 
 class CircuitBreaker:
-    def __init__(self, cooldown: float = 5.0, soft_limit: int = 2, clock=time.monotonic):
+    def __init__(self, cooldown: float = 5.0, soft_limit: int = 2, clock=time.monotonic, probe=None):
         self.cooldown = cooldown
+        self.probe = probe
         self.soft_limit = soft_limit
         self._soft = 0
         self._clock = clock
@@ -46,9 +52,22 @@ class CircuitBreaker:
                 return
             waited = self._clock() - self._opened_at
             if waited >= self.cooldown and not self._probing:
-                self._probing = True  # this caller is the probe
-                return
+                self._probing = True
+                if self.probe is None:
+                    return  # this caller is the probe
+                threading.Thread(target=self._run_probe, name="breaker-probe", daemon=True).start()
+                raise CircuitOpen(f"circuit open after: {self.last_error} (probing in the background)")
+            if self._probing:
+                raise CircuitOpen(f"circuit open after: {self.last_error} (probe running)")
             raise CircuitOpen(f"circuit open after: {self.last_error} (next probe in {max(0.0, self.cooldown - waited):.1f}s)")
+
+    def _run_probe(self) -> None:
+        try:
+            self.probe()
+        except Exception as exc:  # noqa: BLE001 - a failed probe re-opens the breaker
+            self.failure(f"probe failed: {' '.join(str(exc).split())[:160]}")
+        else:
+            self.success()
 
     def success(self) -> None:
         with self._lock:

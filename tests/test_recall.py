@@ -71,6 +71,17 @@ def test_recall_with_neo4j_stopped_mid_test(neo4j_server, neo4j_uri, state_dir):
         assert mem.neo4j.breaker.snapshot().state == "open"
     finally:
         neo4j_server.start()
+    try:
+        # back: the breaker's background probe closes it and Neo4j answers again
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            r = mem.recall("Alice weekly plan")
+            if r.tier("neo4j").status == "ok":
+                break
+            assert time.monotonic() - t0 < 100
+            time.sleep(0.5)
+        assert r.tier("neo4j").status == "ok" and not r.degraded, r.tier("neo4j")
+    finally:
         mem.close()
 
 
@@ -149,3 +160,30 @@ def test_breaker_soft_failures_open_only_in_a_row():
     b.failure("slow again", hard=False)
     with pytest.raises(CircuitOpen, match="slow again"):
         b.before_call()
+
+
+def test_breaker_with_a_probe_probes_in_the_background():
+    import threading as _t
+
+    now = [0.0]
+    started, release = _t.Event(), _t.Event()
+
+    def probe():
+        started.set()
+        release.wait(5)
+
+    b = CircuitBreaker(cooldown=5, clock=lambda: now[0], probe=probe)
+    b.failure("down")
+    now[0] = 6
+    with pytest.raises(CircuitOpen, match="probing in the background"):
+        b.before_call()  # the caller is answered at once; the probe runs elsewhere
+    assert started.wait(5)
+    with pytest.raises(CircuitOpen, match="probe running"):
+        b.before_call()
+    release.set()
+    for _ in range(100):
+        if b.snapshot().state == "closed":
+            break
+        time.sleep(0.05)
+    b.before_call()
+    assert b.snapshot().state == "closed"

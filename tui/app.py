@@ -65,8 +65,9 @@ class ArsApp(App[None]):
     live_status: reactive[str] = reactive("")
 
     def __init__(self, ars: ARS, *, resume_in_process: bool = True, watch: bool = True,
-                 initial_mode: str | None = None):
+                 initial_mode: str | None = None, blink: bool = True):
         super().__init__()
+        self.blink = blink  # text cursors blink (snapshot tests turn it off)
         self.ars = ars
         self.resume_in_process = resume_in_process
         self.watching = watch
@@ -99,7 +100,7 @@ class ArsApp(App[None]):
         state = str(self.ars.state_dir)
         if len(state) > 40:
             state = "…" + state[-39:]
-        return f"{state} · {what}"
+        return f"{what} · {state}"  # the path last: a narrow header cuts it first
 
     # -- views register to be told when the store moves -------------------------------------
     def register_view(self, view: Screen) -> None:

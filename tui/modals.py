@@ -69,7 +69,9 @@ class InputModal(ModalScreen[str | None]):
             yield Static("[b]enter[/] submit · [b]escape[/] cancel", id="hint")
 
     def on_mount(self) -> None:
-        self.query_one("#answer", Input).focus()
+        box = self.query_one("#answer", Input)
+        box.cursor_blink = getattr(self.app, "blink", True)
+        box.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -101,6 +101,7 @@ MAX_QUERY_TERMS = 512  # Lucene's default clause limit is 1024
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 50
 EXPAND = 20
+PROBE_QUERIES = 30  # enough for a restarted JVM to compile the search path
 
 
 def lucene_quote(term: str) -> str:
@@ -145,7 +146,7 @@ class Neo4jStore:
 
         self.uri = uri
         self.database = database
-        self.breaker = CircuitBreaker(cooldown=breaker_cooldown)
+        self.breaker = CircuitBreaker(cooldown=breaker_cooldown, probe=self._probe)
         auth = (user, password) if password else None
         self._driver = GraphDatabase.driver(
             uri,
@@ -190,6 +191,14 @@ class Neo4jStore:
                 self._run(stmt, write=True)
             self._run("CALL db.awaitIndexes(300)", write=True)
             self._schema_ready = True
+
+    def _probe(self) -> None:
+        """The breaker's background probe: is the server back, and warm enough
+        to answer inside a read deadline? Raises while it is not."""
+        self._schema_ready = False  # a new server may have lost nothing, or everything
+        self.ensure_schema()
+        for _ in range(PROBE_QUERIES):
+            self._run(SEARCH, timeout=10, lucene='"warm"', entity_q='"warm"', qlow="warm", limit=10, expand=5)
 
     def warm(self) -> None:
         """Plan the search query once, so the first recall is not the one that

@@ -7,12 +7,19 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 
 from ..messages import StoreChanged
 from ..widgets.header import ArsHeader
 
 WIDE = 120  # columns from which detail panes sit beside their table
+
+
+def still_cursors(screen: Screen) -> None:
+    """Stop text cursors blinking when the app asks (snapshot tests)."""
+    if not getattr(screen.app, "blink", True):
+        for box in screen.query(Input):
+            box.cursor_blink = False
 
 
 class DashboardView(Screen):
@@ -26,6 +33,7 @@ class DashboardView(Screen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        still_cursors(self)
         self.app.register_view(self)  # type: ignore[attr-defined]
         self.watch(self.app, "theme", lambda _t: self.sync(theme=True), init=False)
         self.sync()

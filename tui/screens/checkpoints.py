@@ -24,8 +24,7 @@ from core.api import BadInput
 from core.loop.models import TERMINAL, HistoryEntry, LoopState
 
 from ..diff import diff
-from ..widgets.status import STATUS_MARK, age, one_line, theme_style
-from ..widgets.status import STATUS_VAR
+from ..widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, theme_style
 from .base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
@@ -86,7 +85,7 @@ class CheckpointsScreen(DashboardView):
         t.append(f"{STATUS_MARK.get(s.status, ' ')} {s.status:<13}", style=theme_style(self.app, var, bold))
         t.append(f" {s.loop_id}  it {s.iteration}/{s.budget.max_iterations}")
         if s.parent:
-            t.append(f"  ⑂ {s.parent.loop_id}@{s.parent.index}", style="dim")
+            t.append(f"  ⑂ fork@{s.parent.index}", style="dim")
         return t
 
     def goal_label(self, goal_id: str) -> Text:
@@ -107,7 +106,7 @@ class CheckpointsScreen(DashboardView):
         else:
             t.append(f"{e.from_step or '·'}→{e.to_step} ", style="")
         t.append(f"it{e.iteration} ", style="dim")
-        t.append(one_line(e.reason, 70), style="dim" if e.kind == "step" else "")
+        t.append(one_line(e.reason, 48), style="dim" if e.kind == "step" else "")
         return t
 
     def sync(self, theme: bool = False) -> None:
@@ -243,7 +242,7 @@ class CheckpointsScreen(DashboardView):
     def render_entry(self, e: HistoryEntry, prev: HistoryEntry | None, pos: int, total: int) -> str:
         s = e.state
         lines = [f"[b]entry #{e.index}[/] of {escape(s.loop_id)}  [dim]({pos + 1} of {total} kept · "
-                 f"{e.ts:%Y-%m-%d %H:%M:%S} · {age(e.ts)} ago)[/]",
+                 f"{stamp(e.ts)} · {age(e.ts)} ago)[/]",
                  f"{e.kind}: {e.from_status or '-'}/{e.from_step or '-'} → [b]{e.to_status}/{e.to_step}[/] · "
                  f"iteration {e.iteration}",
                  f"[b $accent]reason[/] {escape(one_line(e.reason, 300))}"]
@@ -295,9 +294,14 @@ class CheckpointsScreen(DashboardView):
 
     def action_step(self, delta: int) -> None:
         data = self._cursor()
-        if not data or data[0] == "goal":
-            self.notify("select a loop or one of its entries first", severity="warning")
+        if not data:
             return
+        if data[0] == "goal":  # step into the goal's newest loop
+            loops = [n for n in self.goal_nodes[data[1]].children if n.data]
+            if not loops:
+                return
+            self.goal_nodes[data[1]].expand()
+            data = loops[-1].data
         loop_id = data[1]
         entries = self.history.get(loop_id)
         if entries is None:

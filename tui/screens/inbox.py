@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Static
 from core.loop.models import LoopState
 
 from ..modals import ConfirmModal, InputModal, json_object
+from ..widgets.table import FlexTable
 from ..widgets.status import age, one_line, theme_style
 from .base import DashboardView
 
@@ -54,7 +55,7 @@ class InboxScreen(DashboardView):
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
         with Container(id="inbox-body"):
-            yield DataTable(id="inbox-table", cursor_type="row", zebra_stripes=True)
+            yield FlexTable(id="inbox-table", cursor_type="row", zebra_stripes=True, enter_label="Respond", flex="asks")
             with VerticalScroll(id="request"):
                 yield Static("", id="request-body")
         yield Static("", id="inbox-empty")
@@ -66,6 +67,7 @@ class InboxScreen(DashboardView):
             table.add_column(label, key=key, width=width)
         table.focus()
         self.query_one("#request").border_title = "Request"
+        self.call_after_refresh(self.query_one("#inbox-table", FlexTable).fit)
         super().on_mount()
 
     # -- drawing -------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from core.loop.models import LoopState
 
 from ..modals import ConfirmModal, InputModal
 from ..widgets.loop_detail import LoopDetail
+from ..widgets.table import FlexTable
 from ..widgets.status import age, one_line, status_text
 from .base import DashboardView
 
@@ -52,7 +53,7 @@ class LoopsScreen(DashboardView):
         yield from self.compose_header()
         yield Input(placeholder="/ filter loops: id, goal, status, step", id="loops-filter", compact=True)
         with Container(id="loops-body"):
-            yield DataTable(id="loops-table", cursor_type="row", zebra_stripes=True)
+            yield FlexTable(id="loops-table", cursor_type="row", zebra_stripes=True, enter_label="History", flex="goal")
             yield LoopDetail(id="loop-detail")
         yield Static("", id="loops-empty")
         yield from self.compose_footer()
@@ -64,6 +65,7 @@ class LoopsScreen(DashboardView):
         table.focus()
         self.query_one(LoopDetail).show(None)
         self.set_interval(AGE_TICK, self.tick_ages)
+        self.call_after_refresh(self.query_one("#loops-table", FlexTable).fit)
         super().on_mount()
 
     # -- drawing -------------------------------------------------------------------------

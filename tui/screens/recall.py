@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich import box
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,7 +26,8 @@ from core.api import BadInput
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
 
 from ..modals import InputModal
-from ..widgets.status import one_line, theme_style, tier_text
+from ..widgets.table import FlexTable
+from ..widgets.status import ms, one_line, theme_style, tier_text
 from .base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
@@ -62,28 +65,29 @@ class RecallScreen(DashboardView):
             yield Label("", id="tiers-mode")
         yield Static("", id="tierbar")
         with Container(id="recall-body"):
-            yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+            yield FlexTable(id="hits", cursor_type="row", zebra_stripes=True, flex="snippet")
             with VerticalScroll(id="hit-pane"):
                 yield Static("", id="hit-title")
                 yield DataTable(id="breakdown", cursor_type="none", show_cursor=False)
                 yield Static("", id="explain-title")
-                yield DataTable(id="explain-table", cursor_type="none", show_cursor=False)
+                yield Static("", id="explain-table")
                 yield Static("", id="explain-verdict")
         yield from self.compose_footer()
 
     def on_mount(self) -> None:
         hits = self.query_one("#hits", DataTable)
         hits.add_column("#", key="rank", width=3)
-        hits.add_column("episode", key="episode", width=26)
+        hits.add_column("episode", key="episode", width=22)
         hits.add_column("score", key="score", width=6)
         for t in TIER_NAMES:
-            hits.add_column(t, key=t, width=9)
+            hits.add_column(t, key=t, width=8)
         hits.add_column("snippet", key="snippet")
         self.query_one("#hit-pane").border_title = "Score components"
         self.query_one("#breakdown").display = False
         self.query_one("#explain-table").display = False
         self._mode_label()
         self.show_intro()
+        self.call_after_refresh(self.query_one("#hits", FlexTable).fit)
         super().on_mount()
 
     # -- search ------------------------------------------------------------------------------
@@ -154,10 +158,10 @@ class RecallScreen(DashboardView):
             out.append(f"{t.tier} ")
             out.append_text(tier_text(self.app, t.status))
             if t.status not in ("skipped",):
-                out.append(f" {t.latency_ms:.0f} ms", style="dim")
+                out.append(f" {ms(t.latency_ms)}", style="dim")
             if t.status in ("down", "timeout", "error") and t.error:
                 out.append(f" ({one_line(t.error, 60)})", style="dim")
-        out.append(f"   {len(r.hits)} hits · {r.latency_ms:.0f} ms", style="dim")
+        out.append(f"   {len(r.hits)} hits · {ms(r.latency_ms)}", style="dim")
         if r.degraded:
             out.append("   ")
             out.append(" DEGRADED ", style=theme_style(self.app, "text-error", bold=True) + Style(reverse=True))
@@ -275,17 +279,21 @@ class RecallScreen(DashboardView):
         title = self.query_one("#explain-title", Static)
         title.update(f"\n[b $accent]Explain[/] [b]{escape(ex.episode_id)}[/] for “{escape(ex.query)}” "
                      f"[dim](k={ex.tiers[0].k if ex.tiers else '?'}; tokens {escape(' '.join(ex.tokens))})[/]")
-        table = self.query_one("#explain-table", DataTable)
-        table.clear(columns=True)
-        for key in ("tier", "status", "stored", "rank", "raw score", "matched", "what happened"):
-            table.add_column(key, key=key)
+        table = Table(box=box.SIMPLE_HEAD, expand=True, pad_edge=False, show_edge=False)
+        for name, kw in (("tier", {"no_wrap": True}), ("status", {"no_wrap": True}), ("stored", {"no_wrap": True}),
+                         ("rank", {"justify": "right", "no_wrap": True}),
+                         ("raw score", {"justify": "right", "no_wrap": True}), ("matched", {"ratio": 1}),
+                         ("what happened", {"ratio": 3})):
+            table.add_column(name, **kw)
         for t in ex.tiers:
-            stored = {True: "yes", False: Text("no", style=theme_style(self.app, "text-error")),
+            stored = {True: Text("yes"), False: Text("no", style=theme_style(self.app, "text-error")),
                       None: Text("?", style="dim")}[t.stored]
             table.add_row(t.tier, tier_text(self.app, t.status), stored, str(t.rank) if t.rank else "-",
                           f"{t.raw_score:.3f}" if t.raw_score is not None else "-",
                           " ".join(t.matched_tokens) or "-", t.verdict)
-        table.display = True
+        box_ = self.query_one("#explain-table", Static)
+        box_.update(table)
+        box_.display = True
         missing = ex.tiers[0].missing_tokens if ex.tiers else []
         fused = f"fused rank {ex.fused_rank}" if ex.fused_rank else "not in the fused results"
         self.query_one("#explain-verdict", Static).update(

@@ -32,7 +32,7 @@ TIER_VAR: dict[str, tuple[str, bool]] = {
     "error": ("text-error", True),
 }
 OUTCOME_VAR = {"pass": "text-success", "fail": "text-error", "unknown": "text-warning"}
-STATUS_MARK = {"initialized": "○", "active": "▶", "waiting_human": "?", "blocked": "■", "done": "✓",
+STATUS_MARK = {"initialized": "○", "active": "●", "waiting_human": "?", "blocked": "■", "done": "✓",
                "aborted": "✗"}
 
 
@@ -59,10 +59,17 @@ def outcome_text(app: App, outcome: str) -> Text:
     return Text(outcome, style=theme_style(app, OUTCOME_VAR.get(outcome, "foreground")))
 
 
+# Snapshot tests set this: ages, clock times and latencies then print as fixed
+# placeholders, so a picture of the dashboard does not change with the clock.
+STILL = False
+
+
 def age(ts: datetime | None, now: datetime | None = None) -> str:
     """``42s``, ``7m``, ``3h``, ``5d``."""
     if ts is None:
         return "-"
+    if STILL:
+        return "1m"
     now = now or datetime.now(timezone.utc)
     secs = max(0, int((now - ts).total_seconds()))
     if secs < 60:
@@ -77,3 +84,11 @@ def age(ts: datetime | None, now: datetime | None = None) -> str:
 def one_line(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def stamp(ts: datetime) -> str:
+    return "2026-03-20 09:00:00" if STILL else f"{ts:%Y-%m-%d %H:%M:%S}"
+
+
+def ms(value: float) -> str:
+    return "n ms" if STILL else f"{value:.0f} ms"
