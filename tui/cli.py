@@ -323,7 +323,7 @@ def rebuild(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
-    """Each tier's health and the configuration in force (no secrets)."""
+    """Each tier's health, sync health and the configuration in force (no secrets)."""
     with open_ars(state) as ars:
         report = ars.doctor()
     if as_json:
@@ -335,6 +335,12 @@ def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         style = STATUS_STYLE.get(t["status"], "")
         table.add_row(t["tier"], f"[{style}]{t['status']}[/]", f"{t['latency_ms']:.0f} ms", t["error"])
     out.print(table)
+    sync = report["sync"]
+    c = sync["counts"]
+    out.print(f"sync to neo4j: pending {sync['pending']}, failed {sync['failed']}, sqlite {c['sqlite']}, "
+              f"neo4j {c['neo4j'] if c['neo4j'] is not None else '-'}, "
+              f"drift {sync['drift'] if sync['drift'] is not None else '-'}"
+              + (f", last error: {sync['last_error']}" if sync["last_error"] else ""), highlight=False)
     cfg = Table("setting", "value")
     for key, value in report["config"].items():
         cfg.add_row(key, str(value))
