@@ -1,0 +1,377 @@
+"""The dashboard with Pilot on the seeded demo state: every view, every key
+that writes something, and the state directory checked from outside."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tuihelp import copy_state, disk, loaded, loop_of, make_app, open_ars, seed_demo, select_row, settle, wait_for
+
+SIZE = (160, 48)
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory) -> Path:
+    state = tmp_path_factory.mktemp("demo") / "state"
+    seed_demo(state)
+    return state
+
+
+@pytest.fixture
+def demo(demo_template: Path, tmp_path: Path) -> Path:
+    return copy_state(demo_template, tmp_path / "state")
+
+
+# -- Loops ---------------------------------------------------------------------------
+async def test_loops_view_lists_every_loop_with_its_state(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        table = app.screen.query_one("#loops-table")
+        assert table.row_count == 8
+        statuses = {s.status for s in app.store.states.values()}
+        assert statuses == {"initialized", "active", "waiting_human", "blocked", "done", "aborted"}
+        blocked = loop_of(app, "nightly-ci-green", "blocked")
+        select_row(table, blocked.loop_id)
+        await pilot.pause()
+        text = str(app.screen.query_one("#loop-detail-body").render())
+        assert "Blockers" in text and "3 consecutive failures" in text
+        assert "Hypotheses" in text and "First-principles checks" in text
+        assert "✓ decompose" in text or "✗ decompose" in text
+        assert app.inbox_count == 3
+        header = str(app.screen.query_one("#inbox-badge").render())
+        assert "3 waiting" in header
+
+
+async def test_loops_view_empty_state(tmp_path: Path):
+    state = tmp_path / "empty"
+    state.mkdir()
+    app = make_app(state, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        empty = app.screen.query_one("#loops-empty")
+        assert empty.display and "No loops yet" in str(empty.render())
+        await pilot.press("2")
+        assert "Nothing is waiting for you" in str(app.screen.query_one("#inbox-empty").render())
+
+
+async def test_live_update_from_another_process_and_notification(demo: Path):
+    app = make_app(demo)  # watching the state directory
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        fork = loop_of(app, "release-notes-0.2", "active")
+        table = app.screen.query_one("#loops-table")
+        before = table.get_row(fork.loop_id)
+        # another "process" (its own ARS) resumes the forked loop to done
+        with open_ars(demo) as other:
+            assert other.loop_resume(fork.loop_id).status == "done"
+        await wait_for(pilot, lambda: app.store.states[fork.loop_id].status == "done", what="the watcher")
+        await pilot.pause()
+        after = table.get_row(fork.loop_id)
+        assert after[1].plain.endswith("done") and before[1].plain.endswith("active")
+        assert after[0] == before[0]  # the same row, updated in place
+        # a loop that turns waiting_human elsewhere raises a notification here
+        with open_ars(demo) as other:
+            other.loop_start(Path(__file__).parents[1] / "samples" / "goals" / "deploy-hotfix.json")
+        await wait_for(pilot, lambda: any("Waiting for you" in (n.title or "") for n in app._notifications),
+                       what="the waiting_human notification")
+        assert app.inbox_count == 4
+
+
+# -- Inbox -------------------------------------------------------------------------------
+async def _inbox_select(pilot, app, goal_id: str):
+    await pilot.press("2")
+    await pilot.pause()
+    s = loop_of(app, goal_id)
+    select_row(app.screen.query_one("#inbox-table"), s.loop_id)
+    await pilot.pause()
+    return s
+
+
+async def test_approve_by_keypress_resumes_the_loop_to_its_next_exit(demo: Path):
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
+        assert s.status == "waiting_human" and s.pending_approval.kind == "approval"
+        await pilot.press("a")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        assert not (demo / "approvals").exists()  # nothing written before y
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "done", what="the loop to finish")
+        on_disk = disk(demo, s.loop_id)
+        assert on_disk.status == "done" and on_disk.exit_reason.startswith("verified")
+        assert [d.kind for d in on_disk.decisions] == ["approve"]
+        assert on_disk.iterations[1].action.tool == "shell" and on_disk.iterations[1].result.ok
+        assert len(list((demo / "approvals").glob("*.json"))) == 1
+        await wait_for(pilot, lambda: app.inbox_count == 2, what="the inbox count")
+        assert s.loop_id not in app.screen.cells
+
+
+async def test_no_at_the_confirmation_writes_nothing(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await pilot.press("n")
+        await settle(pilot, 0.3)
+        assert not (demo / "approvals").exists()
+        assert disk(demo, s.loop_id).status == "waiting_human"
+
+
+async def test_reject_asks_for_a_reason_and_the_plan_blocks(demo: Path):
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the reason box")
+        await pilot.press("enter")  # empty: refused in the modal
+        assert type(app.screen).__name__ == "InputModal"
+        assert "cannot be empty" in str(app.screen.query_one("#error").render())
+        await pilot.press(*"change freeze until Monday")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "blocked", what="the loop to block")
+        on_disk = disk(demo, s.loop_id)
+        assert on_disk.decisions[-1].kind == "reject" and on_disk.decisions[-1].note == "change freeze until Monday"
+        assert any("change freeze until Monday" in b for b in on_disk.blockers)
+
+
+async def test_respond_to_a_question_runs_the_loop_with_the_answer(demo: Path):
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = await _inbox_select(pilot, app, "pilot-vector-store")
+        await pilot.press("a")  # not allowed on a question: told, nothing opens
+        await pilot.pause()
+        assert type(app.screen).__name__ == "InboxScreen"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the answer box")
+        await pilot.press(*"600")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "done", what="the loop to finish")
+        on_disk = disk(demo, s.loop_id)
+        assert on_disk.answers[-1].answer == "600"
+        assert "600 USD" in on_disk.iterations[-1].result.output or "600" in json.dumps(
+            on_disk.iterations[-1].action.args, ensure_ascii=False)
+
+
+async def test_edit_the_proposed_action_then_approve(demo: Path):
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the args box")
+        box = app.screen.query_one("#answer")
+        box.value = "not json"
+        await pilot.press("enter")
+        assert "not JSON" in str(app.screen.query_one("#error").render())
+        box.value = json.dumps({"cmd": "echo edited-dry-run"})
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "done", what="the loop to finish")
+        on_disk = disk(demo, s.loop_id)
+        assert on_disk.decisions[-1].kind == "edit"
+        assert on_disk.iterations[1].action.args == {"cmd": "echo edited-dry-run"}
+        assert "edited-dry-run" in on_disk.iterations[1].result.output
+
+
+async def test_record_only_leaves_the_run_to_another_process(demo: Path):
+    app = make_app(demo, resume_in_process=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: list((demo / "approvals").glob("*.json")), what="the decision file")
+        await settle(pilot, 0.3)
+        assert disk(demo, s.loop_id).status == "waiting_human"  # recorded, not applied
+        with open_ars(demo) as other:  # the process that runs the loop applies it
+            assert other.loop_resume(s.loop_id).status == "done"
+
+
+# -- Recall --------------------------------------------------------------------------------
+async def _search(pilot, app, query: str, k: int | None = None):
+    await pilot.press("3")
+    await pilot.press("slash")
+    await pilot.pause()
+    assert app.screen.query_one("#query").has_focus
+    if k is not None:
+        app.screen.query_one("#k").value = str(k)
+    await pilot.press(*query)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.screen.result is not None and app.screen.result.query == query,
+                   what="the recall")
+    await pilot.pause()
+
+
+async def test_recall_shows_per_tier_components_side_by_side(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _search(pilot, app, "Neo4j outage")
+        screen = app.screen
+        hits = screen.query_one("#hits")
+        labels = [str(c.label) for c in hits.columns.values()]
+        assert labels[3:6] == ["neo4j", "sqlite", "files"]
+        first = hits.get_row_at(0)
+        assert first[1] == "openclaw:s-0412:0"
+        assert str(first[4]).startswith("#1 ") and str(first[5]).startswith("#")  # sqlite and files ranks
+        tierbar = str(screen.query_one("#tierbar").render())
+        assert "neo4j skipped" in tierbar and "sqlite ok" in tierbar and "files ok" in tierbar
+        breakdown = screen.query_one("#breakdown")
+        rows = {str(breakdown.get_row_at(i)[0]): breakdown.get_row_at(i) for i in range(breakdown.row_count)}
+        assert {"bm25", "scan", "token_match", "= score"} <= set(rows)
+        assert str(rows["bm25"][2]) != "-" and str(rows["scan"][3]) != "-"  # sqlite's bm25, files' scan
+        assert str(rows["bm25"][3]) == "-"  # the files tier has no bm25
+
+
+async def test_recall_says_degraded_plainly(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        app.ars.memory.deadlines["files"] = 0.0  # the files tier cannot answer in time
+        await _search(pilot, app, "Neo4j outage")
+        tierbar = str(app.screen.query_one("#tierbar").render())
+        assert "files timeout" in tierbar and "DEGRADED" in tierbar
+
+
+async def test_explain_names_the_cut_off(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await _search(pilot, app, "Neo4j outage", k=1)
+        missed = "openclaw:8c2d4e1a-5b7f-4c3e-9a10-6f2e8b9d0c41:0"  # the Chinese session about the outage
+        assert missed not in [h.episode_id for h in app.screen.result.hits]
+        await pilot.press("x")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the episode box")
+        box = app.screen.query_one("#answer")
+        assert box.value == "openclaw:s-0412:0"  # the selected hit is filled in
+        box.value = missed
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.explanation is not None, what="the explanation")
+        await pilot.pause()
+        ex = app.screen.explanation
+        sqlite = next(t for t in ex.tiers if t.tier == "sqlite")
+        assert sqlite.stored and sqlite.rank > 1 and "below the cut-off k=1" in sqlite.verdict
+        shown = str(app.screen.query_one("#explain-verdict").render())
+        assert "cut off" in shown and "k=1" in shown
+        assert app.screen.query_one("#explain-table").display
+
+
+# -- Checkpoints ------------------------------------------------------------------------------
+async def _open_loop(pilot, app, loop_id: str):
+    await pilot.press("4")
+    await pilot.pause()
+    screen = app.screen
+    screen.select_loop(loop_id)
+    await wait_for(pilot, lambda: loop_id in screen.history and screen.selected_entry() is not None,
+                   what="the history")
+    await pilot.pause()
+    return screen
+
+
+async def test_history_steps_with_brackets_and_shows_the_diff(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = loop_of(app, "hotfix-1.4.2-staging")
+        screen = await _open_loop(pilot, app, s.loop_id)
+        entries = screen.history[s.loop_id]
+        assert screen.selected_entry().index == entries[-1].index  # the newest
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert screen.selected_entry().index == entries[-2].index
+        body = str(screen.query_one("#entry-body").render())
+        assert f"changes since #{entries[-3].index}" in body and "current_step" in body
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert screen.selected_entry().index == entries[-1].index
+        body = str(screen.query_one("#entry-body").render())
+        assert "status: active → waiting_human" in body and "pending_approval" in body
+        for _ in range(len(entries) + 2):
+            await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert screen.selected_entry().index == entries[0].index  # stops at the oldest
+        assert "first entry kept" in str(screen.query_one("#entry-body").render())
+
+
+async def test_fork_from_an_entry_creates_a_loop_with_its_parent(demo: Path):
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = loop_of(app, "nightly-ci-green", "blocked")
+        screen = await _open_loop(pilot, app, s.loop_id)
+        entries = screen.history[s.loop_id]
+        await pilot.press("left_square_bracket", "left_square_bracket")  # before it blocked
+        await pilot.pause()
+        at = screen.selected_entry()
+        assert at.index == entries[-3].index and at.state.status == "active"
+        before = set(app.store.states)
+        await pilot.press("f")
+        new_ids = await wait_for(pilot, lambda: set(app.store.states) - before, what="the forked loop")
+        (fork_id,) = new_ids
+        forked = disk(demo, fork_id)
+        assert forked.parent.loop_id == s.loop_id and forked.parent.index == at.index
+        assert forked.status == "active" and forked.goal_id == s.goal_id
+        assert disk(demo, s.loop_id).status == "blocked"  # the original is untouched
+        await wait_for(pilot, lambda: fork_id in screen.loop_nodes, what="the new node in the tree")
+
+
+async def test_resume_runs_a_loop_to_its_next_exit(demo: Path):
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        fork = loop_of(app, "release-notes-0.2", "active")
+        screen = await _open_loop(pilot, app, fork.loop_id)
+        assert screen is app.screen
+        await pilot.press("R")
+        await wait_for(pilot, lambda: app.store.states[fork.loop_id].status == "done", what="the run")
+        assert disk(demo, fork.loop_id).status == "done"
+        done = loop_of(app, "release-notes-0.2", "done")
+        await pilot.press("f")  # on the done loop's entries fork refuses a terminal entry; nothing breaks
+        assert done.status == "done"
+
+
+# -- habits ---------------------------------------------------------------------------------------
+async def test_number_keys_help_and_palette(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        for key, name in (("2", "InboxScreen"), ("3", "RecallScreen"), ("4", "CheckpointsScreen"),
+                          ("1", "LoopsScreen")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert type(app.screen).__name__ == name
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpModal"
+        await pilot.press("escape")
+        await pilot.press("slash")  # the loops filter
+        await pilot.pause()
+        assert app.screen.focused.id == "loops-filter"
+        await pilot.press(*"blocked")
+        await pilot.pause()
+        assert app.screen.query_one("#loops-table").row_count == 1
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.query_one("#loops-table").row_count == 8
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "CommandPalette"
+        await pilot.press(*"Inbox")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InboxScreen", what="the palette's command")

@@ -1,0 +1,90 @@
+"""Helpers for the dashboard tests: a seeded demo state (made once, copied per
+test), deterministic loop ids for snapshots, the app on a state directory,
+and waiting for the app's thread workers without sleeping blindly."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+from core.api import ARS
+from core.config import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+# roomy deadlines: a loaded 2-core machine must not turn a slow tier into a different picture
+DEADLINES = {"neo4j_deadline": 3.0, "sqlite_deadline": 3.0, "files_deadline": 3.0}
+
+
+def settings(state_dir: Path, **kw) -> Settings:
+    return Settings(state_dir=state_dir, neo4j_uri=None, **{**DEADLINES, **kw})
+
+
+def seed_demo(state_dir: Path, *, deterministic: bool = False, monkeypatch=None):
+    """Seed the demo into ``state_dir`` (no Neo4j). ``deterministic`` numbers
+    the loop ids (``loop-000000000001``...) so snapshots do not change."""
+    from core.demo import seed
+
+    if deterministic:
+        import core.loop.engine as engine
+
+        counter = itertools.count(1)
+        assert monkeypatch is not None
+        monkeypatch.setattr(engine, "new_loop_id", lambda: f"loop-{next(counter):012d}")
+    return seed(settings=settings(state_dir))
+
+
+def copy_state(template: Path, dest: Path) -> Path:
+    shutil.copytree(template, dest)
+    return dest
+
+
+def open_ars(state_dir: Path) -> ARS:
+    return ARS(settings(state_dir))
+
+
+def make_app(state_dir: Path, **kw):
+    from tui.app import ArsApp
+
+    return ArsApp(open_ars(state_dir), **kw)
+
+
+async def wait_for(pilot, cond: Callable[[], object], timeout: float = 20.0, what: str = "condition"):
+    """Let the app run until ``cond()`` is truthy (thread workers post back)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = cond()
+        if value:
+            return value
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+async def loaded(pilot) -> None:
+    await wait_for(pilot, lambda: pilot.app.store.loaded, what="the loop listing")
+    await pilot.pause()
+
+
+def disk(state_dir: Path, loop_id: str):
+    """The loop as another process sees it on disk."""
+    with open_ars(state_dir) as ars:
+        return ars.loop_show(loop_id)
+
+
+def loop_of(app, goal_id: str, status: str | None = None):
+    for s in app.store.states.values():
+        if s.goal_id == goal_id and (status is None or s.status == status):
+            return s
+    raise AssertionError(f"no loop for goal {goal_id} ({status or 'any status'})")
+
+
+def select_row(table, key: str) -> None:
+    table.move_cursor(row=table.get_row_index(key))
+
+
+async def settle(pilot, seconds: float = 0.2) -> None:
+    await asyncio.sleep(seconds)
+    await pilot.pause()
