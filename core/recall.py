@@ -14,11 +14,11 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from .config import Settings
 from .ledger import Event, Ledger, content_id
-from .models import TIER_NAMES, Episode, Explanation, Hit, RecallResult, TierExplanation, TierReport
+from .models import TIER_NAMES, Episode, Explanation, RecallResult, TierExplanation, TierReport
 from .scoring import Query, fuse
 from .sync import EPISODE_EVENT
 from .text import index_terms, query_terms, term_of, tokenize

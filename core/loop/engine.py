@@ -349,7 +349,7 @@ class Engine:
             if rec.result else "",
             f"Verification: {v.outcome}: {v.reason}" if v else "",
             f"Person: {rec.decision}" if rec.decision else "",
-            f"Premises: " + "; ".join(p.text for p in state.premises) if state.premises else "",
+            "Premises: " + "; ".join(p.text for p in state.premises) if state.premises else "",
         ]))
         ts = v.ts if v else state.updated_at
         return Episode(id=rec.episode_id, source="loop", session_id=state.loop_id, agent="ars-loop",
