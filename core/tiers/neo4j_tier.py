@@ -73,6 +73,9 @@ MERGE (a)-[:FOLLOWED_BY]->(b)
 
 # One round trip: full-text candidates, entities named in the query, and a
 # bounded one-hop expansion through the entities the best hits share with it.
+# An entity in more than ``max_degree`` episodes says little about any one of
+# them, and walking its mentions would cost more than the whole text search,
+# so expansion skips it (a degree count is a constant-time lookup).
 SEARCH = """
 CALL db.index.fulltext.queryNodes('episode_terms', $lucene, {limit: $limit}) YIELD node, score
 WITH collect({e: node, s: score}) AS text_hits
@@ -84,6 +87,7 @@ CALL () {
 WITH text_hits, named, [h IN text_hits[..3] | h.e] AS best
 CALL (named, best, text_hits) {
   UNWIND named AS ent
+  WITH ent WHERE COUNT { (ent)<-[:MENTIONS]-() } <= $max_degree
   MATCH (b:Episode)-[:MENTIONS]->(ent)<-[:MENTIONS]-(other:Episode)
   WHERE b IN best AND NOT other IN [h IN text_hits | h.e]
   WITH DISTINCT other LIMIT $expand
@@ -101,6 +105,7 @@ MAX_QUERY_TERMS = 512  # Lucene's default clause limit is 1024
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 50
 EXPAND = 20
+EXPAND_MAX_DEGREE = 200
 PROBE_QUERIES = 30  # enough for a restarted JVM to compile the search path
 
 
@@ -198,14 +203,16 @@ class Neo4jStore:
         self._schema_ready = False  # a new server may have lost nothing, or everything
         self.ensure_schema()
         for _ in range(PROBE_QUERIES):
-            self._run(SEARCH, timeout=10, lucene='"warm"', entity_q='"warm"', qlow="warm", limit=10, expand=5)
+            self._run(SEARCH, timeout=10, lucene='"warm"', entity_q='"warm"', qlow="warm", limit=10, expand=5,
+                      max_degree=EXPAND_MAX_DEGREE)
 
     def warm(self) -> None:
         """Plan the search query once, so the first recall is not the one that
         pays Cypher planning (hundreds of ms, more than a read deadline)."""
         try:
             self.ensure_schema()
-            self._run(SEARCH, timeout=30, lucene='"warm"', entity_q='"warm"', qlow="warm", limit=1, expand=1)
+            self._run(SEARCH, timeout=30, lucene='"warm"', entity_q='"warm"', qlow="warm", limit=1, expand=1,
+                      max_degree=EXPAND_MAX_DEGREE)
         except Exception:  # noqa: BLE001 - warming is best effort; search reports failures
             pass
 
@@ -323,6 +330,7 @@ class Neo4jStore:
             qlow=q.text.lower(),
             limit=limit,
             expand=EXPAND,
+            max_degree=EXPAND_MAX_DEGREE,
         )
         cands = [
             Candidate(
