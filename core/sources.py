@@ -46,13 +46,22 @@ class SourceRegistry:
         self._lines = 0
 
     def register(self, path: str | Path, fmt: str, spans: list[tuple[int, int, str]],
-                 signature: list[int] | None = None) -> None:
+                 signature: list[int] | None = None, fsync: bool = True) -> None:
         entry = {"path": str(Path(path).resolve()), "format": fmt, "spans": [list(s) for s in spans],
                  "signature": signature or []}
-        append_line(self.path, json.dumps(entry, ensure_ascii=False))
+        append_line(self.path, json.dumps(entry, ensure_ascii=False), fsync=fsync)
         self._lines += 1
         if self._lines > 64 and self._lines > 2 * len(self.files()):
             self.compact()
+
+    def flush(self) -> None:
+        """fsync registrations appended with ``fsync=False`` (one for a batch of files)."""
+        if self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def compact(self) -> None:
         """Rewrite the registry with one line a file (re-registrations append)."""

@@ -78,6 +78,7 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
         raise BadQuery(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
     report = IngestReport()
     registry = SourceRegistry(memory.state_dir)
+    writer = _GroupWriter(memory, registry, batch, on_ack)
     for path in expand_paths(paths, report):
         report.files += 1
         summary = FileSummary(file=str(path))
@@ -117,17 +118,13 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
 
             fresh = enrich_many(fresh, memory.settings)
         summary.duplicates_skipped = len(parsed.episodes) - len(fresh)
-        for i in range(0, len(fresh), batch):
-            chunk = fresh[i : i + batch]
-            memory.store(chunk)
-            if on_ack:
-                on_ack([ep.id for ep in chunk])
+        writer.add(fresh, (path, kind, parsed.spans, signature))
         summary.episodes_added = len(fresh)
         report.episodes_added += len(fresh)
         report.duplicates_skipped += summary.duplicates_skipped
-        registry.register(path, kind, parsed.spans, signature)
         if progress:
             progress(path, summary)
+    writer.flush()
     if sync:
         # one attempt, no retries: a Neo4j outage must not hold up ingestion
         # (the breaker makes later attempts instant; `ars sync run` retries)
@@ -136,6 +133,46 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
             report.sync = result.model_dump()
     memory.settle()
     return report
+
+
+class _GroupWriter:
+    """Group commit across files: episodes of many small files share one
+    ledger append + fsync and one SQLite transaction (thousands of session
+    files would otherwise cost two fsyncs each). A file is registered for the
+    raw tier only once its episodes are durable."""
+
+    def __init__(self, memory: Memory, registry: SourceRegistry, batch: int,
+                 on_ack: Callable[[list[str]], None] | None):
+        self.memory, self.registry, self.batch, self.on_ack = memory, registry, batch, on_ack
+        self.episodes: list[Episode] = []
+        self.files: list[tuple] = []
+
+    def add(self, episodes: list[Episode], registration: tuple) -> None:
+        for ep in episodes:
+            self.episodes.append(ep)
+            if len(self.episodes) >= self.batch:
+                self._store()
+        self.files.append(registration)
+        if not self.episodes:  # nothing of this file is waiting: register now
+            self._register()
+
+    def _store(self) -> None:
+        if self.episodes:
+            self.memory.store(self.episodes)
+            if self.on_ack:
+                self.on_ack([ep.id for ep in self.episodes])
+            self.episodes = []
+
+    def _register(self) -> None:
+        for path, kind, spans, signature in self.files:
+            self.registry.register(path, kind, spans, signature, fsync=False)
+        if self.files:
+            self.registry.flush()
+        self.files = []
+
+    def flush(self) -> None:
+        self._store()
+        self._register()
 
 
 def _changed(memory: Memory, episodes: list[Episode]) -> list[Episode]:
