@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING  # -- loops: type names only
 if TYPE_CHECKING:  # the loop types, imported lazily so `ars recall` never loads the loop
     from .loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
     from .loop.rehydrate import RehydrateReport
-    from .loop.models import Decision  # -- dashboard
 
 BadInput = BadQuery
 
@@ -227,8 +226,8 @@ class ARS:
     # -- dashboard -------------------------------------------------------------------
     # What the Textual dashboard (tui/app.py) needs beyond the calls above: which
     # loops a changed file belongs to (so it reloads only those), several loops at
-    # once, whether a loop runs right now, the decision recorded on a waiting loop,
-    # and the demo seeding (core/demo.py).
+    # once, whether a loop runs right now, and how much memory there is. The demo
+    # seeding is core/demo.py.
     def loop_ids_for_paths(self, paths: Iterable[str | Path]) -> tuple[set[str], bool]:
         """The loop ids whose checkpoint, history or decision files are among
         ``paths``; the flag is true when a name could not be mapped back to its
@@ -294,13 +293,6 @@ class ARS:
         engine = Engine(self.state_dir, self.memory, self.settings, tools=self.loops.tools,
                         store=self.loops.store)
         return engine.run(loop_id)
-
-    def loop_recorded_decision(self, loop_id: str) -> "Decision | None":
-        """The decision a person recorded on the loop's open request and that the
-        loop has not applied yet (it applies when the loop resumes)."""
-        from .loop.decisions import find_decision
-
-        return find_decision(self.state_dir, self.loop_show(loop_id))
 
     def episode_count(self) -> int | None:
         """Episodes in the SQLite store (None when it cannot be read): the

@@ -222,21 +222,22 @@ class Memory:
         wanted = parse_tiers(tiers)
         reports: dict[str, TierReport] = {}
         primary = wanted or ["neo4j", "sqlite"]
-        reports.update(self._fan_out(q, k, primary))
+        start = time.monotonic()
+        reports.update(self._fan_out(q, k, primary, start))
         if wanted is None:
             if any(reports[t].status in ANSWERED for t in primary):
                 reports["files"] = TierReport(tier="files", status="skipped",
                                               error="fallback only: an index tier answered")
             else:
-                reports.update(self._fan_out(q, k, ["files"]))
+                # same clock as the index tiers: recall answers within the largest deadline
+                reports.update(self._fan_out(q, k, ["files"], start))
         ordered = [reports[t] for t in TIER_NAMES if t in reports]
         hits = fuse({r.tier: r.hits for r in ordered if r.hits}, k)
         degraded = any(r.status in FAILED for r in ordered)
         return RecallResult(query=query, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
                             degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000)
 
-    def _fan_out(self, q: Query, k: int, names: Sequence[str]) -> dict[str, TierReport]:
-        start = time.monotonic()
+    def _fan_out(self, q: Query, k: int, names: Sequence[str], start: float) -> dict[str, TierReport]:
         futures: dict[str, Future] = {}
         out: dict[str, TierReport] = {}
         for name in names:

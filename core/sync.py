@@ -68,10 +68,13 @@ class Neo4jSync:
         except (FileNotFoundError, ValueError):
             return SinkState()
 
-    def _save(self, st: SinkState) -> None:
-        pending = self.pending(st.offset)
-        atomic_write(self.path, json.dumps({"neo4j": st.model_dump(), "pending": pending, "failed": st.failed},
-                                           indent=1))
+    def _save(self, st: SinkState, pending: int | None = None) -> None:
+        # ``pending`` is counted by the callers that report it (counting reads
+        # the rest of the ledger: too slow to do after every batch)
+        data = {"neo4j": st.model_dump(), "failed": st.failed}
+        if pending is not None:
+            data["pending"] = pending
+        atomic_write(self.path, json.dumps(data, indent=1))
 
     def pending(self, offset: int | None = None) -> int:
         """Episode events in the ledger after the cursor."""
@@ -139,6 +142,7 @@ class Neo4jSync:
                 report.applied += n
                 report.batches += 1
         report.pending = self.pending()
+        self._save(self.state(), report.pending)
         report.seconds = time.monotonic() - t0
         return report
 

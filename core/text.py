@@ -26,6 +26,8 @@ import snowballstemmer
 # written without spaces, where bigrams stand in for words.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[a-z0-9_]+")
+# the same tokens, with the kind told by the group that matched (1: CJK, 2: word)
+_KIND_RE = re.compile(rf"([{_CJK}]+)|([a-z0-9_]+)")
 _CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
 
 # Kept small: BM25's idf already discounts common words; these are the ones
@@ -128,12 +130,11 @@ def index_terms(text: str) -> list[str]:
     """Every index term of a document, in order, with repeats (term frequency
     matters to BM25)."""
     out: list[str] = []
-    for m in _TOKEN_RE.finditer(text.lower()):
-        tok = m.group()
-        if is_cjk(tok):
-            out.extend(_cjk_grams(tok))
+    for m in _KIND_RE.finditer(text.lower()):
+        if m.lastindex == 1:
+            out.extend(_cjk_grams(m.group(1)))
         else:
-            out.append(stem(tok))
+            out.append(stem(m.group(2)))
     return out
 
 

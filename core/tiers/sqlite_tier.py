@@ -85,6 +85,7 @@ class SqliteStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._write_lock = threading.Lock()
+        self._writes = 0  # bumped by this process's commits (data_version misses its own connection's)
         with self._write_lock:
             self._conn().executescript(SCHEMA)
 
@@ -119,6 +120,7 @@ class SqliteStore:
                 for i, ep in enumerate(episodes):
                     self._upsert_one(conn, ep, event_ids[i] if event_ids else "")
                     n += 1
+                self._writes += 1
                 if ledger_offset is not None:
                     conn.execute(
                         "INSERT INTO applied (ledger, offset, event_id) VALUES ('main', ?, ?)"
@@ -237,7 +239,8 @@ class SqliteStore:
             return 1 if time.monotonic() > deadline else 0
 
         # The progress handler interrupts a long query at the deadline.
-        conn.set_progress_handler(past_deadline, 2000)
+        # every 50k VM steps (~ms): finer granularity costs GIL hand-offs
+        conn.set_progress_handler(past_deadline, 50_000)
         try:
             n_docs, df = self._stats(conn, q.terms)
             match_terms = self._match_terms(q.terms, df, limit)
@@ -279,11 +282,20 @@ class SqliteStore:
         """Document count and each term's document frequency (fts5vocab lookups
         by equality are index lookups; an IN list or count(*) on the FTS table
         would scan)."""
-        n_docs = conn.execute("SELECT count(*) FROM episodes").fetchone()[0] or 1
+        # Cached per connection until the database changes: PRAGMA data_version
+        # moves when another connection (a writer thread or process) commits.
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        cache = getattr(self._local, "stats", None)
+        if cache is None or cache[0] != version or cache[1] != self._writes:
+            cache = (version, self._writes, conn.execute("SELECT count(*) FROM episodes").fetchone()[0] or 1, {})
+            self._local.stats = cache
+        n_docs, known = cache[2], cache[3]
         df: dict[str, int] = {}
         for t in terms:
-            row = conn.execute("SELECT doc FROM episodes_vocab WHERE term = ?", (t,)).fetchone()
-            df[t] = row[0] if row else 0
+            if t not in known:
+                row = conn.execute("SELECT doc FROM episodes_vocab WHERE term = ?", (t,)).fetchone()
+                known[t] = row[0] if row else 0
+            df[t] = known[t]
         return n_docs, df
 
     @staticmethod
