@@ -51,6 +51,11 @@ class SourceRegistry:
                  "signature": signature or []}
         append_line(self.path, json.dumps(entry, ensure_ascii=False), fsync=fsync)
         self._lines += 1
+        if fsync:
+            self._maybe_compact()
+
+    def _maybe_compact(self) -> None:
+        # re-registrations append; rewrite once they are half the file
         if self._lines > 64 and self._lines > 2 * len(self.files()):
             self.compact()
 
@@ -62,6 +67,7 @@ class SourceRegistry:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            self._maybe_compact()
 
     def compact(self) -> None:
         """Rewrite the registry with one line a file (re-registrations append)."""
