@@ -142,6 +142,7 @@ class Series:
     degraded: int = 0
     clean: list[float] = field(default_factory=list)  # latencies of calls where no tier failed
     queries: list[str] = field(default_factory=list)
+    trips: int = 0  # calls short-circuited by an open breaker and re-run once it closed
 
     def slowest(self, n: int = 3) -> str:
         worst = sorted(zip(self.lat, self.queries), reverse=True)[:n]
@@ -151,6 +152,8 @@ class Series:
         n = len(self.lat)
         odd = ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items())
                         if not k.endswith((":ok", ":empty", ":skipped"))) or "–"
+        if self.trips:
+            odd += f"; breaker short-circuited {self.trips} calls (re-run once it closed)"
         clean = f"{len(self.clean)}: {ms(pct(self.clean, 50))} / {ms(pct(self.clean, 95))}" if self.clean else "0"
         return [self.name, str(n), ms(pct(self.lat, 50)), ms(pct(self.lat, 95)), ms(max(self.lat, default=float("nan"))),
                 ms(sum(self.lat) / n if n else float("nan")), clean,
@@ -161,10 +164,23 @@ SERIES_HEADERS = ["system", "calls", "p50 ms", "p95 ms", "max ms", "mean ms",
                   "calls with no failed tier: n: p50 / p95 ms", "≥1 hit", "non-ok tier statuses (count)"]
 
 
-def timed_recall(memory: Memory, q: str, tiers: str | None, s: Series) -> float:
-    t0 = time.perf_counter()
-    r = memory.recall(q, k=K, tiers=tiers)
-    dt = (time.perf_counter() - t0) * 1000
+def short_circuited(r) -> bool:
+    rep = r.tier("neo4j")
+    return rep is not None and rep.status == "down" and rep.error.startswith("CircuitOpen")
+
+
+def timed_recall(memory: Memory, q: str, tiers: str | None, s: Series, rerun_open: bool = False) -> float:
+    """Time one recall. With ``rerun_open`` (the healthy-server series), a call that
+    the Neo4j breaker short-circuited is not a latency sample of the system under
+    test: count the trip, wait until the breaker closes, and time the query again."""
+    for _ in range(4):
+        t0 = time.perf_counter()
+        r = memory.recall(q, k=K, tiers=tiers)
+        dt = (time.perf_counter() - t0) * 1000
+        if not (rerun_open and short_circuited(r)):
+            break
+        s.trips += 1
+        neo4j_ready(memory)
     s.lat.append(dt)
     s.queries.append(q)
     s.answered += bool(r.hits)
@@ -298,8 +314,11 @@ def load_corpus(memory: Memory, corpus: Path, n: int, mode: str, batch: int) -> 
         t_sql = time.perf_counter() - t0
         if rep.episodes_added != n:
             progress(f"ingest added {rep.episodes_added} of {n}: {rep.malformed[:3]}")
+        from core.ingest import pipeline as core_pipeline
+
         rows.append(["ledger + SQLite + span registry: `ingest(memory, [file], fmt='episodes', sync=False)`"
-                     " (parse, unchanged check, ledger append + fsync per 1,000, SQLite upsert, register spans)",
+                     f" (parse, unchanged check, ledger append + fsync per {getattr(core_pipeline, 'BATCH', 0):,},"
+                     " SQLite upsert, register spans)",
                      f"{t_sql:.1f}", rate(t_sql)])
         progress(f"sync worker -> Neo4j, {n:,} episodes")
         t0 = time.perf_counter()
@@ -307,8 +326,15 @@ def load_corpus(memory: Memory, corpus: Path, n: int, mode: str, batch: int) -> 
         t_neo = time.perf_counter() - t0
         if not srep.ok or srep.pending:
             progress(f"sync incomplete: {srep}")
+        import inspect
+
+        from core import sync as core_sync
+        from core.tiers.neo4j_tier import Neo4jStore
+
+        tx = inspect.signature(Neo4jStore.upsert).parameters["batch"].default
         rows.append(["Neo4j: sync worker `memory.sync.run()` (read ledger from its cursor, `Neo4jStore.upsert`"
-                     f" in transactions of 500, cursor saved per batch of 2,000; {srep.batches} batches"
+                     f" in transactions of {tx:,}, cursor saved per batch of {core_sync.BATCH_EVENTS:,};"
+                     f" {srep.batches} batches"
                      f"{', pending ' + str(srep.pending) if srep.pending else ''}{', ' + srep.error if srep.error else ''})",
                      f"{t_neo:.1f}", rate(t_neo)])
         t0 = time.perf_counter()
@@ -514,7 +540,7 @@ def run_size(out: Out, args, size: int, Neo4jServer) -> SizeResult:
         progress(f"[{size:,}] timing {name}")
         s = Series(name)
         for q in queries:
-            timed_recall(memory, q, tiers, s)
+            timed_recall(memory, q, tiers, s, rerun_open=tiers in ("neo4j", None))
         res.series[name.split()[0]] = s
         bg = drain(memory)
         notes.append(f"{name}: waited {waited:.1f} s for a closed breaker before, "
@@ -547,9 +573,10 @@ def run_size(out: Out, args, size: int, Neo4jServer) -> SizeResult:
     out.table(SERIES_HEADERS, [s.row() for s in res.series.values()])
     out("Slowest calls: " + "; ".join(f"{k}: {v.slowest()}" for k, v in res.series.items()) + ".")
     out()
-    out("A tier that misses its deadline reports `timeout`; for Neo4j a timeout is also a (soft) breaker"
-        " failure, and once the breaker opens the calls within its cooldown are fast `down` answers, which"
-        " pull p50/p95 down: read the status counts. Pools between series: " + "; ".join(notes) + ".")
+    out("A tier that misses its deadline reports `timeout` (counted at its latency). For Neo4j a timeout is"
+        " also a soft breaker failure; when the breaker opens, the calls it short-circuits (fast `down`) are"
+        " not samples of a healthy server: the neo4j and fused series count them, wait until the breaker"
+        " closes and re-run the query. Pools between series: " + "; ".join(notes) + ".")
     out()
     out("Naive baseline (the article's recall), same queries and surface tokens; ratio = naive / ours (same store):")
     out()
