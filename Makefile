@@ -3,8 +3,7 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-SAMPLE  := samples/episodes.jsonl
-DEMO_STATE ?= state
+DEMO_STATE ?= state/demo
 
 .PHONY: demo test install neo4j-jars clean
 
@@ -19,11 +18,10 @@ install: $(STAMP)
 neo4j-jars:
 	scripts/neo4j/run --fetch-only
 
-# Until the dashboard lands: ingest the bundled sample and run two recalls.
+# The dashboard on a seeded state: sample sessions ingested, loops in every status.
+# Seeds DEMO_STATE once (an earlier demo there is reused: ars demo --fresh reseeds).
 demo: install
-	$(BIN)/ars ingest $(SAMPLE) --state $(DEMO_STATE)
-	$(BIN)/ars recall "neo4j outage recall" --state $(DEMO_STATE)
-	$(BIN)/ars recall "第一性原理 检查" --state $(DEMO_STATE)
+	$(BIN)/ars demo --state $(DEMO_STATE)
 
 test: install neo4j-jars
 	$(BIN)/python -m pytest -q

@@ -36,9 +36,10 @@ async def test_loops_view_lists_every_loop_with_its_state(demo: Path):
         assert statuses == {"initialized", "active", "waiting_human", "blocked", "done", "aborted"}
         blocked = loop_of(app, "nightly-ci-green", "blocked")
         select_row(table, blocked.loop_id)
-        await pilot.pause()
-        text = str(app.screen.query_one("#loop-detail-body").render())
-        assert "Blockers" in text and "3 consecutive failures" in text
+        body = app.screen.query_one("#loop-detail-body")
+        await wait_for(pilot, lambda: "Blockers" in str(body.render()), what="the detail pane")
+        text = str(body.render())
+        assert "3 consecutive failures" in text
         assert "Hypotheses" in text and "First-principles checks" in text
         assert "✓ decompose" in text or "✗ decompose" in text
         assert app.inbox_count == 3
@@ -87,7 +88,8 @@ async def _inbox_select(pilot, app, goal_id: str):
     await pilot.pause()
     s = loop_of(app, goal_id)
     select_row(app.screen.query_one("#inbox-table"), s.loop_id)
-    await pilot.pause()
+    body = app.screen.query_one("#request-body")
+    await wait_for(pilot, lambda: s.loop_id in str(body.render()), what="the request pane")
     return s
 
 
@@ -363,11 +365,10 @@ async def test_number_keys_help_and_palette(demo: Path):
         await pilot.pause()
         assert app.screen.focused.id == "loops-filter"
         await pilot.press(*"blocked")
-        await pilot.pause()
-        assert app.screen.query_one("#loops-table").row_count == 1
+        table = app.screen.query_one("#loops-table")
+        await wait_for(pilot, lambda: table.row_count == 1, what="the filter")
         await pilot.press("escape")
-        await pilot.pause()
-        assert app.screen.query_one("#loops-table").row_count == 8
+        await wait_for(pilot, lambda: table.row_count == 8, what="the filter cleared")
         await pilot.press("ctrl+p")
         await pilot.pause()
         assert type(app.screen).__name__ == "CommandPalette"

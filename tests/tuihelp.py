@@ -20,7 +20,7 @@ DEADLINES = {"neo4j_deadline": 3.0, "sqlite_deadline": 3.0, "files_deadline": 3.
 
 
 def settings(state_dir: Path, **kw) -> Settings:
-    return Settings(state_dir=state_dir, neo4j_uri=None, **{**DEADLINES, **kw})
+    return Settings(state_dir=state_dir, **{"neo4j_uri": None, **DEADLINES, **kw})
 
 
 def seed_demo(state_dir: Path, *, deterministic: bool = False, monkeypatch=None):

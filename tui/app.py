@@ -15,6 +15,7 @@ The app calls ``core.api.ARS`` only.
 
 from __future__ import annotations
 
+import gc
 import threading
 from pathlib import Path
 from typing import Any, Iterable
@@ -83,7 +84,6 @@ class ArsApp(App[None]):
 
     # -- start and stop -----------------------------------------------------------------------
     def on_mount(self) -> None:
-        self.theme = "textual-dark"
         self.live_status = self._where("loading…")
         if self._initial_mode and self._initial_mode != self.DEFAULT_MODE:
             self.switch_mode(self._initial_mode)
@@ -97,7 +97,9 @@ class ArsApp(App[None]):
         self.exit()
 
     def _where(self, what: str) -> str:
-        state = str(self.ars.state_dir)
+        from .widgets import status
+
+        state = self.ars.state_dir.name if status.STILL else str(self.ars.state_dir)
         if len(state) > 40:
             state = "…" + state[-39:]
         return f"{what} · {state}"  # the path last: a narrow header cuts it first
@@ -165,6 +167,10 @@ class ArsApp(App[None]):
     def on_loops_listed(self, msg: LoopsListed) -> None:
         first = not self.store.loaded
         changes = self.store.replace_all(msg.states, msg.problems)
+        # Thousands of loop states are millions of long-lived objects: keep them
+        # out of the cyclic collector, whose full passes otherwise stall keys for ~1 s.
+        gc.collect()
+        gc.freeze()
         self.running = set(msg.running)
         self._after_change([] if first else changes)
         if first:

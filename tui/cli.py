@@ -694,7 +694,7 @@ def demo(
         settings = load_settings(state_dir=state)
     except ValueError as exc:
         fail(f"bad configuration: {' '.join(str(exc).split())[:200]}; check the ARS_* environment variables")
-    quiet = as_json or not no_tui
+    quiet = as_json
     try:
         report = seed(settings=settings, fresh=fresh,
                       progress=None if quiet else (lambda msg: err.print(f"[dim]{_esc(msg)}[/]", highlight=False)))

@@ -60,10 +60,30 @@ def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> 
     return out
 
 
+def _check_line(c: Any) -> Any:
+    """A first-principles check in one line: what was checked and which rules failed."""
+    try:
+        r = c["result"]
+        failed = [v["rule"] for v in r["verdicts"] if v["verdict"] != "pass"]
+        verdict = "pass" if r["passed"] else "FAIL " + ", ".join(failed)
+        rev = " (revised)" if c.get("revision") else ""
+        return f"{c['step']} · {r['subject']}{rev}: {verdict}"
+    except (KeyError, TypeError):
+        return c
+
+
+def summarize(state: dict[str, Any]) -> dict[str, Any]:
+    """Shorten the parts of a state that would drown a diff (check records)."""
+    out = dict(state)
+    if isinstance(out.get("checks"), list):
+        out["checks"] = [_check_line(c) for c in out["checks"]]
+    return out
+
+
 def diff(old: dict[str, Any] | None, new: dict[str, Any]) -> list[Change]:
     """Changes from ``old`` to ``new`` (both ``model_dump(mode="json")`` of a state)."""
-    a = flatten(old or {})
-    b = flatten(new)
+    a = flatten(summarize(old or {}))
+    b = flatten(summarize(new))
     changes: list[Change] = []
     for path in b:
         if path not in a:

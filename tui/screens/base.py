@@ -13,6 +13,7 @@ from ..messages import StoreChanged
 from ..widgets.header import ArsHeader
 
 WIDE = 120  # columns from which detail panes sit beside their table
+DETAIL_DELAY = 0.05  # seconds the cursor rests before a detail pane is redrawn
 
 
 def still_cursors(screen: Screen) -> None:
@@ -49,6 +50,15 @@ class DashboardView(Screen):
 
     def sync(self, theme: bool = False) -> None:
         """Redraw what changed in the store since the last call."""
+
+    def soon(self, name: str, callback, delay: float = DETAIL_DELAY) -> None:
+        """Run ``callback`` once the cursor rests for ``delay`` seconds: held
+        arrow keys move the cursor at once and draw the detail pane once."""
+        timers = self.__dict__.setdefault("_soon", {})
+        old = timers.get(name)
+        if old is not None:
+            old.stop()
+        timers[name] = self.set_timer(delay, callback)
 
     @property
     def store(self):

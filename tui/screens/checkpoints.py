@@ -24,7 +24,8 @@ from core.api import BadInput
 from core.loop.models import TERMINAL, HistoryEntry, LoopState
 
 from ..diff import diff
-from ..widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, theme_style
+from ..widgets import status
+from ..widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, still, theme_style
 from .base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
@@ -160,7 +161,8 @@ class CheckpointsScreen(DashboardView):
 
     @on(Tree.NodeHighlighted, "#cp-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
-        self.show_node(event.node)
+        node = event.node
+        self.soon("entry", lambda: self.show_node(node))
 
     @work(thread=True, group="history")
     def load_history(self, loop_id: str) -> None:
@@ -254,7 +256,8 @@ class CheckpointsScreen(DashboardView):
         for key in ("action", "question", "result", "verification", "decision"):
             v = e.detail.get(key)
             if v:
-                lines.append(f"[b $accent]{key}[/] {escape(one_line(json.dumps(v, ensure_ascii=False, default=str), 240))}")
+                lines.append(f"[b $accent]{key}[/] "
+                             f"{escape(still(one_line(json.dumps(v, ensure_ascii=False, default=str), 240)))}")
         failed = [c for c in e.detail.get("checks", []) if not c["result"]["passed"]]
         for c in failed:
             why = "; ".join(f"{v['title']}: {v['reason']}" for v in c["result"]["verdicts"] if v["verdict"] == "fail")
@@ -270,10 +273,12 @@ class CheckpointsScreen(DashboardView):
             for c in changes[:MAX_DIFF_LINES]:
                 style = {"+": "$text-success", "-": "$text-error", "~": "$text-warning"}[c.op]
                 dim = "dim " if c.bookkeeping else ""
-                if c.op == "~":
-                    val = f"{escape(c.old)} → {escape(c.new)}"
+                if status.STILL and c.bookkeeping:
+                    val = "…"  # clocks, offsets and durations differ from run to run
+                elif c.op == "~":
+                    val = f"{escape(still(c.old))} → {escape(still(c.new))}"
                 else:
-                    val = escape(c.new or c.old)
+                    val = escape(still(c.new or c.old))
                 if c.bookkeeping:
                     val = f"[dim]{val}[/]"
                 lines.append(f"  [{dim}{style}]{c.op}[/] [{dim}b]{escape(c.path)}[/]: {val}")

@@ -181,7 +181,7 @@ class InboxScreen(DashboardView):
 
     @on(DataTable.RowHighlighted, "#inbox-table")
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
-        self.show_request()
+        self.soon("request", self.show_request)
 
     @on(DataTable.RowSelected, "#inbox-table")
     def _selected(self, _event: DataTable.RowSelected) -> None:

@@ -24,7 +24,7 @@ from .base import DashboardView
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 COLUMNS = (("loop", "loop", 17), ("status", "status", 15), ("step", "step", 7), ("iter", "it/max", 6),
            ("goal", "goal", None), ("age", "age", 4))
-AGE_TICK = 5.0
+AGE_TICK = 15.0
 
 
 class LoopsScreen(DashboardView):
@@ -170,7 +170,7 @@ class LoopsScreen(DashboardView):
 
     @on(DataTable.RowHighlighted, "#loops-table")
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
-        self.show_detail()
+        self.soon("detail", self.show_detail)
 
     @on(DataTable.RowSelected, "#loops-table")
     def _selected(self, _event: DataTable.RowSelected) -> None:
@@ -182,7 +182,13 @@ class LoopsScreen(DashboardView):
 
     @on(Input.Changed, "#loops-filter")
     def _filter(self, event: Input.Changed) -> None:
-        self.filter = event.value.strip()
+        value = event.value.strip()
+        self.soon("filter", lambda: self.apply_filter(value), delay=0.12)  # one rebuild per typing pause
+
+    def apply_filter(self, value: str) -> None:
+        if value == self.filter:
+            return
+        self.filter = value
         table = self.query_one("#loops-table", DataTable)
         table.clear()
         self.cells.clear()
@@ -197,6 +203,7 @@ class LoopsScreen(DashboardView):
         box = self.query_one("#loops-filter", Input)
         if box.value:
             box.value = ""
+            self.apply_filter("")
         self.query_one("#loops-table", DataTable).focus()
 
     # -- actions -----------------------------------------------------------------------------

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich import box
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -69,6 +67,7 @@ class RecallScreen(DashboardView):
             with VerticalScroll(id="hit-pane"):
                 yield Static("", id="hit-title")
                 yield DataTable(id="breakdown", cursor_type="none", show_cursor=False)
+                yield Static("", id="hit-snippet")
                 yield Static("", id="explain-title")
                 yield Static("", id="explain-table")
                 yield Static("", id="explain-verdict")
@@ -199,7 +198,7 @@ class RecallScreen(DashboardView):
 
     @on(DataTable.RowHighlighted, "#hits")
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
-        self.show_hit()
+        self.soon("hit", self.show_hit)
 
     def show_hit(self) -> None:
         h = self.selected_hit()
@@ -208,8 +207,8 @@ class RecallScreen(DashboardView):
             return
         title = self.query_one("#hit-title", Static)
         title.update(f"[b]#{h.rank} {escape(h.episode_id)}[/]  fused {h.score:.4f}  "
-                     f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]\n"
-                     f"[dim]{escape(one_line(h.snippet, 300))}[/]")
+                     f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
+        self.query_one("#hit-snippet", Static).update(f"[dim]{escape(one_line(h.snippet, 300))}[/]")
         table.clear(columns=True)
         table.add_column("component", key="component")
         for t in TIER_NAMES:
@@ -279,20 +278,18 @@ class RecallScreen(DashboardView):
         title = self.query_one("#explain-title", Static)
         title.update(f"\n[b $accent]Explain[/] [b]{escape(ex.episode_id)}[/] for “{escape(ex.query)}” "
                      f"[dim](k={ex.tiers[0].k if ex.tiers else '?'}; tokens {escape(' '.join(ex.tokens))})[/]")
-        table = Table(box=box.SIMPLE_HEAD, expand=True, pad_edge=False, show_edge=False)
-        for name, kw in (("tier", {"no_wrap": True}), ("status", {"no_wrap": True}), ("stored", {"no_wrap": True}),
-                         ("rank", {"justify": "right", "no_wrap": True}),
-                         ("raw score", {"justify": "right", "no_wrap": True}), ("matched", {"ratio": 1}),
-                         ("what happened", {"ratio": 3})):
-            table.add_column(name, **kw)
+        lines: list[str] = []
+        stored_word = {True: "[$text-success]yes[/]", False: "[b $text-error]no[/]", None: "[dim]?[/]"}
+        status_var = {"ok": "$text-success", "empty": "$text-warning", "skipped": "dim"}
         for t in ex.tiers:
-            stored = {True: Text("yes"), False: Text("no", style=theme_style(self.app, "text-error")),
-                      None: Text("?", style="dim")}[t.stored]
-            table.add_row(t.tier, tier_text(self.app, t.status), stored, str(t.rank) if t.rank else "-",
-                          f"{t.raw_score:.3f}" if t.raw_score is not None else "-",
-                          " ".join(t.matched_tokens) or "-", t.verdict)
+            st = f"[{status_var.get(t.status, 'b $text-error')}]{t.status}[/]"
+            rank = str(t.rank) if t.rank else "-"
+            raw = f"{t.raw_score:.3f}" if t.raw_score is not None else "-"
+            lines.append(f"[b]{t.tier:<7}[/]{st} · stored {stored_word[t.stored]} · rank [b]{rank}[/] · raw {raw}"
+                         f" · matched {escape(' '.join(t.matched_tokens)) or '-'}")
+            lines.append(f"        → {escape(t.verdict)}")
         box_ = self.query_one("#explain-table", Static)
-        box_.update(table)
+        box_.update("\n".join(lines))
         box_.display = True
         missing = ex.tiers[0].missing_tokens if ex.tiers else []
         fused = f"fused rank {ex.fused_rank}" if ex.fused_rank else "not in the fused results"

@@ -1,0 +1,91 @@
+"""Snapshots of the four views on the demo state (pytest-textual-snapshot).
+
+The demo is seeded with numbered loop ids, and the dashboard prints ages,
+clock times, latencies and the state path as fixed placeholders
+(``tui.widgets.status.STILL``), so a picture changes only when the dashboard
+does. Text cursors do not blink. Textual is pinned in pyproject.toml: a new
+Textual may draw differently. After an intended change:
+``pytest tests/test_tui_snapshots.py --snapshot-update`` and look at the SVGs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tuihelp import copy_state, loaded, make_app, seed_demo, wait_for
+
+pytest.importorskip("pytest_textual_snapshot")
+
+RECALL_QUERY = "Alice Bob weekly plan 崩溃测试"  # matches sample sessions only: no score drifts with the date
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory) -> Path:
+    state = tmp_path_factory.mktemp("snapdemo") / "state"
+    with pytest.MonkeyPatch.context() as mp:
+        seed_demo(state, deterministic=True, monkeypatch=mp)
+    return state
+
+
+@pytest.fixture
+def still(monkeypatch):
+    from tui.widgets import status
+
+    monkeypatch.setattr(status, "STILL", True)
+
+
+@pytest.fixture
+def demo(demo_template: Path, tmp_path: Path, still) -> Path:
+    return copy_state(demo_template, tmp_path / "state")
+
+
+def app_on(demo: Path):
+    return make_app(demo, watch=False, blink=False)
+
+
+async def _loops(pilot):
+    await loaded(pilot)
+
+
+async def _inbox(pilot):
+    await loaded(pilot)
+    await pilot.press("2")
+    await pilot.pause()
+
+
+async def _recall(pilot):
+    await loaded(pilot)
+    app = pilot.app
+    await pilot.press("3", "slash")
+    await pilot.press(*RECALL_QUERY)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.screen.result is not None, what="the recall")
+    await wait_for(pilot, lambda: app.screen.query_one("#breakdown").display, what="the score components")
+    await pilot.pause()
+
+
+async def _checkpoints(pilot):
+    await loaded(pilot)
+    app = pilot.app
+    await pilot.press("4")
+    await pilot.pause()
+    hotfix = next(s for s in app.store.states.values() if s.goal_id == "hotfix-1.4.2-staging")
+    app.screen.select_loop(hotfix.loop_id)
+    await wait_for(pilot, lambda: app.screen.selected_entry() is not None, what="the history")
+    await pilot.press("left_square_bracket", "right_square_bracket")  # step back and forth: the newest entry
+    await pilot.pause()
+
+
+VIEWS = {"loops": _loops, "inbox": _inbox, "recall": _recall, "checkpoints": _checkpoints}
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_view_160x48(view: str, demo: Path, snap_compare):
+    assert snap_compare(app_on(demo), terminal_size=(160, 48), run_before=VIEWS[view])
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_view_80x24(view: str, demo: Path, snap_compare):
+    assert snap_compare(app_on(demo), terminal_size=(80, 24), run_before=VIEWS[view])
