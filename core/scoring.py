@@ -70,12 +70,26 @@ class Query:
         return cls(text=text, tokens=list(tokens), terms=list(terms), phrases=pairs + runs)
 
 
+class TermString:
+    """Membership in a space-separated term string without splitting it:
+    a candidate's stored terms run to hundreds of words, and the scorer only
+    asks whether each query term is among them."""
+
+    __slots__ = ("padded",)
+
+    def __init__(self, terms: str):
+        self.padded = f" {terms} "
+
+    def __contains__(self, term: object) -> bool:
+        return f" {term} " in self.padded
+
+
 @dataclass
 class Candidate:
     episode_id: str
     text: str  # the indexed text (summary, topics, entity names, text)
     native: float  # the tier's own relevance, larger is better
-    terms: set[str] | None = None  # index terms of the text, when the tier has them
+    terms: set[str] | TermString | None = None  # index terms of the text, when the tier has them
     entities: Sequence[tuple[str, str]] = ()
     ts: datetime | None = None
     source: str = ""

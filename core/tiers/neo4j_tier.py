@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 
 from ..breaker import CircuitBreaker, CircuitOpen
 from ..models import Episode, TierReport
-from ..scoring import Candidate, Query, score_candidates
+from ..scoring import Candidate, Query, TermString, score_candidates
 from ..text import index_text
 from .base import DeadlineExceeded, Lookup, guarded, one_line
 
@@ -337,7 +337,7 @@ class Neo4jStore:
                 episode_id=r["id"],
                 text="\n".join(p for p in (r["summary"], r["text"]) if p),
                 native=float(r["score"]),
-                terms=set((r["terms"] or "").split()),
+                terms=TermString(r["terms"] or ""),
                 entities=[(n, t or "concept") for n, t in r["entities"]],
                 ts=_ts(r["ts"]),
                 source=r["source"] or "",

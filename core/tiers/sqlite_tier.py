@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 
 from ..enrich.extract import source_key
 from ..models import Episode, TierReport
-from ..scoring import Candidate, Query, idf_weight, score_candidates
+from ..scoring import Candidate, Query, TermString, idf_weight, score_candidates
 from ..text import index_text
 from .base import DeadlineExceeded, Lookup, guarded
 
@@ -269,7 +269,7 @@ class SqliteStore:
                 episode_id=r[3],
                 text="\n".join(p for p in (r[4], r[5]) if p),
                 native=r[1],
-                terms=set(r[2].split()),
+                terms=TermString(r[2]),
                 entities=[(e["name"], e["type"]) for e in json.loads(r[6])],
                 ts=_parse_ts(r[7] or r[8]),
                 source=r[9],
