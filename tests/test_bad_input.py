@@ -297,4 +297,4 @@ def test_no_input_makes_a_parser_raise(tmp_path, lines):
         for m in p.malformed:
             assert 0 <= m.line <= n and "\n" not in m.error
         for first, last, eid in p.spans:
-            assert 1 <= first <= last <= n and any(e.id == eid for e in p.episodes)
+            assert first >= 1 and first <= last <= n and any(e.id == eid for e in p.episodes)

@@ -43,7 +43,7 @@ def test_rehydrate_lists_open_loops_with_next_steps_and_memories(state_dir, memo
     assert b.blockers == blocked.blockers and len(b.blockers) == 3 and "unblock" in b.next_step
     assert a.command == f"ars loop resume {active.loop_id}" and "resume at observe of iteration 1" in a.next_step
     for brief in r.loops:
-        assert 1 <= len(brief.memories) <= 3
+        assert len(brief.memories) >= 1 and len(brief.memories) <= 3
     # recall brings back what memory holds about each goal
     assert any(m.episode_id.startswith("openclaw:") for m in a.memories)
     assert r.focus.startswith(f"hotfix-1.4.2-staging ({waiting.loop_id}, waiting_human)")
