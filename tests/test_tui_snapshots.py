@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tuihelp import copy_state, loaded, make_app, seed_demo, wait_for
+from tuihelp import copy_state, loaded, make_app, seed_demo, settle, wait_for
 
 pytest.importorskip("pytest_textual_snapshot")
 
@@ -63,7 +63,7 @@ async def _recall(pilot):
     await pilot.press("enter")
     await wait_for(pilot, lambda: app.screen.result is not None, what="the recall")
     await wait_for(pilot, lambda: app.screen.query_one("#breakdown").display, what="the score components")
-    await pilot.pause()
+    await settle(pilot)  # past the detail pane's redraw delay: the picture a person sees once the cursor rests
 
 
 async def _checkpoints(pilot):

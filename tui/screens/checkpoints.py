@@ -201,8 +201,14 @@ class CheckpointsScreen(DashboardView):
         if tree.cursor_node is not None:
             self.show_node(tree.cursor_node)
 
-    def _go(self, node: TreeNode) -> None:
+    def _go(self, node: TreeNode, tries: int = 5) -> None:
         tree = self.query_one("#cp-tree", Tree)
+        # Adding or expanding nodes resets every node's line until the tree rebuilds its lines on idle;
+        # last_line rebuilds them now, so a node added a moment ago has its line.
+        tree.last_line  # noqa: B018  (read for its side effect)
+        if node.line < 0 and tries:  # not laid out yet (an ancestor expands on this refresh): retry
+            self.call_after_refresh(self._go, node, tries - 1)
+            return
         tree.move_cursor(node)
         self.show_node(node)
 

@@ -82,7 +82,7 @@ class InboxScreen(DashboardView):
                 age(p.created_at if p else s.updated_at))
 
     def sync(self, theme: bool = False) -> None:
-        table = self.query_one("#inbox-table", DataTable)
+        table = self.query_one("#inbox-table", FlexTable)
         store = self.store
         if theme:
             self.seen = {k: v for k, v in self.seen.items() if k not in self.cells}
@@ -109,6 +109,8 @@ class InboxScreen(DashboardView):
                     if before != after or (theme and key == "kind"):
                         table.update_cell(loop_id, key, after)
             self.cells[loop_id] = new
+        if changed or gone:
+            table.filled()
         empty = self.query_one("#inbox-empty", Static)
         if not store.loaded:
             text = "Loading…"

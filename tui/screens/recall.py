@@ -24,7 +24,7 @@ from core.api import BadInput
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
 
 from ..modals import InputModal
-from ..widgets.table import FlexTable
+from ..widgets.table import FlexTable, RowsTable
 from ..widgets.status import ms, one_line, theme_style, tier_text
 from .base import DashboardView
 
@@ -53,6 +53,7 @@ class RecallScreen(DashboardView):
         self.result: RecallResult | None = None
         self.explanation: Explanation | None = None
         self.all_tiers = True
+        self.shown: tuple[int, str] | None = None  # (result, episode) the score pane draws
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
@@ -66,7 +67,7 @@ class RecallScreen(DashboardView):
             yield FlexTable(id="hits", cursor_type="row", zebra_stripes=True, flex="snippet")
             with VerticalScroll(id="hit-pane"):
                 yield Static("", id="hit-title")
-                yield DataTable(id="breakdown", cursor_type="none", show_cursor=False)
+                yield RowsTable(id="breakdown", cursor_type="none", show_cursor=False)
                 yield Static("", id="hit-snippet")
                 yield Static("", id="explain-title")
                 yield Static("", id="explain-table")
@@ -170,6 +171,7 @@ class RecallScreen(DashboardView):
 
     def show_result(self, r: RecallResult) -> None:
         self.result = r
+        self.shown = None
         self.query_one("#tierbar", Static).update(self.tier_bar(r))
         hits = self.query_one("#hits", DataTable)
         hits.clear()
@@ -180,6 +182,7 @@ class RecallScreen(DashboardView):
                 cells.append(f"#{th.rank} {th.score:.2f}" if th else Text("-", style="dim"))
             cells.append(one_line(h.snippet, 200))
             hits.add_row(*cells, key=h.episode_id)
+        hits.filled()
         if not r.hits:
             self.query_one("#hit-title", Static).update(
                 "[b]No memories matched.[/] Press [b]x[/] and give the episode id you expected, "
@@ -202,9 +205,14 @@ class RecallScreen(DashboardView):
 
     def show_hit(self) -> None:
         h = self.selected_hit()
-        table = self.query_one("#breakdown", DataTable)
+        table = self.query_one("#breakdown", RowsTable)
         if h is None:
             return
+        # the cursor's highlight event arrives after show_result drew this hit: redrawing it would
+        # clear the table and leave it blank until its next layout
+        if self.shown == (id(self.result), h.episode_id):
+            return
+        self.shown = (id(self.result), h.episode_id)
         title = self.query_one("#hit-title", Static)
         title.update(f"[b]#{h.rank} {escape(h.episode_id)}[/]  fused {h.score:.4f}  "
                      f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
@@ -240,6 +248,7 @@ class RecallScreen(DashboardView):
         ranks.append(f"#{h.rank}")
         table.add_row(*total)
         table.add_row(*ranks)
+        table.filled()
         table.display = True
 
     # -- explain ---------------------------------------------------------------------------------
