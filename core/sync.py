@@ -10,24 +10,35 @@ applied to SQLite at once; Neo4j catches up when it can, retried with backoff.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import BaseModel
 
 from .fsutil import atomic_write
 from .ledger import Ledger
 from .models import Episode
+from .prefetch import prefetch
+from .tiers.neo4j_tier import WRITE_BATCH, GraphBatch
 from .tiers.base import one_line
 
 if TYPE_CHECKING:
     from .recall import Memory
 
 EPISODE_EVENT = "episode.upsert"
-BATCH_EVENTS = 2000
+
+
+@dataclass
+class _Chunk:
+    end: int  # ledger offset after the chunk
+    last_id: str  # its last event id
+    events: int  # episode events in it
+    batch: GraphBatch | None  # None: no episode events (other event types only)
 
 
 class SinkState(BaseModel):
@@ -82,41 +93,65 @@ class Neo4jSync:
         return sum(1 for _ in self.ledger.read(start, types=(EPISODE_EVENT,)))
 
     # -- applying ----------------------------------------------------------------
-    def run_once(self, max_events: int = BATCH_EVENTS) -> int:
-        """Apply one batch; returns how many events it covered (0: caught up).
-        Raises on a Neo4j failure, with the cursor left where it was."""
-        store = self.memory.neo4j
-        if store is None:
-            return 0
-        st = self.state()
-        latest: dict[str, Episode] = {}
-        end, last_id, n = st.offset, st.last_event_id, 0
-        for entry in self.ledger.read(st.offset):
+    def _chunks(self, offset: int, max_events: int) -> Iterator[_Chunk]:
+        """The ledger after ``offset`` in chunks of up to ``max_events`` episode
+        events, each with its write batch built (a later version of an episode
+        in the same chunk wins)."""
+        latest: dict[str, tuple[Episode, str]] = {}  # id -> (episode, the event that wrote it)
+        start, end, last_id, n = offset, offset, "", 0
+        for entry in self.ledger.read(offset):
             if entry.type == EPISODE_EVENT:
                 ep = Episode.model_validate(entry.data)
-                latest[ep.id] = ep  # a later version in the same batch wins
+                latest[ep.id] = (ep, entry.event_id)
                 n += 1
             end, last_id = entry.end, entry.event_id
             if n >= max_events:
-                break
-        if end == st.offset:
-            return 0
-        if latest:
-            store.breaker.before_call()
-            try:
-                store.upsert(list(latest.values()))
-            except Exception as exc:
-                store.breaker.failure(one_line(exc))
-                raise
-            store.breaker.success()
-        st.offset, st.last_event_id = end, last_id
-        st.applied_total += len(latest)
-        st.failed, st.last_error, st.last_ok = 0, "", _now()
-        st.last_attempt = st.last_ok
-        self._save(st)
-        return max(n, 1)
+                yield _Chunk(end, last_id, n, self._batch(latest))
+                latest, n, start = {}, 0, end
+        if end != start:
+            yield _Chunk(end, last_id, n, self._batch(latest) if latest else None)
 
-    def run(self, max_seconds: float = 60.0, retries: int = 3, backoff: float = 0.5) -> SyncReport:
+    def _batch(self, latest: dict[str, tuple[Episode, str]]) -> GraphBatch:
+        # SQLite applied these events at ingest and stored their index terms:
+        # reuse them where it holds the same version (most of the tokenising)
+        try:
+            terms = self.memory.sqlite.index_terms_of({eid: event for eid, (_ep, event) in latest.items()})
+        except sqlite3.Error:
+            terms = {}  # SQLite is not needed to sync: tokenise here instead
+        return GraphBatch.of([ep for ep, _event in latest.values()], terms)
+
+    def _drain(self, report: SyncReport, until: float, max_events: int) -> None:
+        """Apply chunks from the cursor until caught up or ``until`` passes; the
+        next chunk is read and built while this one commits. Raises on a Neo4j
+        failure, with the cursor after the last chunk that committed."""
+        store = self.memory.neo4j
+        assert store is not None
+        st = self.state()
+        wrote = False
+        for chunk in prefetch(self._chunks(st.offset, max_events), name="ars-sync-read"):
+            if chunk.batch is not None:
+                store.breaker.before_call()
+                try:
+                    store.write(chunk.batch)
+                except Exception as exc:
+                    store.breaker.failure(one_line(exc))
+                    raise
+                store.breaker.success()
+                wrote = True
+            st.offset, st.last_event_id = chunk.end, chunk.last_id
+            st.applied_total += len(chunk.batch or ())
+            st.failed, st.last_error, st.last_ok = 0, "", _now()
+            st.last_attempt = st.last_ok
+            self._save(st)
+            report.applied += chunk.events
+            report.batches += 1
+            if time.monotonic() >= until:
+                break
+        if wrote:
+            store.refresh_index()  # what this run synced is searchable when it returns
+
+    def run(self, max_seconds: float = 60.0, retries: int = 3, backoff: float = 0.5,
+            max_events: int = WRITE_BATCH) -> SyncReport:
         """Drain the ledger into Neo4j, retrying failures with exponential backoff."""
         t0 = time.monotonic()
         report = SyncReport()
@@ -125,22 +160,17 @@ class Neo4jSync:
             return report
         attempt = 0
         with self._lock:
-            while time.monotonic() - t0 < max_seconds:
+            while True:
                 try:
-                    n = self.run_once()
+                    self._drain(report, t0 + max_seconds, max_events)
+                    break
                 except Exception as exc:  # noqa: BLE001 - recorded, retried, reported
                     attempt += 1
                     self._record_failure(one_line(exc))
-                    if attempt > retries:
+                    if attempt > retries or time.monotonic() - t0 >= max_seconds:
                         report.ok, report.error = False, one_line(exc)
                         break
                     time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
-                    continue
-                attempt = 0
-                if n == 0:
-                    break
-                report.applied += n
-                report.batches += 1
         report.pending = self.pending()
         self._save(self.state(), report.pending)
         report.seconds = time.monotonic() - t0

@@ -26,8 +26,6 @@ import snowballstemmer
 # written without spaces, where bigrams stand in for words.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[a-z0-9_]+")
-# the same tokens, with the kind told by the group that matched (1: CJK, 2: word)
-_KIND_RE = re.compile(rf"([{_CJK}]+)|([a-z0-9_]+)")
 _CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
 
 # Kept small: BM25's idf already discounts common words; these are the ones
@@ -50,6 +48,8 @@ CJK_STOP_CHARS = frozenset(
 )
 
 _stemmer = snowballstemmer.stemmer("english")
+_STEMS: dict[str, str] = {}  # word -> stem for index_terms, bounded
+_STEMS_MAX = 500_000
 
 
 @lru_cache(maxsize=200_000)
@@ -129,12 +129,21 @@ def query_terms(tokens: Iterable[str]) -> list[str]:
 def index_terms(text: str) -> list[str]:
     """Every index term of a document, in order, with repeats (term frequency
     matters to BM25)."""
+    # the hot loop of ingestion and sync: a plain dict in front of ``stem``
+    # (cheaper than lru_cache's call), and a token's kind told by its first
+    # character (words are ASCII, everything else _TOKEN_RE matches is CJK)
     out: list[str] = []
-    for m in _KIND_RE.finditer(text.lower()):
-        if m.lastindex == 1:
-            out.extend(_cjk_grams(m.group(1)))
+    add, extend, known = out.append, out.extend, _STEMS
+    for tok in _TOKEN_RE.findall(text.lower()):
+        if tok[0] > "\x7f":
+            extend(_cjk_grams(tok))
         else:
-            out.append(stem(m.group(2)))
+            s = known.get(tok)
+            if s is None:
+                s = stem(tok)
+                if len(known) < _STEMS_MAX:
+                    known[tok] = s
+            add(s)
     return out
 
 

@@ -148,3 +148,25 @@ def test_neo4j_graph_schema(memory_neo4j):
     r = search(store, "what did Alice plan with Bob")
     assert ids(r)[0] == "hermes:h-88:0"
     assert r.hits[0].breakdown.get("entity", 0) > 0
+
+
+def test_neo4j_rebuilds_a_terms_index_made_with_another_analyzer(memory_neo4j):
+    """A graph synced by an older ARS (``cjk`` analyzer) gets its full-text index
+    rebuilt with the analyzer queries now go through, and still finds what it holds."""
+    from core.tiers.neo4j_tier import TERMS_ANALYZER
+
+    ingest(memory_neo4j, [SAMPLE])
+    store: Neo4jStore = memory_neo4j.neo4j
+
+    def analyzer() -> str:
+        rows = store._run("SHOW FULLTEXT INDEXES YIELD name, options WHERE name = 'episode_terms' RETURN options")
+        return rows[0]["options"]["indexConfig"]["fulltext.analyzer"]
+
+    store._run("DROP INDEX episode_terms", write=True)
+    store._run("CREATE FULLTEXT INDEX episode_terms FOR (e:Episode) ON EACH [e.terms]"
+               " OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk'}}", write=True)
+    assert analyzer() == "cjk"
+    store._schema_ready = False  # as a new process would find it
+    store.ensure_schema()
+    assert analyzer() == TERMS_ANALYZER
+    assert ids(search(store, "what did Alice plan with Bob"))[0] == "hermes:h-88:0"

@@ -219,6 +219,23 @@ class SqliteStore:
                 return Lookup(True, h.score, h.rank, [t for t in q.terms if t in self._terms_of(episode_id)], n)
         return Lookup(True, None, None, [], n)
 
+    def index_terms_of(self, versions: dict[str, str]) -> dict[str, str]:
+        """episode id -> its stored index terms, for the episodes whose stored
+        version was written by the given ledger event (the sync worker reuses
+        them instead of tokenising the same text again)."""
+        out: dict[str, str] = {}
+        conn = self._conn()
+        ids = list(versions)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for eid, event_id, terms in conn.execute(
+                "SELECT e.id, e.event_id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"
+                f" WHERE e.id IN ({marks})", chunk):
+                if event_id and event_id == versions[eid]:
+                    out[eid] = terms
+        return out
+
     def _terms_of(self, episode_id: str) -> set[str]:
         row = self._conn().execute(
             "SELECT f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid WHERE e.id = ?",

@@ -39,12 +39,14 @@ public class Launcher {
 
         int port = 0;
         Path data = null;
+        Path conf = null;  // optional neo4j.conf-style settings, applied first
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--port": port = Integer.parseInt(args[++i]); break;
                 case "--data": data = Path.of(args[++i]); break;
+                case "--conf": conf = Path.of(args[++i]); break;
                 default:
-                    System.err.println("usage: Launcher [--port N] [--data DIR]");
+                    System.err.println("usage: Launcher [--port N] [--data DIR] [--conf FILE]");
                     System.exit(2);
             }
         }
@@ -57,7 +59,11 @@ public class Launcher {
             port = freePort();
         }
 
-        DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(data.toAbsolutePath())
+        var builder = new DatabaseManagementServiceBuilder(data.toAbsolutePath());
+        if (conf != null) {
+            builder.loadPropertiesFromFile(conf);
+        }
+        DatabaseManagementService dbms = builder
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
