@@ -170,3 +170,37 @@ def test_neo4j_rebuilds_a_terms_index_made_with_another_analyzer(memory_neo4j):
     store.ensure_schema()
     assert analyzer() == TERMS_ANALYZER
     assert ids(search(store, "what did Alice plan with Bob"))[0] == "hermes:h-88:0"
+
+
+def test_neo4j_batch_write_puts_every_edge_on_the_right_node(neo4j_uri):
+    """One batch, shared and distinct entities and topics: each episode's edges
+    land on exactly its own entities and topics (the write addresses them by
+    position), and a re-upsert replaces them rather than adding to them."""
+    from core.models import Entity, Episode
+
+    def ep(i: int, ents: list[str], topics: list[str]) -> Episode:
+        return Episode(id=f"t:{i}", text=f"episode {i}", topics=topics,
+                       entities=[Entity(name=n, type="person") for n in ents])
+
+    eps = [ep(i, [f"Shared{i % 3}", f"Own{i}", f"shared{i % 3}"], [f"topic{i % 4}", "all", "all"])
+           for i in range(60)]
+    store = Neo4jStore(neo4j_uri)
+    try:
+        store.upsert(eps, batch=25)  # three batches: positions restart per batch
+
+        def edges() -> dict[str, tuple[list[str], list[str]]]:
+            rows = store._run(
+                "MATCH (e:Episode) RETURN e.id AS id,"
+                " COLLECT { MATCH (e)-[:MENTIONS]->(n) RETURN n.key ORDER BY n.key } AS ents,"
+                " COLLECT { MATCH (e)-[:TAGGED]->(t) RETURN t.name ORDER BY t.name } AS tags")
+            return {r["id"]: (r["ents"], r["tags"]) for r in rows}
+
+        got = edges()
+        assert len(got) == 60
+        for i in range(60):
+            assert got[f"t:{i}"] == (sorted([f"own{i}", f"shared{i % 3}"]), sorted(["all", f"topic{i % 4}"]))
+        assert store._run("MATCH (n:Entity) RETURN count(n) AS c")[0]["c"] == 63  # 3 shared + 60 own
+        store.upsert([ep(7, ["Newcomer"], ["later"])])
+        assert edges()["t:7"] == (["newcomer"], ["later"])
+    finally:
+        store.close()

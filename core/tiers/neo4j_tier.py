@@ -43,28 +43,42 @@ SCHEMA = [
     " OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk', `fulltext.eventually_consistent`: false}}",
 ]
 
-# An upsert replaces an episode's mentions and tags: the old edges go first, so
-# the new ones are CREATEd (no per-edge existence check against entities and
-# topics that thousands of episodes share). GraphBatch de-duplicates the rows.
-UPSERT_EPISODES = """
+# One statement per batch. The batch's distinct entities and topics are MERGEd
+# once and collected into lists; each episode row names its mentions and tags
+# by position in those lists, so an edge costs no index lookup (a lookup per
+# edge, against entities and topics that thousands of episodes share, was most
+# of the server's time). An upsert replaces an episode's mentions and tags: the
+# old edges go first, so the new ones are CREATEd. ``collect`` keeps the order
+# of the rows it is given (UNWIND order), which the positions rely on.
+UPSERT_BATCH = """
+CALL () {
+  UNWIND $entities AS x
+  MERGE (n:Entity {key: x.key}) ON CREATE SET n.name = x.name, n.type = x.type
+  RETURN collect(n) AS ents
+}
+CALL () {
+  UNWIND $topics AS name
+  MERGE (t:Topic {name: name})
+  RETURN collect(t) AS tags
+}
 UNWIND $rows AS r
 MERGE (e:Episode {id: r.id})
 SET e += r.props
-WITH e
-OPTIONAL MATCH (e)-[old:MENTIONS|TAGGED]->()
-DELETE old
-"""
-UPSERT_MENTIONS = """
-UNWIND $rows AS r
-MATCH (e:Episode {id: r.id})
-MERGE (n:Entity {key: r.key}) ON CREATE SET n.name = r.name, n.type = r.type
-CREATE (e)-[:MENTIONS]->(n)
-"""
-UPSERT_TOPICS = """
-UNWIND $rows AS r
-MATCH (e:Episode {id: r.id})
-MERGE (t:Topic {name: r.topic})
-CREATE (e)-[:TAGGED]->(t)
+WITH e, r, ents, tags
+CALL (e) {
+  MATCH (e)-[old:MENTIONS|TAGGED]->()
+  DELETE old
+}
+CALL (e, r, ents) {
+  UNWIND r.mentions AS i
+  WITH e, ents[i] AS n
+  CREATE (e)-[:MENTIONS]->(n)
+}
+CALL (e, r, tags) {
+  UNWIND r.topics AS i
+  WITH e, tags[i] AS t
+  CREATE (e)-[:TAGGED]->(t)
+}
 """
 UPSERT_RELATIONS = """
 UNWIND $rows AS r
@@ -153,13 +167,13 @@ def episode_props(ep: Episode, terms: str | None = None) -> dict[str, Any]:
 
 @dataclass
 class GraphBatch:
-    """The parameter rows of one write transaction. Building them (index terms,
-    de-duplication) is pure Python, so the sync worker builds the next batch
-    while the server commits this one."""
+    """The parameters of one write transaction (see ``UPSERT_BATCH``). Building
+    them (index terms, de-duplication) is pure Python, so the sync worker builds
+    the next batch while the server commits this one."""
 
-    episodes: list[dict[str, Any]]
-    mentions: list[dict[str, str]]
-    topics: list[dict[str, str]]
+    episodes: list[dict[str, Any]]  # id, props, mentions and topics as positions in the lists below
+    entities: list[dict[str, str]]  # distinct by key: the first name and type seen
+    topics: list[str]
     relations: list[dict[str, str]]
     follows: list[dict[str, str]]
 
@@ -168,24 +182,29 @@ class GraphBatch:
 
     @classmethod
     def of(cls, eps: Sequence[Episode], terms: Mapping[str, str] | None = None) -> "GraphBatch":
-        """Rows for episodes with distinct ids (mentions and tags de-duplicated:
-        the write CREATEs their edges); ``terms``: episode id -> index terms
-        already computed for that version."""
+        """Rows for episodes with distinct ids; ``terms``: episode id -> index
+        terms already computed for that version."""
         terms = terms or {}
-        mentions: list[dict[str, str]] = []
-        topics: list[dict[str, str]] = []
+        entity_at: dict[str, int] = {}
+        topic_at: dict[str, int] = {}
+        entities: list[dict[str, str]] = []
+        rows: list[dict[str, Any]] = []
         for e in eps:
-            keys: set[str] = set()
+            mentions: dict[int, None] = {}  # positions, once each: the write CREATEs the edges
             for ent in e.entities:
                 key = ent.name.lower()
-                if key not in keys:
-                    keys.add(key)
-                    mentions.append({"id": e.id, "key": key, "name": ent.name, "type": ent.type})
-            topics.extend({"id": e.id, "topic": t} for t in dict.fromkeys(e.topics) if t)
+                i = entity_at.get(key)
+                if i is None:
+                    i = entity_at[key] = len(entities)
+                    entities.append({"key": key, "name": ent.name, "type": ent.type})
+                mentions[i] = None
+            tags = {topic_at.setdefault(t, len(topic_at)): None for t in e.topics if t}
+            rows.append({"id": e.id, "props": episode_props(e, terms.get(e.id)),
+                         "mentions": list(mentions), "topics": list(tags)})
         return cls(
-            episodes=[{"id": e.id, "props": episode_props(e, terms.get(e.id))} for e in eps],
-            mentions=mentions,
-            topics=topics,
+            episodes=rows,
+            entities=entities,
+            topics=list(topic_at),
             relations=[{"src": r.src, "dst": r.dst, "rel": r.rel, "src_key": r.src.lower(), "dst_key": r.dst.lower()}
                        for e in eps for r in e.relations],
             follows=[{"id": e.id, "prev": e.meta["prev"]} for e in eps if e.meta.get("prev")],
@@ -288,9 +307,8 @@ class Neo4jStore:
         self.ensure_schema()
 
         def work(tx) -> None:
-            tx.run(UPSERT_EPISODES, rows=batch.episodes).consume()
-            for cypher, rows in ((UPSERT_MENTIONS, batch.mentions), (UPSERT_TOPICS, batch.topics),
-                                 (UPSERT_RELATIONS, batch.relations), (UPSERT_FOLLOWS, batch.follows)):
+            tx.run(UPSERT_BATCH, rows=batch.episodes, entities=batch.entities, topics=batch.topics).consume()
+            for cypher, rows in ((UPSERT_RELATIONS, batch.relations), (UPSERT_FOLLOWS, batch.follows)):
                 if rows:
                     tx.run(cypher, rows=rows).consume()
 
