@@ -119,7 +119,7 @@ def score_candidates(
     newest = max((c.ts for c in cands if c.ts), default=None)
     q_low = q.text.lower()
     tier_w = TIER_WEIGHT.get(tier, 1.0)
-    scored: list[tuple[float, Hit, str]] = []
+    scored: list[tuple[float, str, dict[str, float], list[str], str, str]] = []
     for c in cands:
         low = c.text.lower()
         terms = c.terms if c.terms is not None else _terms_in(low)
@@ -145,18 +145,17 @@ def score_candidates(
         if tier_w != 1.0:
             b["tier_weight"] = (tier_w - 1.0) * subtotal
         b = {name: round(v, 6) for name, v in b.items()}
-        score = round(sum(b.values()), 6)
-        surface = [t for t in q.tokens if (term_of(t) in matched) or (t in low)]
-        hit = Hit(episode_id=c.episode_id, tier=tier, rank=0, score=score, breakdown=b,
-                  matched_tokens=surface, snippet="")
-        scored.append((score, hit, c.text))
-    scored.sort(key=lambda sh: (-sh[0], sh[1].episode_id))
-    top = scored if k is None else scored[:k]
+        scored.append((round(sum(b.values()), 6), c.episode_id, b, matched, low, c.text))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    # Hits (matched surface tokens, snippet) only for what is returned: a tier
+    # scores ~50 candidates for a top 10
+    token_terms = [(t, term_of(t)) for t in q.tokens]
     out = []
-    for i, (_, hit, text) in enumerate(top, 1):
-        hit.rank = i
-        hit.snippet = make_snippet(text, hit.matched_tokens or q.tokens)
-        out.append(hit)
+    for rank, (score, episode_id, b, matched, low, text) in enumerate(scored if k is None else scored[:k], 1):
+        held = set(matched)
+        surface = [t for t, term in token_terms if term in held or t in low]
+        out.append(Hit(episode_id=episode_id, tier=tier, rank=rank, score=score, breakdown=b,
+                       matched_tokens=surface, snippet=make_snippet(text, surface or q.tokens)))
     return out
 
 

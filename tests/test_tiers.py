@@ -204,3 +204,33 @@ def test_neo4j_batch_write_puts_every_edge_on_the_right_node(neo4j_uri):
         assert edges()["t:7"] == (["newcomer"], ["later"])
     finally:
         store.close()
+
+
+def test_sqlite_bounds_the_documents_a_common_query_scores(tmp_path, monkeypatch):
+    """Every term common: the candidates are the documents holding the rarest
+    terms together (AND), and when those are still too many, the newest of them;
+    a rare term is ORed as before. Explain (no limit) still matches everything."""
+    import core.tiers.sqlite_tier as sqlite_tier
+    from core.models import Episode
+    from core.tiers.sqlite_tier import SqliteStore
+
+    store = SqliteStore(tmp_path / "m.sqlite")
+    eps = [Episode(id=f"d:{i}", text=f"deploy staging {'rollback ' if i % 2 else ''}note {i}"
+                   + (" zebra" if i == 3 else "")) for i in range(40)]
+    store.upsert(eps)
+    monkeypatch.setattr(sqlite_tier, "MATCH_POSTINGS", 10)
+    conn = store._conn()
+    q = prepare_query("deploy rollback")
+    _, df = store._stats(conn, q.terms)
+    assert df == {"deploy": 40, "rollback": 20}
+    match, lowest = store._plan(conn, q.terms, df, 50)
+    assert match == '"rollback" AND "deploy"'  # 20 together: still over 10, so a window
+    assert lowest is not None and lowest > min(store._rowid_span(conn))
+    hits, n = store._ranked(q, 50, time.monotonic() + 5, None)
+    picked = sorted(int(h.episode_id[2:]) for h in hits)
+    assert 0 < n <= 12 and n == len(picked)
+    assert all(i % 2 for i in picked) and picked[-1] == 39  # holding both terms, the newest of them
+    rare = prepare_query("zebra deploy")
+    assert store._plan(conn, rare.terms, store._stats(conn, rare.terms)[1], 50) == ('"zebra"', None)
+    everything, _ = store._ranked(q, None, time.monotonic() + 5, None)
+    assert len(everything) == 40
