@@ -213,7 +213,7 @@ def main() -> None:
             mem.close()
             mem = Memory(Settings(state_dir=base / "s3", neo4j_uri=uri))
             t0 = time.perf_counter()
-            srep = mem.sync.run(max_seconds=600)
+            mem.sync.run(max_seconds=600)
             catch_up = time.perf_counter() - t0
             st = mem.sync.status()
             expected = sum(len(PARSERS["jsonl"](p).episodes) for p in paths)

@@ -326,14 +326,11 @@ def load_corpus(memory: Memory, corpus: Path, n: int, mode: str, batch: int) -> 
         t_neo = time.perf_counter() - t0
         if not srep.ok or srep.pending:
             progress(f"sync incomplete: {srep}")
-        import inspect
+        from core.tiers.neo4j_tier import WRITE_BATCH
 
-        from core import sync as core_sync
-        from core.tiers.neo4j_tier import Neo4jStore
-
-        tx = inspect.signature(Neo4jStore.upsert).parameters["batch"].default
-        rows.append(["Neo4j: sync worker `memory.sync.run()` (read ledger from its cursor, `Neo4jStore.upsert`"
-                     f" in transactions of {tx:,}, cursor saved per batch of {core_sync.BATCH_EVENTS:,};"
+        rows.append(["Neo4j: sync worker `memory.sync.run()` (reads the ledger from its cursor, one write"
+                     f" transaction and cursor save per {WRITE_BATCH:,} episodes, the next batch built while"
+                     " one commits;"
                      f" {srep.batches} batches"
                      f"{', pending ' + str(srep.pending) if srep.pending else ''}{', ' + srep.error if srep.error else ''})",
                      f"{t_neo:.1f}", rate(t_neo)])

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..breaker import CircuitBreaker, CircuitOpen
 from ..config import Settings
+from ..errors import first_error
 from ..models import Entity, Episode, Relation
 from .extract import enrich_deterministic
 
@@ -127,9 +128,7 @@ def parse_answer(content: str | None) -> LLMEnrichment:
     try:
         return LLMEnrichment.model_validate(data)
     except ValidationError as exc:
-        e = exc.errors()[0]
-        where = ".".join(str(p) for p in e["loc"]) or "answer"
-        raise EnrichmentFailed(f"schema mismatch: {where}: {e['msg']}") from None
+        raise EnrichmentFailed(f"schema mismatch: {first_error(exc, 'answer')}") from None
 
 
 def _describe_api_error(exc: Exception) -> tuple[str, bool]:

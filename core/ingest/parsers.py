@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
+from ..errors import first_error
 from ..models import Episode
 from .formats import parse_claude_code, parse_hermes, parse_markdown, parse_openclaw
 from .formats.common import (
@@ -40,9 +41,7 @@ __all__ = [
 
 
 def _err(exc: ValidationError) -> str:
-    e = exc.errors()[0]
-    where = ".".join(str(p) for p in e["loc"]) or "line"
-    return f"{where}: {e['msg']}"
+    return first_error(exc, "line")
 
 
 @guarded

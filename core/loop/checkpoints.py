@@ -36,6 +36,7 @@ from typing import Iterator
 
 from pydantic import ValidationError
 
+from ..errors import first_error
 from ..fsutil import append_line, atomic_write
 from ..recall import BadQuery
 from .models import HistoryEntry, LoopState
@@ -378,9 +379,7 @@ def last_entry(path: Path | None) -> HistoryEntry | None:
 def _describe(exc: BaseException) -> str:
     """One line for a person: pydantic's first error, not its whole report."""
     if isinstance(exc, ValidationError) and exc.errors():
-        e = exc.errors()[0]
-        loc = ".".join(str(p) for p in e.get("loc", ()))
-        return (f"{loc}: " if loc else "") + str(e.get("msg", "invalid"))
+        return first_error(exc)
     return _one_line(exc)
 
 

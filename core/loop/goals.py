@@ -10,15 +10,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import first_error
 from ..recall import BadQuery
 from .models import GoalFrame
 
 
 def _first_error(exc: ValidationError) -> str:
-    e = exc.errors()[0]
-    where = ".".join(str(p) for p in e.get("loc", ())) or "(top level)"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {e.get('msg', 'invalid')}{more}"
+    return first_error(exc, "(top level)", more=True)
 
 
 def load_goal(goal: str | Path | dict[str, Any]) -> GoalFrame:

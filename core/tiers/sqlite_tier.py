@@ -68,9 +68,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS episodes_vocab USING fts5vocab(episodes_fts, 
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 50
 # Documents a candidate MATCH may score, and how many common terms it may AND
-# to get there (see ``_plan``). 2,500 keeps p95 under 10 ms at 100k episodes;
-# LoCoMo and MADial recall is the same at 4,000 and at 2,500.
-MATCH_POSTINGS = 2500
+# to get there (see ``_plan``). At 100k episodes (bench/recall_latency.py) the
+# tier's p95 is ~11 ms at 4,000, ~8 at 2,500 and ~6.5 at 1,500; LoCoMo and
+# MADial recall is the same at all three.
+MATCH_POSTINGS = 1500
 AND_TERMS = 3
 
 
@@ -326,7 +327,8 @@ class SqliteStore:
         """The lowest and highest episode rowid (cached with ``_stats``, which runs first)."""
         memo = self._local.stats[4]
         if "span" not in memo:
-            lo, hi = conn.execute("SELECT min(rowid), max(rowid) FROM episodes_fts").fetchone()
+            # the episodes table shares the FTS rowids and answers min/max from its b-tree
+            lo, hi = conn.execute("SELECT min(rowid), max(rowid) FROM episodes").fetchone()
             memo["span"] = (lo or 0, hi or 0)
         return memo["span"]
 
