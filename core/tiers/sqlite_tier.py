@@ -89,6 +89,8 @@ class SqliteStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._write_lock = threading.Lock()
+        self._stats_lock = threading.Lock()
+        self._stats_cache: tuple[int, int, dict[str, int], dict[str, tuple[int, int]]] | None = None
         self._writes = 0  # bumped by this process's commits (data_version misses its own connection's)
         with self._write_lock:
             self._conn().executescript(SCHEMA)
@@ -307,14 +309,21 @@ class SqliteStore:
         """Document count and each term's document frequency (fts5vocab lookups
         by equality are index lookups; an IN list or count(*) on the FTS table
         would scan)."""
-        # Cached per connection until the database changes: PRAGMA data_version
-        # moves when another connection (a writer thread or process) commits.
+        # One cache for every connection of this store (recall runs on a pool of
+        # threads, each with its own connection; a df lookup reads the term's whole
+        # doclist, ms for a common term, so a per-connection cache stayed cold four
+        # times as long). It is dropped when this process writes, or when any
+        # connection sees PRAGMA data_version move (another process committed;
+        # the value only compares within one connection, so each keeps its own).
         version = conn.execute("PRAGMA data_version").fetchone()[0]
-        cache = getattr(self._local, "stats", None)
-        if cache is None or cache[0] != version or cache[1] != self._writes:
-            cache = (version, self._writes, conn.execute("SELECT count(*) FROM episodes").fetchone()[0] or 1, {}, {})
-            self._local.stats = cache
-        n_docs, known = cache[2], cache[3]
+        seen = getattr(self._local, "data_version", None)
+        self._local.data_version = version
+        with self._stats_lock:
+            cache = self._stats_cache
+            if cache is None or cache[0] != self._writes or (seen is not None and seen != version):
+                n = conn.execute("SELECT count(*) FROM episodes").fetchone()[0] or 1
+                cache = self._stats_cache = (self._writes, n, {}, {})
+        n_docs, known = cache[1], cache[2]
         df: dict[str, int] = {}
         for t in terms:
             if t not in known:
@@ -325,7 +334,7 @@ class SqliteStore:
 
     def _rowid_span(self, conn: sqlite3.Connection) -> tuple[int, int]:
         """The lowest and highest episode rowid (cached with ``_stats``, which runs first)."""
-        memo = self._local.stats[4]
+        memo = self._stats_cache[3]
         if "span" not in memo:
             # the episodes table shares the FTS rowids and answers min/max from its b-tree
             lo, hi = conn.execute("SELECT min(rowid), max(rowid) FROM episodes").fetchone()
