@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from ..enrich.extract import source_key
 from ..models import Episode, TierReport
@@ -139,16 +139,18 @@ class SqliteStore:
         row = self._conn().execute("SELECT offset FROM applied WHERE ledger = 'main'").fetchone()
         return row[0] if row else 0
 
-    def source_keys(self, episode_ids: Sequence[str]) -> dict[str, str]:
-        """episode id -> source key of its stored version (to skip unchanged ones)."""
-        out: dict[str, str] = {}
+    def _rows_for_ids(self, select: str, episode_ids: Sequence[str]) -> Iterator[tuple]:
+        """Rows of ``select`` + `` WHERE e.id IN (...)`` (``e``: episodes), in
+        chunks of 500 ids (SQLite caps the parameters of one statement)."""
         conn = self._conn()
         ids = list(episode_ids)
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            out.update(conn.execute(f"SELECT id, source_key FROM episodes WHERE id IN ({marks})", chunk).fetchall())
-        return out
+            yield from conn.execute(f"{select} WHERE e.id IN ({','.join('?' * len(chunk))})", chunk)
+
+    def source_keys(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """episode id -> source key of its stored version (to skip unchanged ones)."""
+        return dict(self._rows_for_ids("SELECT e.id, e.source_key FROM episodes e", episode_ids))
 
     def _upsert_one(self, conn: sqlite3.Connection, ep: Episode, event_id: str = "") -> None:
         row = conn.execute("SELECT rowid FROM episodes WHERE id = ?", (ep.id,)).fetchone()
@@ -230,16 +232,10 @@ class SqliteStore:
         version was written by the given ledger event (the sync worker reuses
         them instead of tokenising the same text again)."""
         out: dict[str, str] = {}
-        conn = self._conn()
-        ids = list(versions)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for eid, event_id, terms in conn.execute(
-                "SELECT e.id, e.event_id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"
-                f" WHERE e.id IN ({marks})", chunk):
-                if event_id and event_id == versions[eid]:
-                    out[eid] = terms
+        for eid, event_id, terms in self._rows_for_ids(
+                "SELECT e.id, e.event_id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid", list(versions)):
+            if event_id and event_id == versions[eid]:
+                out[eid] = terms
         return out
 
     def _terms_of(self, episode_id: str) -> set[str]:
