@@ -83,6 +83,10 @@ async def test_live_update_from_another_process_and_notification(demo: Path):
 
 
 # -- Inbox -------------------------------------------------------------------------------
+async def _confirm_shown(pilot, app) -> None:
+    await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+
+
 async def _inbox_select(pilot, app, goal_id: str):
     await pilot.press("2")
     await pilot.pause()
@@ -100,7 +104,7 @@ async def test_approve_by_keypress_resumes_the_loop_to_its_next_exit(demo: Path)
         s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
         assert s.status == "waiting_human" and s.pending_approval.kind == "approval"
         await pilot.press("a")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await _confirm_shown(pilot, app)
         assert not (demo / "approvals").exists()  # nothing written before y
         await pilot.press("y")
         await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "done", what="the loop to finish")
@@ -119,7 +123,7 @@ async def test_no_at_the_confirmation_writes_nothing(demo: Path):
         await loaded(pilot)
         s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
         await pilot.press("a")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await _confirm_shown(pilot, app)
         await pilot.press("n")
         await settle(pilot, 0.3)
         assert not (demo / "approvals").exists()
@@ -138,7 +142,7 @@ async def test_reject_asks_for_a_reason_and_the_plan_blocks(demo: Path):
         assert "cannot be empty" in str(app.screen.query_one("#error").render())
         await pilot.press(*"change freeze until Monday")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await _confirm_shown(pilot, app)
         await pilot.press("y")
         await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "blocked", what="the loop to block")
         on_disk = disk(demo, s.loop_id)
@@ -158,7 +162,7 @@ async def test_respond_to_a_question_runs_the_loop_with_the_answer(demo: Path):
         await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the answer box")
         await pilot.press(*"600")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await _confirm_shown(pilot, app)
         await pilot.press("y")
         await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "done", what="the loop to finish")
         on_disk = disk(demo, s.loop_id)
@@ -180,7 +184,7 @@ async def test_edit_the_proposed_action_then_approve(demo: Path):
         assert "not JSON" in str(app.screen.query_one("#error").render())
         box.value = json.dumps({"cmd": "echo edited-dry-run"})
         await pilot.press("enter")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await _confirm_shown(pilot, app)
         await pilot.press("y")
         await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "done", what="the loop to finish")
         on_disk = disk(demo, s.loop_id)
@@ -195,7 +199,7 @@ async def test_record_only_leaves_the_run_to_another_process(demo: Path):
         await loaded(pilot)
         s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
         await pilot.press("a")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await _confirm_shown(pilot, app)
         await pilot.press("y")
         await wait_for(pilot, lambda: list((demo / "approvals").glob("*.json")), what="the decision file")
         await settle(pilot, 0.3)

@@ -30,6 +30,11 @@ def status_markup(status: str) -> str:
 def render_loop(s: LoopState, running: bool | None = None) -> str:
     lines: list[str] = []
     add = lines.append
+
+    def heading(title: str, var: str = "accent", note: str = "") -> None:
+        add("")
+        add(f"[b ${var}]{title}[/]" + (f" [dim]({note})[/]" if note else ""))
+
     title = s.goal.name or s.goal_id
     add(f"[b]{e(title)}[/]  {status_markup(s.status)}")
     meta = f"[dim]{e(s.loop_id)} · goal {e(s.goal_id)} · {s.policy} policy"
@@ -64,24 +69,20 @@ def render_loop(s: LoopState, running: bool | None = None) -> str:
         keys = {"approve": "a approve", "reject": "r reject", "edit": "e edit", "respond": "enter respond"}
         add("  [dim]inbox (2): " + " · ".join(keys[k] for k in p.allowed) + "[/]")
     if s.blockers:
-        add("")
-        add("[b $error]Blockers[/]")
+        heading("Blockers", "error")
         for bl in s.blockers:
             add(f"  ■ {e(bl)}")
     if s.open_questions:
-        add("")
-        add("[b $accent]Open questions[/]")
+        heading("Open questions")
         for q in s.open_questions:
             add(f"  ? {e(q)}")
     if s.premises:
-        add("")
-        add("[b $accent]Premises[/]")
+        heading("Premises")
         for pr in s.premises:
             ref = f" [dim]({e(pr.ref, 60)})[/]" if pr.ref else ""
             add(f"  {e(pr.id)} [i]{pr.source}[/] {e(pr.text, 200)}{ref}")
     if s.working_hypotheses:
-        add("")
-        add("[b $accent]Hypotheses[/]")
+        heading("Hypotheses")
         for h in s.working_hypotheses:
             because = f" [dim]because {', '.join(h.because)}[/]" if h.because else ""
             add(f"  {e(h.id)} {e(h.text, 200)}{because}")
@@ -93,8 +94,7 @@ def render_loop(s: LoopState, running: bool | None = None) -> str:
         if a.args:
             add(f"  [dim]{e(json.dumps(a.args, ensure_ascii=False), 200)}[/]")
     if s.checks:
-        add("")
-        add("[b $accent]First-principles checks[/] [dim](this iteration)[/]")
+        heading("First-principles checks", note="this iteration")
         for c in s.checks[-6:]:
             r = c.result
             marks = " ".join(
@@ -107,8 +107,7 @@ def render_loop(s: LoopState, running: bool | None = None) -> str:
                 spans = "; ".join(f"“{ev.text}”" for ev in v.evidence) or "(structure)"
                 add(f"    [$text-error]{e(v.title, 60)}[/]: {e(v.reason, 160)} [dim]{e(spans, 120)}[/]")
     if s.iterations:
-        add("")
-        add("[b $accent]Iterations[/]")
+        heading("Iterations")
         for r in s.iterations[-5:]:
             a = r.action
             what = (a.description or a.tool) if a else "no action"
