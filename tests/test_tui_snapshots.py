@@ -75,7 +75,7 @@ async def _checkpoints(pilot):
     app.screen.select_loop(hotfix.loop_id)
     await wait_for(pilot, lambda: app.screen.selected_entry() is not None, what="the history")
     await pilot.press("left_square_bracket", "right_square_bracket")  # step back and forth: the newest entry
-    await pilot.pause()
+    await settle(pilot, 0.3)  # the tree measures its lines on idle: the picture once it has
 
 
 VIEWS = {"loops": _loops, "inbox": _inbox, "recall": _recall, "checkpoints": _checkpoints}
