@@ -419,6 +419,9 @@ def print_loop(s) -> None:
         for r in s.iterations:
             a = r.action
             what = f"{a.tool}: {a.description}" if a and a.description and a.description != a.tool else (
+            cmd = p.action.args.get("cmd") if p.action.tool == "shell" else None
+            if isinstance(cmd, str):  # the command exactly as it will run (no JSON escaping)
+                out.print(f"  runs: {_esc(cmd)}", highlight=False, soft_wrap=True)
                 a.tool if a else "-")
             v = r.verification
             oc = f"[{OUTCOME_STYLE.get(v.outcome, '')}]{v.outcome}[/]" if v else "-"

@@ -112,11 +112,28 @@ class Engine:
             raise BadQuery(f"entry {at} of loop {loop_id} is {entry.state.status}: fork from an entry before "
                            "the loop ended (ars loop history shows them)")
         src = entry.state
-        state = src.model_copy(deep=True, update={
+        # A decision belongs to one request of one loop: the fork copies none. It
+        # starts unapproved with no decisions; an open request is asked again under
+        # a new id (request ids are per loop, and the fork's seq starts again at 1,
+        # so a copied id could meet a later request of the fork); a fork taken
+        # between an approval and its action goes back to decide, so the action
+        # waits for a person again. Answers stay: they are what a person said,
+        # not a permission.
+        update: dict[str, Any] = {
             "loop_id": new_loop_id(), "parent": ParentRef(loop_id=loop_id, index=at), "seq": 0,
-            "ledger_mark": 0, "created_at": now(), "elapsed_s": 0.0,
-        })
-        return self._commit(None, state, "forked", f"forked from {loop_id} entry {at}",
+            "ledger_mark": 0, "created_at": now(), "elapsed_s": 0.0, "approved": False, "decisions": [],
+        }
+        pending = src.pending_approval
+        if pending is not None:
+            update["pending_approval"] = pending.model_copy(update={"request_id": "req-1", "created_at": now()})
+        a = src.selected_action
+        if src.current_step == "act" and a is not None and (self.tools.is_risky(a.tool) or a.needs_approval) \
+                and src.status == "active":
+            update.update({"current_step": "decide", "selected_action": None})
+        state = src.model_copy(deep=True, update=update)
+        return self._commit(None, state, "forked", f"forked from {loop_id} entry {at}"
+                            + (" (its approval is not copied: the action waits for a person again)"
+                               if src.approved else ""),
                             {"parent": {"loop_id": loop_id, "index": at}})
 
     # -- running ---------------------------------------------------------------------------------
@@ -299,7 +316,7 @@ class Engine:
         if action is None:
             return self._fail_iteration(state, "decide: no action chosen", **common)
         risky = self.tools.is_risky(action.tool)
-        if (risky or action.needs_approval) and not state.approved:
+        if (risky or action.needs_approval) and not self._approved(state):
             why = f"tool {action.tool!r} is risky" if risky else "the plan asks for approval before this action"
             req = PendingApproval(request_id=request_id, kind="approval", action=action, risk=why,
                                   prompt=f"approve {action.tool}: {action.description or action.tool}",
@@ -317,9 +334,18 @@ class Engine:
                           goal_id=state.goal_id, iteration=state.iteration)
         if action is None:
             result = ToolResult(ok=False, error="no action was chosen")
-        elif (self.tools.is_risky(action.tool) or action.needs_approval) and not state.approved:
-            # defence in depth: a risky tool never runs unapproved, whatever the state says
-            result = ToolResult(ok=False, error=f"refused: {action.tool} needs a person's approval")
+        elif (self.tools.is_risky(action.tool) or action.needs_approval) and not self._approved(state):
+            # defence in depth: a risky tool never runs without this loop's own approval of
+            # this iteration, whatever the state's flag says (a fork made by an older ARS
+            # copied its parent's): ask a person instead
+            why = f"tool {action.tool!r} is risky" if self.tools.is_risky(action.tool) else \
+                "the plan asks for approval before this action"
+            req = PendingApproval(request_id=f"req-{state.seq + 1}", kind="approval", action=action, risk=why,
+                                  prompt=f"approve {action.tool}: {action.description or action.tool}",
+                                  allowed=["approve", "reject", "edit"], iteration=state.iteration)
+            return self._commit(state, state.model_copy(update={
+                "status": "waiting_human", "pending_approval": req, "needs_human_input": True, "approved": False}),
+                "status", f"approval needed: {why} (no approval of this loop for it)")
         else:
             result = self.tools.run(action.tool, action.args, ctx)
         _crash("tool", state)
@@ -428,6 +454,14 @@ class Engine:
         return self._commit(state, after.model_copy(update={
             "status": "blocked", "blockers": blockers, "exit_reason": why, "pending_approval": req,
             "needs_human_input": True}), "status", why, detail)
+
+    @staticmethod
+    def _approved(state: LoopState) -> bool:
+        """A person approved (or edited) the selected action on a request of this very
+        loop: the flag is set only with that decision, and observe clears it."""
+        last = state.decisions[-1] if state.decisions else None
+        return state.approved and last is not None and last.loop_id == state.loop_id \
+            and last.kind in ("approve", "edit")
 
     # -- people ---------------------------------------------------------------------------------------
     def _apply(self, state: LoopState, d: Decision) -> LoopState:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..config import Settings
 from .models import (CheckRecord, CheckResult, Hypothesis, LoopState, Premise, ProposedAction, ScriptStep,
                      Verification)
-from .tools import ToolRegistry
+from .tools import ANSWER, ToolRegistry, UnsafeTemplate, fill_shell
 
 OnReject = Literal["skip", "block", "abort"]
 CheckOrientation = Callable[[list[Premise], list[Hypothesis]], list[CheckResult]]
@@ -101,12 +101,28 @@ def default_script(goal: str) -> list[ScriptStep]:
 
 def _fill(value: Any, answer: str | None) -> Any:
     if isinstance(value, str) and answer is not None:
-        return value.replace("{answer}", answer)
+        return value.replace(ANSWER, answer)
     if isinstance(value, dict):
         return {k: _fill(v, answer) for k, v in value.items()}
     if isinstance(value, list):
         return [_fill(v, answer) for v in value]
     return value
+
+
+def fill_args(args: dict[str, Any], answer: str | None, shell_args: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A step's arguments with ``{answer}`` replaced by a person's answer: as
+    plain text, except in the arguments a shell parses, where it is quoted
+    (``tools.fill_shell``), so an answer is never run as a command."""
+    out: dict[str, Any] = {}
+    for k, v in args.items():
+        if k in shell_args and isinstance(v, str) and answer is not None:
+            try:
+                out[k] = fill_shell(v, answer)
+            except UnsafeTemplate as exc:
+                raise PolicyError(f"argument {k!r}: {exc}") from None
+        else:
+            out[k] = _fill(v, answer)
+    return out
 
 
 class OfflinePolicy:
@@ -174,7 +190,8 @@ class OfflinePolicy:
         s = self.step(state)
         answer = _answer_now(state)
         tool = self._tool(s)
-        args = _fill(dict(s.args), answer) if tool != "scripted" else {"action": s.action, **s.args}
+        shell_args = self.tools.get(tool).shell_args if tool in self.tools else ()
+        args = fill_args(dict(s.args), answer, shell_args) if tool != "scripted" else {"action": s.action, **s.args}
         action = ProposedAction(tool=tool, args=args, description=s.action, needs_approval=s.needs_approval,
                                 rationale=f"Because H1 holds, the next step is “{s.action}” ({tool}).",
                                 because=["H1"])

@@ -13,11 +13,18 @@ Built-ins:
 
 A tool never raises into the engine: a failure is a ``ToolResult`` with
 ``ok=False`` and a one-line error.
+
+A tool names the arguments a shell parses (``shell_args``: ``cmd`` for
+``shell``). A person's answer put into one of them (``{answer}`` in a goal
+file's script) is quoted for where it stands (``fill_shell``), so it is
+always one literal word and never shell syntax; the proposed action holds
+the command exactly as it will run, which is what a person approves.
 """
 
 from __future__ import annotations
 
 import hashlib
+import shlex
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -47,6 +54,7 @@ class Tool:
     parameters: dict[str, Any]  # JSON schema of the arguments
     run: Callable[[dict[str, Any], ToolContext], ToolResult]
     for_llm: bool = True  # offered to the LLM policy
+    shell_args: tuple[str, ...] = ()  # arguments a shell parses: text put into them is quoted
 
     def check_args(self, args: dict[str, Any]) -> str | None:
         if not isinstance(args, dict):
@@ -130,6 +138,67 @@ class ToolRegistry:
         return out
 
 
+ANSWER = "{answer}"
+
+
+class UnsafeTemplate(ValueError):
+    """A placeholder where quoting cannot make the value plain text."""
+
+
+def fill_shell(template: str, value: str, placeholder: str = ANSWER) -> str:
+    """``template`` (a POSIX shell command) with ``placeholder`` replaced by
+    ``value`` as literal text, quoted for the context the placeholder stands in:
+    bare (``shlex.quote``), inside '...' (each ``'`` closed, escaped, reopened) or
+    inside "..." (``\\ $ ` "`` escaped). Whatever the value holds (``;``, ``$(..)``,
+    quotes, newlines), the shell sees one piece of text, never syntax.
+
+    A placeholder after ``$(``, ``${``, a backquote, a here-document or a comment
+    (contexts with rules of their own) raises ``UnsafeTemplate``: write it as a
+    word of its own. Quoting is for the shell that runs ``cmd``: a command that
+    hands its arguments to another shell (``eval``, ``sh -c``, ``ssh``) parses
+    them again, which is what the person approving the exact command sees."""
+    out: list[str] = []
+    quote = ""  # "", "'" or '"': the quoting context at this point of the template
+    hazard = ""  # the first construct whose own rules quoting does not follow
+    i, n = 0, len(template)
+    while i < n:
+        if template.startswith(placeholder, i):
+            if hazard:
+                raise UnsafeTemplate(f"{placeholder} comes after {hazard} in the command {template!r}: "
+                                     f"write it as a word of its own (e.g. echo {placeholder}), outside $(...), "
+                                     "`...`, ${...}, here-documents and comments")
+            if quote == "'":
+                out.append(value.replace("'", "'\\''"))
+            elif quote == '"':
+                out.append("".join("\\" + c if c in '\\$`"' else c for c in value))
+            else:
+                out.append(shlex.quote(value))
+            i += len(placeholder)
+            continue
+        c = template[i]
+        if quote != "'":
+            if c == "\\":
+                out.append(template[i:i + 2])  # an escaped character (or a line continuation)
+                i += 2
+                continue
+            if c == "`":
+                hazard = hazard or "a backquote"
+            elif c == "$" and template[i + 1:i + 2] in ("(", "{"):
+                hazard = hazard or f"${template[i + 1]}"
+        if quote == "":
+            if template.startswith("<<", i):
+                hazard = hazard or "a here-document"
+            elif c == "#" and (i == 0 or template[i - 1] in " \t\n;&|()<>"):
+                hazard = hazard or "a comment"
+            elif c in "'\"":
+                quote = c
+        elif c == quote:
+            quote = ""
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= OUTPUT_LIMIT else text[: OUTPUT_LIMIT // 2] + "\n…\n" + text[-OUTPUT_LIMIT // 2:]
 
@@ -205,7 +274,7 @@ def default_registry() -> ToolRegistry:
     reg.register(Tool("shell", "Run a shell command (/bin/sh -c) and return its output and exit status.", "risky",
                       {"type": "object", "properties": {"cmd": {"type": "string"}, "timeout": {"type": "number"},
                                                         "cwd": {"type": "string"}},
-                       "required": ["cmd"]}, _shell))
+                       "required": ["cmd"]}, _shell, shell_args=("cmd",)))
     reg.register(Tool("scripted", "An action described by the goal file; its outcome is scripted.", "safe",
                       {"type": "object", "properties": {"action": {"type": "string"}}, "required": ["action"],
                        "additionalProperties": True}, _scripted, for_llm=False))
