@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .config import Settings, load_settings
+from .fsutil import private_dir, tighten_tree
 from .ingest.pipeline import FileSummary, IngestReport, ingest
 from .models import Explanation, RecallResult, TierReport
 from .recall import BadQuery, Memory
@@ -34,11 +35,15 @@ class ARS:
                     f"state directory {state} does not exist: run `ars ingest` first, "
                     "or pass --state / set ARS_STATE_DIR to an existing one"
                 )
-            state.mkdir(parents=True, exist_ok=True)
+            private_dir(state)
+        elif state.stat().st_mode & 0o077:
+            # written by an older ARS under umask 022: make it private once
+            tighten_tree(state)
+            private_dir(state)
         self.memory = Memory(self.settings)
         try:
             # a crash between a ledger fsync and the SQLite commit is repaired here
-            self.memory.recover()
+            self.memory.recover(wait=False)
         except Exception:  # noqa: BLE001 - a broken SQLite still leaves the other tiers
             pass
 
@@ -64,8 +69,10 @@ class ARS:
         return self.memory.explain(query, episode_id, k=k, tiers=tiers)
 
     def ingest(self, paths: Iterable[str | Path], fmt: str = "auto",
-               progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False) -> IngestReport:
-        return ingest(self.memory, paths, fmt=fmt, progress=progress, force=force)
+               progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False,
+               on_wait: Callable[[str], None] | None = None) -> IngestReport:
+        """``on_wait`` hears, once, that another writer holds the state directory."""
+        return ingest(self.memory, paths, fmt=fmt, progress=progress, force=force, on_wait=on_wait)
 
     def watcher(self, paths: Iterable[str | Path], fmt: str = "auto", idle_seconds: float = 300.0,
                 on_report=None, on_finalized=None):
@@ -101,10 +108,19 @@ class ARS:
         return result
 
     def rebuild(self) -> int:
-        """Recreate memory.sqlite from the ledger."""
-        if not self.memory.ledger.path.exists():
-            raise BadInput(f"no ledger at {self.memory.ledger.path}: nothing to rebuild from")
+        """Recreate memory.sqlite from the ledger; the lines it had to skip
+        are in ``ledger_problems()``."""
+        path = self.memory.ledger.path
+        if not path.exists():
+            raise BadInput(f"no ledger at {path}: nothing to rebuild from")
+        if not path.is_file():
+            raise BadInput(f"{path} is not a file: move it aside and restore the ledger from a backup; "
+                           "memory.sqlite was left as it is")
         return self.memory.rebuild_sqlite()
+
+    def ledger_problems(self) -> list[str]:
+        """Ledger lines the last apply skipped, as ``ledger.jsonl:LINE: what is wrong``."""
+        return [p.describe(self.memory.ledger.path) for p in self.memory.ledger_problems]
 
     # -- health ------------------------------------------------------------------
     def doctor(self) -> dict[str, Any]:

@@ -9,8 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 class Settings(BaseSettings):
@@ -44,6 +49,34 @@ class Settings(BaseSettings):
     openai_timeout: float = 20.0
     enrich_with_llm: bool = False
 
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _neo4j_uri(cls, value: str | None) -> str | None:
+        """A URI the driver accepts, checked here so a typo is one line at
+        start-up instead of a driver traceback inside recall."""
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        try:
+            parts = urlsplit(value)
+            port = parts.port
+        except ValueError:
+            parts, port = None, None
+        if parts is None or parts.scheme not in NEO4J_SCHEMES or not parts.hostname:
+            raise ValueError(
+                f"ARS_NEO4J_URI {value[:60]!r} is not a Neo4j URI: use bolt://HOST:7687 or neo4j://HOST:7687 "
+                f"(schemes: {', '.join(NEO4J_SCHEMES)}), or unset it to run without Neo4j")
+        del port  # parsed only to reject a malformed port
+        return value
+
+    @field_validator("neo4j_deadline", "sqlite_deadline", "files_deadline", "neo4j_connect_timeout",
+                     "neo4j_breaker_cooldown", "openai_timeout")
+    @classmethod
+    def _seconds(cls, value: float) -> float:
+        if not value >= 0 or value == float("inf"):
+            raise ValueError(f"must be a number of seconds >= 0, got {value}")
+        return value
+
     def public(self) -> dict[str, Any]:
         """Settings without secret values (only whether they are set)."""
         out = self.model_dump(mode="json")
@@ -54,3 +87,15 @@ class Settings(BaseSettings):
 
 def load_settings(**overrides: Any) -> Settings:
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def config_error(exc: Exception) -> str:
+    """A settings error as one line naming the variable: ``ARS_X: what is wrong``."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError) or not exc.errors():
+        return " ".join(str(exc).split())[:200]
+    e = exc.errors()[0]
+    name = "ARS_" + ".".join(str(p) for p in e.get("loc", ())).upper()
+    msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+    return msg if msg.startswith(name) else f"{name}: {msg}"

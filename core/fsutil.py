@@ -1,10 +1,60 @@
-"""Durable file writes: atomic replace and fsync'd appends."""
+"""Durable, private file writes: atomic replace, fsync'd appends, 0600/0700.
+
+Transcripts and memories hold secrets (tokens pasted into a chat, hosts,
+paths), so everything ARS writes under a state directory is private to its
+owner whatever the umask: directories 0700, files 0600.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) 0700, or tighten it to 0700 if
+    it exists and is ours. Returns the path."""
+    path = Path(path)
+    try:
+        path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(f"{path} exists and is not a directory") from None
+    try:
+        st = path.stat()
+        if stat.S_IMODE(st.st_mode) & 0o077 and st.st_uid == os.getuid():
+            os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077)
+    except OSError:
+        pass  # not ours to change: the files inside are still created 0600
+    return path
+
+
+def tighten_tree(root: Path) -> int:
+    """Make an existing state directory private (one written by an older ARS
+    under umask 022): directories 0700, files 0600. Returns how many changed."""
+    changed = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(p)
+                if stat.S_ISLNK(st.st_mode) or st.st_uid != os.getuid() or not stat.S_IMODE(st.st_mode) & 0o077:
+                    continue
+                os.chmod(p, stat.S_IMODE(st.st_mode) & ~0o077)
+                changed += 1
+            except OSError:
+                continue
+    return changed
+
+
+def create_private(path: Path) -> None:
+    """Make sure ``path`` exists as a 0600 file (before a library such as
+    sqlite3 creates it with the umask's mode)."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE))
 
 
 def atomic_write(path: Path, data: str | bytes) -> None:
@@ -14,7 +64,8 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     system), fsync the file, rename over, fsync the directory.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():
+        private_dir(path.parent)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -44,8 +95,10 @@ def append_line(path: Path, line: str, *, fsync: bool = True) -> None:
     """Append one line; if the file ends in a torn line (a crash mid-write),
     start on a fresh line so the new record is never glued to the torn one."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "ab+") as fh:
+    if not path.parent.is_dir():
+        private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+    with os.fdopen(fd, "ab+") as fh:
         if fh.tell() > 0:
             fh.seek(-1, os.SEEK_END)
             if fh.read(1) != b"\n":

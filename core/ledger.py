@@ -23,9 +23,27 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+from .fsutil import PRIVATE_FILE, private_dir
 
 LEDGER = "ledger.jsonl"
+
+
+class LedgerUnreadable(OSError):
+    """The ledger path exists but is not a readable file (a directory, no permission)."""
+
+
+@dataclass(frozen=True)
+class BadEvent:
+    """A ledger line that was skipped: where it is and what is wrong with it."""
+
+    offset: int
+    line: int  # 1-based line number in ledger.jsonl
+    error: str
+
+    def describe(self, path: Path) -> str:
+        return f"{path.name}:{self.line}: {self.error}"
 
 
 def content_id(kind: str, *parts: Any) -> str:
@@ -65,17 +83,27 @@ class Entry:
 class Ledger:
     def __init__(self, state_dir: Path):
         self.path = Path(state_dir) / LEDGER
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.parent.is_dir():
+            private_dir(self.path.parent)
         self._lock_path = Path(state_dir) / ".ledger.lock"
 
     @contextmanager
     def _locked(self):
-        with open(self._lock_path, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _check_file(self) -> None:
+        if self.path.exists() and not self.path.is_file():
+            raise LedgerUnreadable(
+                f"{self.path} is not a file: move it aside (mv {self.path} {self.path}.bad) "
+                "and restore the ledger from a backup, or start a new state directory")
 
     def append(self, events: list[Event]) -> tuple[int, int]:
         """Append events durably; returns the (start, end) byte range written.
@@ -86,8 +114,9 @@ class Ledger:
             size = self.size()
             return size, size
         payload = "".join(e.line() + "\n" for e in events).encode("utf-8")
+        self._check_file()
         with self._locked():
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
             try:
                 end = _good_end(fd)
                 if end != os.fstat(fd).st_size:
@@ -108,13 +137,18 @@ class Ledger:
         except FileNotFoundError:
             return 0
 
-    def read(self, start: int = 0, *, types: tuple[str, ...] | None = None) -> Iterator[Entry]:
-        """Events from byte ``start`` on. A torn or corrupt last line is skipped;
-        a corrupt line in the middle (never written by ``append``) is skipped too."""
+    def read(self, start: int = 0, *, types: tuple[str, ...] | None = None,
+             on_bad: Callable[[BadEvent], None] | None = None) -> Iterator[Entry]:
+        """Events from byte ``start`` on. A torn last line is skipped (a crash
+        mid-append); a corrupt line in the middle (never written by ``append``:
+        an edit, a disk error) is skipped too and, with ``on_bad``, reported."""
+        self._check_file()
         try:
             fh = open(self.path, "rb")
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise LedgerUnreadable(f"cannot read {self.path}: {exc.strerror or exc}") from None
         with fh:
             fh.seek(start)
             offset = start
@@ -123,11 +157,29 @@ class Ledger:
                 if raw.endswith(b"\n"):
                     try:
                         d = json.loads(raw)
-                    except ValueError:
-                        d = None
-                    if isinstance(d, dict) and "event_id" in d and (types is None or d.get("type") in types):
+                        problem = _shape_error(d)
+                    except (ValueError, RecursionError) as exc:
+                        d, problem = None, f"not JSON ({' '.join(str(exc).split())[:80]})"
+                    if problem:
+                        if on_bad is not None and raw.strip():
+                            on_bad(BadEvent(offset, self.line_of(offset), problem))
+                    elif types is None or d.get("type") in types:
                         yield Entry(offset, end, d["event_id"], d.get("type", ""), d.get("ts", ""), d.get("data") or {})
                 offset = end
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line number of the line starting at byte ``offset``
+        (counted only when a problem is reported)."""
+        count = 0
+        with open(self.path, "rb") as fh:
+            left = offset
+            while left > 0:
+                chunk = fh.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                count += chunk.count(b"\n")
+                left -= len(chunk)
+        return count + 1
 
     def check(self) -> dict[str, int]:
         """Counts of good, torn and corrupt lines (for doctor and the crash test)."""
@@ -139,14 +191,25 @@ class Ledger:
                         torn += 1
                         continue
                     try:
-                        ok = "event_id" in json.loads(raw)
-                    except (ValueError, TypeError):
+                        ok = not _shape_error(json.loads(raw))
+                    except (ValueError, RecursionError):
                         ok = False
                     good += ok
                     corrupt += not ok
         except FileNotFoundError:
             pass
         return {"events": good, "corrupt": corrupt, "torn_tail": torn}
+
+
+def _shape_error(d: Any) -> str:
+    """What is wrong with a decoded line as a ledger event ('' when nothing)."""
+    if not isinstance(d, dict):
+        return f"not an event object (a JSON {type(d).__name__})"
+    if not isinstance(d.get("event_id"), str) or not d["event_id"]:
+        return "no event_id"
+    if not isinstance(d.get("data", {}), (dict, type(None))):
+        return "data is not an object"
+    return ""
 
 
 def _good_end(fd: int) -> int:

@@ -10,14 +10,19 @@ answered did not.
 
 from __future__ import annotations
 
+import shutil
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from pydantic import ValidationError
+
 from .config import Settings
-from .ledger import Event, Ledger, content_id
+from .errors import first_error
+from .fsutil import fsync_dir
+from .ledger import BadEvent, Event, Ledger, content_id
 from .models import TIER_NAMES, Episode, Explanation, RecallResult, TierExplanation, TierReport
 from .scoring import Query, fuse
 from .sync import EPISODE_EVENT
@@ -25,10 +30,19 @@ from .text import index_terms, query_terms, term_of, tokenize
 from .tiers.base import Lookup, Tier, one_line
 from .tiers.files_tier import FilesTier
 from .tiers.sqlite_tier import SqliteStore
+from .writer_lock import WriterBusy, writer_lock
 
 ANSWERED = ("ok", "empty")
 FAILED = ("down", "timeout", "error")
 EXPLAIN_DEADLINE = 10.0
+PREPARE_TIMEOUT = 10.0
+MAX_QUERY_CHARS = 4000
+MAX_QUERY_TOKENS = 200  # a tier's one-time set-up (it opens files, creates a driver: no network)
+
+
+def _sqlite_files(path: Path) -> list[Path]:
+    """A database file and its WAL and shared-memory side files."""
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
 class BadQuery(ValueError):
@@ -49,9 +63,14 @@ def parse_tiers(tiers: str | Sequence[str] | None) -> list[str] | None:
 
 
 def prepare_query(text: str) -> Query:
+    """The query every tier shares. What a query can cost is capped: its
+    first ``MAX_QUERY_CHARS`` characters and first ``MAX_QUERY_TOKENS``
+    distinct tokens are searched (an agent may pass a whole prompt; a 1 MB
+    query took 24 s and ignored every deadline)."""
     if not isinstance(text, str) or not text.strip():
         raise BadQuery("empty query: give some words to search for, e.g. ars recall \"neo4j outage\"")
-    tokens = tokenize(text, query=True)
+    text = text[:MAX_QUERY_CHARS]
+    tokens = tokenize(text, query=True)[:MAX_QUERY_TOKENS]
     if not tokens:
         raise BadQuery(f"query {text.strip()[:40]!r} has no searchable words: use letters, digits or CJK characters")
     return Query.prepare(text, tokens, query_terms(tokens))
@@ -68,9 +87,11 @@ class Memory:
         self._warming: list[Future] = []
         self._sync = None
         self.ledger = Ledger(self.state_dir)
+        self.ledger_problems: list[BadEvent] = []  # lines the last apply skipped
         self.files = FilesTier(self.state_dir)
         # One small pool per tier: a hung backend can only tie up its own threads.
         self._pools = {t: ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"ars-{t}") for t in TIER_NAMES}
+        self._prepared: dict[str, TierReport | None] = {}  # tier -> its set-up failure, if any
         self.deadlines = {
             "neo4j": settings.neo4j_deadline,
             "sqlite": settings.sqlite_deadline,
@@ -97,7 +118,6 @@ class Memory:
                 connect_timeout=self.settings.neo4j_connect_timeout,
                 breaker_cooldown=self.settings.neo4j_breaker_cooldown,
             )
-            self._warming.append(self._pools["neo4j"].submit(self._neo4j.warm))
         return self._neo4j
 
     def tier(self, name: str) -> Tier | None:
@@ -126,12 +146,17 @@ class Memory:
             self._sync = Neo4jSync(self)
         return self._sync
 
+    def writer(self, who: str = "", on_wait=None, blocking: bool = True):
+        """The state directory's writer lock (``core/writer_lock.py``)."""
+        return writer_lock(self.state_dir, who, blocking=blocking, on_wait=on_wait)
+
     def store(self, episodes: Iterable[Episode]) -> list[str]:
         """Remember episodes durably; returns their ledger event ids.
 
         One ledger append and one fsync for the whole batch (group commit):
         when this returns the batch is acknowledged. SQLite is applied in the
-        same call, its ledger cursor in the same transaction. Neo4j is left to
+        same call, its ledger cursor in the same transaction, under the
+        writer lock so no other process applies in between. Neo4j is left to
         the sync worker (``sync.run()``), so a Neo4j outage never blocks this.
         """
         eps = list(episodes)
@@ -139,58 +164,101 @@ class Memory:
             return []
         events = [Event(content_id("ep", ep.model_dump(mode="json")), EPISODE_EVENT, ep.model_dump(mode="json"))
                   for ep in eps]
-        start, end = self.ledger.append(events)
-        ids = [e.event_id for e in events]
-        if self.sqlite.applied_offset() == start:
-            self.sqlite.upsert(eps, ids, ledger_offset=end, last_event_id=ids[-1])
-        else:
-            # another writer appended in between: apply everything in order
-            self.recover()
+        with self.writer():
+            start, end = self.ledger.append(events)
+            ids = [e.event_id for e in events]
+            if self.sqlite.applied_offset() == start:
+                self.sqlite.upsert(eps, ids, ledger_offset=end, last_event_id=ids[-1])
+            else:
+                # events of other kinds (loop transitions) or a crashed writer's: apply in order
+                self._apply_ledger(self.sqlite)
         return ids
 
-    def recover(self) -> int:
+    def recover(self, *, wait: bool = True) -> int:
         """Apply ledger events SQLite has not applied (after a crash between
-        the ledger fsync and the SQLite commit). Idempotent; cheap when caught up."""
-        start = self.sqlite.applied_offset()
+        the ledger fsync and the SQLite commit). Idempotent; cheap when caught up.
+
+        ``wait=False`` (opening a state directory to read it) does nothing
+        while another process holds the writer lock: that writer applies its
+        own events, and a reader must never wait for a long ingest."""
+        try:
+            if self.sqlite.applied_offset() >= self.ledger.size():
+                return 0
+            with self.writer(blocking=wait):
+                return self._apply_ledger(self.sqlite)
+        except WriterBusy:
+            return 0
+
+    def _apply_ledger(self, store: SqliteStore) -> int:
+        """Apply to ``store`` every episode event after its cursor. A line that
+        is not a valid event is skipped and kept in ``ledger_problems`` (file,
+        line and what is wrong): one bad line never stops the rest."""
+        start = store.applied_offset()
         if start >= self.ledger.size():
             return 0
         batch: list[Episode] = []
         ids: list[str] = []
         applied = 0
         end = start
-        for entry in self.ledger.read(start):
+        problems: list[BadEvent] = []
+        for entry in self.ledger.read(start, on_bad=problems.append):
             end = entry.end
             if entry.type == EPISODE_EVENT:
-                batch.append(Episode.model_validate(entry.data))
-                ids.append(entry.event_id)
+                try:
+                    batch.append(Episode.model_validate(entry.data))
+                    ids.append(entry.event_id)
+                except (ValidationError, ValueError, TypeError, RecursionError) as exc:
+                    why = first_error(exc, "data") if isinstance(exc, ValidationError) else one_line(exc)
+                    problems.append(BadEvent(entry.offset, self.ledger.line_of(entry.offset),
+                                             f"episode event {entry.event_id} skipped: {why}"))
             if len(batch) >= 1000:
-                self.sqlite.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1])
+                store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1])
                 applied += len(batch)
                 batch, ids = [], []
         if end > start:
-            self.sqlite.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1] if ids else "")
+            store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1] if ids else "")
             applied += len(batch)
+        self.ledger_problems.extend(problems)
         return applied
 
     def rebuild_sqlite(self) -> int:
         """Recreate ``memory.sqlite`` from the ledger; returns episodes applied.
-        The old file is kept as ``memory.sqlite.old`` until the rebuild succeeds."""
+
+        The new store is built beside the old one (``memory.sqlite.new``) and
+        swapped in only when complete: a failure or a crash mid-rebuild leaves
+        the old store in place (or, between the two renames, none, which the
+        next start rebuilds from the ledger). Bad ledger lines are skipped and
+        listed in ``ledger_problems``."""
         path = self.state_dir / "memory.sqlite"
-        if self._sqlite is not None:
-            self._sqlite.close()
-            self._sqlite = None
-        old = path.with_name("memory.sqlite.old")
-        for suffix in ("-wal", "-shm"):
-            side = path.with_name(path.name + suffix)
-            if side.exists():
-                side.unlink()
-        if path.exists() or path.is_dir():
-            if old.exists():
-                old.unlink()
-            path.rename(old)
-        applied = self.recover()
-        if old.is_file():
-            old.unlink()
+        fresh = path.with_name("memory.sqlite.new")
+        with self.writer("ars rebuild"):
+            self.ledger._check_file()
+            for p in _sqlite_files(fresh):
+                p.unlink(missing_ok=True)
+            self.ledger_problems = []
+            store = SqliteStore(fresh)
+            try:
+                applied = self._apply_ledger(store)
+            finally:
+                store.close()  # the last connection: its WAL is merged and removed
+            if self._sqlite is not None:
+                self._sqlite.close()
+                self._sqlite = None
+            self._prepared.pop("sqlite", None)
+            old = path.with_name("memory.sqlite.old")
+            for p in _sqlite_files(old):
+                p.unlink(missing_ok=True)
+            # the old file goes with its -wal/-shm: a WAL left beside the new file would be replayed into it
+            for p, q in zip(_sqlite_files(path), _sqlite_files(old)):
+                if p.exists() or p.is_symlink():
+                    p.rename(q)
+            fresh.rename(path)
+            fsync_dir(self.state_dir)
+            for p in _sqlite_files(old):
+                if p.is_dir():
+                    shutil.rmtree(p)
+                else:
+                    p.unlink(missing_ok=True)
         return applied
 
     def sync_neo4j(self, max_seconds: float = 60.0, retries: int = 3):
@@ -222,7 +290,8 @@ class Memory:
         wanted = parse_tiers(tiers)
         reports: dict[str, TierReport] = {}
         primary = wanted or ["neo4j", "sqlite"]
-        start = time.monotonic()
+        self.prepare(primary if wanted else [*primary, "files"])
+        start = time.monotonic()  # the tiers' clocks start once their set-up is done
         reports.update(self._fan_out(q, k, primary, start))
         if wanted is None:
             if any(reports[t].status in ANSWERED for t in primary):
@@ -234,13 +303,42 @@ class Memory:
         ordered = [reports[t] for t in TIER_NAMES if t in reports]
         hits = fuse({r.tier: r.hits for r in ordered if r.hits}, k)
         degraded = any(r.status in FAILED for r in ordered)
-        return RecallResult(query=query, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
+        return RecallResult(query=q.text, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
                             degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000)
+
+    def prepare(self, names: Sequence[str] = TIER_NAMES) -> None:
+        """One-time set-up of the tiers about to be asked, before any tier's
+        clock starts: imports, the Neo4j driver, the SQLite connection of the
+        pool thread that will search and its statistics.
+
+        In a fresh process (every CLI call and agent hook) this set-up costs
+        hundreds of ms, far more than a search; done inside the fan-out it ran
+        on the tiers' clocks, and on a busy CPU the Neo4j import alone used up
+        SQLite's deadline. Each tier's set-up runs once per process; a set-up
+        failure becomes that tier's status, never the others'."""
+        for name in names:
+            if name in self._prepared:
+                continue
+            failure: TierReport | None = None
+            try:
+                tier = self.tier(name)
+                ready = getattr(tier, "prepare", None)
+                if ready is not None:
+                    # on the tier's own pool: the thread that will search has its connection
+                    self._pools[name].submit(ready).result(timeout=PREPARE_TIMEOUT)
+            except Exception as exc:  # noqa: BLE001 - a store that cannot open is a status
+                failure = TierReport(tier=name, status="error", error=one_line(exc))
+            self._prepared[name] = failure
 
     def _fan_out(self, q: Query, k: int, names: Sequence[str], start: float) -> dict[str, TierReport]:
         futures: dict[str, Future] = {}
         out: dict[str, TierReport] = {}
         for name in names:
+            failure = self._prepared.get(name)
+            if failure is not None:
+                self._prepared.pop(name)  # try again next time: the store may be back
+                out[name] = failure
+                continue
             try:
                 tier = self.tier(name)
             except Exception as exc:  # noqa: BLE001 - a store that cannot open is a status
@@ -306,7 +404,7 @@ class Memory:
                 verdict = "stored, but it shares no query token: the words differ (try the episode's own terms)"
             else:
                 verdict = "dropped in the merge: other episodes ranked higher across tiers"
-        return Explanation(query=query, episode_id=episode_id, tokens=q.tokens, tiers=out,
+        return Explanation(query=q.text, episode_id=episode_id, tokens=q.tokens, tiers=out,
                            fused_rank=fused_rank, verdict=verdict)
 
     def _episode_text(self, episode_id: str) -> str | None:

@@ -69,13 +69,32 @@ BATCH = 1000  # episodes per ledger append (one fsync each)
 def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
            progress: Callable[[Path, FileSummary], None] | None = None, sync: bool = True,
            force: bool = False, batch: int = BATCH,
-           on_ack: Callable[[list[str]], None] | None = None) -> IngestReport:
+           on_ack: Callable[[list[str]], None] | None = None,
+           on_wait: Callable[[str], None] | None = None) -> IngestReport:
     """Ingest files: parse, store what changed (acknowledged per batch), then
     let Neo4j catch up. A bad file or line is reported and never stops the rest.
 
-    ``on_ack`` gets the episode ids of each batch once it is durable."""
+    ``on_ack`` gets the episode ids of each batch once it is durable. The run
+    holds the state directory's writer lock (a watcher and a manual ingest of
+    the same transcripts take turns; ``on_wait`` hears who it waits for): what
+    changed is decided, stored and registered by one writer at a time."""
     if fmt not in FORMATS:
         raise BadQuery(f"unknown format {fmt!r}: choose from {', '.join(FORMATS)}")
+    with memory.writer("ars ingest", on_wait=on_wait):
+        report = _ingest_locked(memory, paths, fmt, progress, force, batch, on_ack)
+    if sync:
+        # one attempt, no retries: a Neo4j outage must not hold up ingestion
+        # (the breaker makes later attempts instant; `ars sync run` retries)
+        result = memory.sync_neo4j(retries=0)
+        if result is not None:
+            report.sync = result.model_dump()
+    memory.settle()
+    return report
+
+
+def _ingest_locked(memory: Memory, paths: Iterable[str | Path], fmt: str,
+                   progress: Callable[[Path, FileSummary], None] | None, force: bool, batch: int,
+                   on_ack: Callable[[list[str]], None] | None) -> IngestReport:
     report = IngestReport()
     registry = SourceRegistry(memory.state_dir)
     writer = _GroupWriter(memory, registry, batch, on_ack)
@@ -125,13 +144,6 @@ def ingest(memory: Memory, paths: Iterable[str | Path], fmt: str = "auto",
         if progress:
             progress(path, summary)
     writer.flush()
-    if sync:
-        # one attempt, no retries: a Neo4j outage must not hold up ingestion
-        # (the breaker makes later attempts instant; `ars sync run` retries)
-        result = memory.sync_neo4j(retries=0)
-        if result is not None:
-            report.sync = result.model_dump()
-    memory.settle()
     return report
 
 

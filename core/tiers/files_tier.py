@@ -60,6 +60,10 @@ class FilesTier:
         self.registry = SourceRegistry(state_dir)
         self.rg = shutil.which("rg") if use_ripgrep in (None, True) else None
 
+    def prepare(self) -> None:
+        """Read the source map before recall's clock starts."""
+        self.registry.files()
+
     def health(self) -> TierReport:
         def probe() -> TierReport:
             files = self.registry.files()
@@ -104,6 +108,8 @@ class FilesTier:
                     matched[ep].append(text)
         except DeadlineExceeded:
             complete = False
+        if time.monotonic() > deadline:
+            complete = False  # an answer past the deadline is late, however fast the scan
         n_docs = sum(len(f.spans) for f in files.values()) or 1
         cands, idf = self._bm25(q, matched, n_docs, None if k is None else max(k * 4, 50))
         return score_candidates(q, self.name, "scan", cands, idf=idf, k=k), len(matched), complete
@@ -168,10 +174,14 @@ class FilesTier:
             proc.wait()
 
     def _scan_py(self, files: dict[str, SourceFile], needles: list[str], deadline: float):
+        # the clock is read before each file and every 64 lines: a scan of
+        # many small files never reached a 512-line check and ran past its deadline
         for path in files:
+            if time.monotonic() > deadline:
+                raise DeadlineExceeded("python scan reached its deadline")
             with open(path, encoding="utf-8", errors="replace") as fh:
                 for lineno, line in enumerate(fh, 1):
-                    if lineno % 512 == 0 and time.monotonic() > deadline:
+                    if lineno % 64 == 0 and time.monotonic() > deadline:
                         raise DeadlineExceeded("python scan reached its deadline")
                     low = line.lower()
                     if any(t in low for t in needles):

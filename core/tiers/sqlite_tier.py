@@ -20,6 +20,7 @@ from ..enrich.extract import source_key
 from ..models import Episode, TierReport
 from ..scoring import Candidate, Query, TermString, idf_weight, score_candidates
 from ..text import index_text
+from ..fsutil import create_private, private_dir
 from .base import DeadlineExceeded, Lookup, guarded
 
 SCHEMA = """
@@ -86,7 +87,10 @@ class SqliteStore:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.parent.is_dir():
+            private_dir(self.path.parent)
+        if not self.path.exists():
+            create_private(self.path)  # sqlite3 would create it with the umask's mode; -wal/-shm copy it
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._stats_lock = threading.Lock()
@@ -104,6 +108,11 @@ class SqliteStore:
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
         return conn
+
+    def prepare(self) -> None:
+        """One-time set-up of the calling thread, before recall starts its clock:
+        the connection, the schema read, the document count (see ``_stats``)."""
+        self._stats(self._conn(), ())
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
