@@ -11,14 +11,14 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .config import Settings, load_settings
 from .fsutil import private_dir, tighten_tree
-from .ingest.pipeline import FileSummary, IngestReport, ingest
 from .models import Explanation, RecallResult, TierReport
 from .recall import BadQuery, Memory
-from .sync import SyncReport
 
 from typing import TYPE_CHECKING  # -- loops: type names only
 
-if TYPE_CHECKING:  # the loop types, imported lazily so `ars recall` never loads the loop
+if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loop, ingestion nor the sync
+    from .ingest.pipeline import FileSummary, IngestReport
+    from .sync import SyncReport
     from .loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
     from .loop.rehydrate import RehydrateReport
 
@@ -72,6 +72,8 @@ class ARS:
                progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False,
                on_wait: Callable[[str], None] | None = None) -> IngestReport:
         """``on_wait`` hears, once, that another writer holds the state directory."""
+        from .ingest.pipeline import ingest
+
         return ingest(self.memory, paths, fmt=fmt, progress=progress, force=force, on_wait=on_wait)
 
     def watcher(self, paths: Iterable[str | Path], fmt: str = "auto", idle_seconds: float = 300.0,

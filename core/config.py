@@ -2,24 +2,34 @@
 
 Secrets are ``SecretStr`` so that printing the settings never shows them;
 ``public()`` is what ``ars doctor`` prints.
+
+The environment is read by a few lines here rather than pydantic-settings:
+every CLI call and agent hook is a fresh process, and importing
+pydantic-settings (and the asyncio it pulls in) cost ~100 ms of each one.
+The rules are the same: ``ARS_<FIELD>`` (any case), or the field's alias;
+values are parsed and checked by the model; keyword arguments win.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
-
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+ENV_PREFIX = "ARS_"
 
 
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ARS_", extra="ignore")
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    def __init__(self, **values: Any):
+        super().__init__(**{**_from_env(type(self)), **values})
 
     state_dir: Path = Path("state")
 
@@ -83,6 +93,17 @@ class Settings(BaseSettings):
         for key in ("neo4j_password", "openai_api_key"):
             out[key] = "set" if getattr(self, key) else "unset"
         return out
+
+
+def _from_env(model: type[BaseModel]) -> dict[str, str]:
+    """Field values from the environment, by the field's alias or ``ARS_<NAME>``."""
+    env = {k.upper(): v for k, v in os.environ.items()}
+    out: dict[str, str] = {}
+    for name, field in model.model_fields.items():
+        key = (field.validation_alias if isinstance(field.validation_alias, str) else ENV_PREFIX + name).upper()
+        if key in env:
+            out[field.validation_alias if isinstance(field.validation_alias, str) else name] = env[key]
+    return out
 
 
 def load_settings(**overrides: Any) -> Settings:

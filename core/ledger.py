@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator
 from .fsutil import PRIVATE_FILE, private_dir
 
 LEDGER = "ledger.jsonl"
+EPISODE_EVENT = "episode.upsert"  # an Episode, remembered (the stores apply these)
 
 
 class LedgerUnreadable(OSError):

@@ -22,10 +22,9 @@ from pydantic import ValidationError
 from .config import Settings
 from .errors import first_error
 from .fsutil import fsync_dir
-from .ledger import BadEvent, Event, Ledger, content_id
+from .ledger import EPISODE_EVENT, BadEvent, Event, Ledger, content_id
 from .models import TIER_NAMES, Episode, Explanation, RecallResult, TierExplanation, TierReport
 from .scoring import Query, fuse
-from .sync import EPISODE_EVENT
 from .text import index_terms, query_terms, term_of, tokenize
 from .tiers.base import Lookup, Tier, one_line
 from .tiers.files_tier import FilesTier

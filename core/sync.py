@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from pydantic import BaseModel
 
 from .fsutil import atomic_write
-from .ledger import Ledger
+from .ledger import EPISODE_EVENT, Ledger
 from .models import Episode
 from .prefetch import prefetch
 from .tiers.neo4j_tier import WRITE_BATCH, GraphBatch
@@ -30,7 +30,6 @@ from .tiers.base import one_line
 if TYPE_CHECKING:
     from .recall import Memory
 
-EPISODE_EVENT = "episode.upsert"
 
 
 @dataclass

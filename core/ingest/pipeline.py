@@ -13,7 +13,9 @@ from ..recall import BadQuery, Memory
 from ..sources import SourceRegistry
 from .parsers import PARSERS, detect_format
 
-FORMATS = ("auto", *PARSERS)
+from . import FORMATS
+
+assert set(FORMATS) == {"auto", *PARSERS}, "core/ingest/__init__.FORMATS must name every parser"
 
 
 class MalformedLine(BaseModel):

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from ..enrich.extract import source_key
 from ..models import Episode, TierReport
 from ..scoring import Candidate, Query, TermString, idf_weight, score_candidates
 from ..text import index_text
@@ -128,12 +127,14 @@ class SqliteStore:
         With ``ledger_offset`` the ledger cursor moves in the same transaction,
         so the database and its cursor never disagree after a crash.
         """
+        from ..enrich.extract import source_key  # the write path only: recall never loads the extractor
+
         n = 0
         with self._write_lock:
             conn = self._conn()
             with conn:
                 for i, ep in enumerate(episodes):
-                    self._upsert_one(conn, ep, event_ids[i] if event_ids else "")
+                    self._upsert_one(conn, ep, event_ids[i] if event_ids else "", source_key)
                     n += 1
                 self._writes += 1
                 if ledger_offset is not None:
@@ -161,7 +162,7 @@ class SqliteStore:
         """episode id -> source key of its stored version (to skip unchanged ones)."""
         return dict(self._rows_for_ids("SELECT e.id, e.source_key FROM episodes e", episode_ids))
 
-    def _upsert_one(self, conn: sqlite3.Connection, ep: Episode, event_id: str = "") -> None:
+    def _upsert_one(self, conn: sqlite3.Connection, ep: Episode, event_id: str, source_key) -> None:
         row = conn.execute("SELECT rowid FROM episodes WHERE id = ?", (ep.id,)).fetchone()
         if row is not None:
             conn.execute("DELETE FROM episodes_fts WHERE rowid = ?", (row[0],))
