@@ -405,6 +405,9 @@ def print_loop(s) -> None:
         if p.action is not None and p.kind == "approval":
             out.print(f"  proposed: {_esc(p.action.tool)} {_esc(json.dumps(p.action.args, ensure_ascii=False))}"
                       f"  [dim]({_esc(p.risk)})[/]", highlight=False)
+            cmd = p.action.args.get("cmd") if p.action.tool == "shell" else None
+            if isinstance(cmd, str):  # the command exactly as it will run (no JSON escaping)
+                out.print(f"  runs: {_esc(cmd)}", highlight=False, soft_wrap=True)
         hints = {"approve": f"ars loop approve {s.loop_id} [--note TEXT]",
                  "edit": f"ars loop edit {s.loop_id} --args JSON",
                  "reject": f"ars loop reject {s.loop_id} --reason TEXT",
@@ -419,9 +422,6 @@ def print_loop(s) -> None:
         for r in s.iterations:
             a = r.action
             what = f"{a.tool}: {a.description}" if a and a.description and a.description != a.tool else (
-            cmd = p.action.args.get("cmd") if p.action.tool == "shell" else None
-            if isinstance(cmd, str):  # the command exactly as it will run (no JSON escaping)
-                out.print(f"  runs: {_esc(cmd)}", highlight=False, soft_wrap=True)
                 a.tool if a else "-")
             v = r.verification
             oc = f"[{OUTCOME_STYLE.get(v.outcome, '')}]{v.outcome}[/]" if v else "-"
