@@ -28,6 +28,8 @@ from .scoring import Query, fuse
 from .text import index_terms, query_terms, term_of, tokenize
 from .tiers.base import Lookup, Tier, one_line
 from .tiers.files_tier import FilesTier
+from .pools import DaemonPool
+from .shared_breaker import SharedBreaker
 from .tiers.sqlite_tier import SqliteStore
 from .writer_lock import WriterBusy, writer_lock
 
@@ -89,7 +91,12 @@ class Memory:
         self.ledger_problems: list[BadEvent] = []  # lines the last apply skipped
         self.files = FilesTier(self.state_dir)
         # One small pool per tier: a hung backend can only tie up its own threads.
-        self._pools = {t: ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"ars-{t}") for t in TIER_NAMES}
+        # Neo4j's are daemon threads: a process that has its answer exits at
+        # once, not after a black-holed server's connect timeout.
+        self._pools = {t: ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"ars-{t}")
+                       for t in TIER_NAMES if t != "neo4j"}
+        self._pools["neo4j"] = DaemonPool(4, "ars-neo4j")
+        self.shared_breaker = SharedBreaker(self.state_dir, settings.neo4j_breaker_cooldown)
         self._prepared: dict[str, TierReport | None] = {}  # tier -> its set-up failure, if any
         self.deadlines = {
             "neo4j": settings.neo4j_deadline,
@@ -127,13 +134,13 @@ class Memory:
         return self.files
 
     def close(self) -> None:
-        for name, pool in self._pools.items():
-            # a warm-up or search still running on the Neo4j driver must end
-            # before the driver closes under it (bounded by the connect timeout)
-            pool.shutdown(wait=(name == "neo4j"), cancel_futures=True)
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
         if self._sqlite is not None:
             self._sqlite.close()
-        if self._neo4j is not None:
+        if self._neo4j is not None and not self._pools["neo4j"].busy():
+            # a search still connecting keeps the driver: closing it under the
+            # thread would only turn its timeout into an error; exit frees both
             self._neo4j.close()
 
     # -- the write path: ledger (acknowledges), then SQLite; Neo4j by sync ------
@@ -265,6 +272,8 @@ class Memory:
         if self.neo4j is None:
             return None
         report = self.sync.run(max_seconds=max_seconds, retries=retries)
+        if report.ok and report.applied:
+            self.shared_breaker.record("ok")  # it took writes: recall may ask it again
         if report.applied:
             # new data can invalidate Neo4j's cached plan; re-plan off the read path
             self._warming.append(self._pools["neo4j"].submit(self.neo4j.warm))
@@ -319,6 +328,11 @@ class Memory:
             if name in self._prepared:
                 continue
             failure: TierReport | None = None
+            if name == "neo4j" and self._neo4j is None and self.settings.neo4j_uri:
+                verdict = self.shared_breaker.check()
+                if verdict.skip:  # another process found it down a moment ago: skip the import too
+                    self._prepared[name] = TierReport(tier=name, status="down", error=verdict.reason)
+                    continue
             try:
                 tier = self.tier(name)
                 ready = getattr(tier, "prepare", None)
@@ -359,6 +373,9 @@ class Memory:
                     self._neo4j.breaker.failure(msg, hard=False)
                 out[name] = TierReport(tier=name, status="timeout", error=msg,
                                        latency_ms=(time.monotonic() - start) * 1000)
+            if name == "neo4j" and not out[name].error.startswith("CircuitOpen"):
+                # what Neo4j itself said (not this process's open breaker), for the next processes
+                self.shared_breaker.record(out[name].status, out[name].error)
         return out
 
     def health(self) -> list[TierReport]:
