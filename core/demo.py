@@ -15,13 +15,17 @@
   from an entry before its action ran: nothing is running it; resume it).
 
 A seeded directory holds ``demo.json``; seeding refuses a directory that holds
-anything else, so the demo never mixes into a real state directory.
+anything else, so the demo never mixes into a real state directory. A
+directory holding only an empty store (``memory.sqlite`` with no episodes, as
+any read command such as ``ars loop list`` leaves behind, and empty lock or
+ledger files) counts as empty: there is nothing in it to mix with.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -30,6 +34,7 @@ from pydantic import BaseModel, Field
 
 from .api import ARS, BadInput
 from .config import Settings, load_settings
+from .ledger import LEDGER
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -67,8 +72,15 @@ class DemoReport(BaseModel):
     seconds: float = 0.0
 
 
+# what opening a state directory leaves in an empty one (no data): the SQLite store
+# and its journal files, lock files, an empty ledger
+STORE_FILES = {"memory.sqlite", "memory.sqlite-wal", "memory.sqlite-shm", "memory.sqlite-journal"}
+EMPTY_FILES = {".gitkeep", ".writer.lock", ".ledger.lock"}
+
+
 def state_kind(state_dir: Path) -> str:
-    """``empty`` (missing or empty), ``demo`` (seeded before) or ``other``."""
+    """``empty`` (missing, empty, or only an empty store), ``demo`` (seeded
+    before) or ``other``."""
     state_dir = Path(state_dir)
     if not state_dir.exists():
         return "empty"
@@ -76,7 +88,37 @@ def state_kind(state_dir: Path) -> str:
         return "other"
     if (state_dir / MARKER).is_file():
         return "demo"
-    return "other" if any(p.name != ".gitkeep" for p in state_dir.iterdir()) else "empty"
+    names = {p.name for p in state_dir.iterdir()} - EMPTY_FILES
+    if not names:
+        return "empty"
+    if LEDGER in names and _size(state_dir / LEDGER) == 0:
+        names.discard(LEDGER)
+    if names <= STORE_FILES and "memory.sqlite" in names and _empty_store(state_dir / "memory.sqlite"):
+        return "empty"
+    return "other"
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else -1
+    except OSError:
+        return -1
+
+
+def _empty_store(db: Path) -> bool:
+    """A SQLite store that holds no episode (read only; any doubt is "not empty")."""
+    if not db.is_file():
+        return False
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        return con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 0
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
 
 
 def samples_present() -> bool:

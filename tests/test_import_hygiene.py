@@ -32,3 +32,14 @@ def test_core_source_never_imports_ui():
             if s.startswith(("import ", "from ")) and s.split()[1].split(".")[0] in UI:
                 offenders.append(f"{path.relative_to(ROOT)}:{no}: {s}")
     assert offenders == []
+
+
+def test_a_fresh_recall_loads_only_what_recall_needs():
+    """Every CLI call and agent hook is a fresh process: `ars recall` must not
+    pay for ingestion, the sync worker, the extractor, pydantic-settings, or
+    the Neo4j driver when no Neo4j is configured (see core/config.py, core/api.py)."""
+    out = subprocess.run([sys.executable, "-c", "import sys; import tui.cli; print(' '.join(sys.modules))"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout.split()
+    heavy = {"core.ingest.parsers", "core.sync", "core.enrich.extract", "pydantic_settings", "neo4j",
+             "core.loop.engine", "asyncio"}
+    assert heavy.isdisjoint(out), heavy & set(out)

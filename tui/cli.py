@@ -365,15 +365,23 @@ NoResumeOpt = Annotated[bool, typer.Option("--no-resume", help="record the decis
 
 
 def _loop_call(fn):
-    """Run a loop API call; people's errors exit 2, failures (busy, corrupt) exit 1."""
+    """Run a loop API call; people's errors exit 2, failures (busy, corrupt,
+    a state file that cannot be read or written) exit 1, each as one line."""
     from core.loop.checkpoints import CorruptCheckpoint, LoopBusy
+    from core.loop.decisions import CorruptDecision
 
     try:
         return fn()
     except BadInput as exc:
-        fail(str(exc))
+        fail(_esc(str(exc)))
     except (LoopBusy, CorruptCheckpoint) as exc:
-        fail(str(exc), code=1)
+        fail(_esc(str(exc)), code=1)
+    except CorruptDecision as exc:
+        fail(_esc(f"{exc}: `ars loop show` says what to do"), code=1)
+    except OSError as exc:
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        fail(_esc(f"cannot use{where}: {exc.strerror or ' '.join(str(exc).split())[:200]}; check that it is "
+                  "a file you can read and write (move a stray directory or file of that name aside)"), code=1)
     raise AssertionError("unreachable")
 
 
@@ -460,8 +468,13 @@ def loop_run(
 @loop_app.command("list")
 def loop_list(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Every loop, newest first; unreadable checkpoints are reported by name."""
+    from core.loop.decisions import pending_problem
+
     with open_ars(state) as ars:
         states, problems = _loop_call(ars.loop_list)
+        # a decision file that cannot be read keeps its loop waiting: say so here too
+        problems += [pr for s in states if s.pending_approval is not None
+                     for pr in [_loop_call(lambda s=s: pending_problem(ars.state_dir, s))] if pr]
     _warn(problems)
     if as_json:
         sys.stdout.write("[" + ",".join(s.model_dump_json() for s in states) + "]\n")
@@ -481,8 +494,13 @@ def loop_list(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 @loop_app.command("show")
 def loop_show(loop_id: LoopIdArg, state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """One loop's latest state."""
+    from core.loop.decisions import pending_problem
+
     with open_ars(state) as ars:
         s = _loop_call(lambda: ars.loop_show(loop_id))
+        problem = _loop_call(lambda: pending_problem(ars.state_dir, s))
+        if problem:
+            ars.loops.warnings.append(problem)
         _show(s, as_json, ars)
 
 
@@ -525,10 +543,9 @@ def loop_edit(loop_id: LoopIdArg,
               request: RequestOpt = None, no_resume: NoResumeOpt = False, state: StateOpt = None,
               as_json: JsonOpt = False) -> None:
     """Change the proposed action's arguments, approve it, and resume."""
-    try:
-        parsed = json.loads(args)
-    except ValueError as exc:
-        fail(f"--args is not JSON: {exc}")
+    from core.loop.goals import parse_json
+
+    parsed = _loop_call(lambda: parse_json(args, "--args"))
     if not isinstance(parsed, dict):
         fail("--args must be a JSON object, e.g. '{\"cmd\": \"make test\"}'")
     _decide(loop_id, state, as_json, lambda a: a.loop_edit(loop_id, parsed, note, request, not no_resume))
@@ -563,12 +580,27 @@ def loop_fork(loop_id: LoopIdArg,
         _loop_exit(s)
 
 
+def _warn_skipped(problems) -> None:
+    """One line on stderr for the history lines that could not be read (a torn
+    last line after a crash, or damage): how many, which, and the first reason."""
+    if not problems:
+        return
+    name, _, _ = problems[0].file.rpartition(":")
+    nums = [p.file.rpartition(":")[2] for p in problems]
+    shown = ", ".join(nums[:10]) + (f" and {len(nums) - 10} more" if len(nums) > 10 else "")
+    n = len(problems)
+    _warn([f"skipped {n} unreadable line{'s' * (n != 1)} of {name} (line{'s' * (n != 1)} {shown}; "
+           f"the entries shown are the readable ones): line {nums[0]}: {problems[0].error}"])
+
+
 @loop_app.command("history")
 def loop_history(loop_id: LoopIdArg,
                  at: Annotated[Optional[int], typer.Option("--at", help="show entry N in full (replay one step)")] = None,
                  state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Step through a loop's transitions (what replay and fork use)."""
     with open_ars(state) as ars:
+        _, problems = _loop_call(lambda: ars.loops.store.history(loop_id))
+        _warn_skipped(problems)
         if at is not None:
             e = _loop_call(lambda: ars.loop_entry(loop_id, at))
             if as_json:
@@ -677,6 +709,17 @@ def tui_command(
     view: ViewOpt = "loops",
 ) -> None:
     """The supervision dashboard on an existing state directory: loops, inbox, recall, checkpoints."""
+    from core.demo import state_kind
+
+    try:
+        target = Path(load_settings(state_dir=state).state_dir)
+    except ValueError:
+        target = None  # a bad ARS_* variable: open_ars says so
+    if target is not None and target.is_dir() and state_kind(target) == "empty":
+        # opening a store creates memory.sqlite: an empty directory is left as it is
+        fail(_esc(f"{target} holds no ARS state yet (it is empty), so there is nothing to supervise: "
+                  f"`ars demo --state {target}` seeds a demo there; `ars ingest --state {target} FILES` or "
+                  f"`ars loop run --state {target} ...` starts a real one"))
     with open_ars(state) as ars:
         _open_dashboard(ars, record_only=record_only, view=view)
 

@@ -15,7 +15,13 @@ Names are safe for any goal id: ASCII letters, digits, ``-``, ``_`` and CJK
 are kept, everything else is percent-escaped (``/``, ``..``, NUL, control
 characters, quotes), Windows device names (``CON``, ``NUL``, ``COM1``...) are
 escaped, and a long name is cut with a hash suffix, so every file stays inside
-``checkpoints/`` and under the file-name length limit.
+``checkpoints/`` and under the file-name length limit. A ``_`` that starts or
+ends a name or touches another ``_`` is escaped too (``%5F``), so a name never
+holds the ``__`` separator and ``<goal>__<loop>`` splits one way only. A loop
+is found by exactly that split: the part after the last ``__`` must equal
+its escaped id (older files, whose goal part may hold ``__``, still split
+right: loop ids are ``loop-<hex>``), and a loop keeps the file names it was
+first written under.
 
 Retention: history keeps the first entry, every status change and the last
 ``keep_last`` entries; the rest is compacted away (atomically) every
@@ -52,12 +58,22 @@ class LoopNotFound(BadQuery):
 
 
 class CorruptCheckpoint(RuntimeError):
-    """A checkpoint file that cannot be read (and no history to rebuild it from)."""
+    """A checkpoint file that cannot be read (and no history to rebuild it from),
+    or a checkpoint or history path that is not a file at all."""
 
-    def __init__(self, path: Path, error: str):
+    def __init__(self, path: Path, error: str, message: str | None = None):
         self.path = Path(path)
-        self.error = f"corrupt checkpoint: {error}"
-        super().__init__(f"checkpoint {self.path.name} is corrupt: {error}")
+        self.error = error if message else f"corrupt checkpoint: {error}"
+        super().__init__(message or f"checkpoint {self.path.name} is corrupt: {error}")
+
+
+def _not_a_file(path: Path, what: str) -> CorruptCheckpoint:
+    """A checkpoint or history path that is a directory (or another non-file):
+    nothing can be written there until a person moves it aside."""
+    how = "the loop's state is rebuilt from its history" if what == "checkpoint" else \
+        "a new history starts (the checkpoint holds the latest state)"
+    error = f"is a directory, not a file: move it aside (mv '{path}' '{path}.bad'); {how}"
+    return CorruptCheckpoint(path, error, f"{what} {path.name} {error}")
 
 
 class LoopBusy(RuntimeError):
@@ -82,8 +98,13 @@ def safe_name(raw: str, limit: int = GOAL_NAME_BYTES) -> str:
     different ids never share a name), CJK kept, capped at ``limit`` bytes."""
     out: list[str] = []
     prev = ""
+    last = len(raw) - 1
     for i, ch in enumerate(raw):
-        if ch.isascii() and (ch.isalnum() or ch in "-_"):
+        if ch == "_":
+            # never "__" inside a name, nor a "_" at either end: "<goal>__<loop>" splits one way only
+            alone = 0 < i < last and prev != "_" and raw[i + 1] != "_"
+            out.append(ch if alone else _escape(ch))
+        elif ch.isascii() and (ch.isalnum() or ch == "-"):
             out.append(ch)
         elif ch == "." and i > 0 and prev != "." and i < len(raw) - 1:
             out.append(ch)  # no leading, doubled or trailing dots
@@ -143,6 +164,8 @@ class CheckpointStore:
         self.keep_last = keep_last
         self.compact_every = compact_every
         self.max_status_changes = max_status_changes
+        self.warnings: list[str] = []  # what a front end should tell the person (recovered files...)
+        self._bases: dict[str, Path] = {}  # loop id -> the base name its files have on disk
 
     # -- paths ------------------------------------------------------------------------
     def base(self, goal_id: str, loop_id: str) -> Path:
@@ -151,28 +174,51 @@ class CheckpointStore:
         assert p.parent == self.dir and "/" not in p.name and "\x00" not in p.name
         return p
 
+    def _base_of(self, state: LoopState) -> Path:
+        """Where this loop's files are: the names it already has on disk (a loop
+        written under an older naming keeps its files), else the new name."""
+        known = self._bases.get(state.loop_id)
+        if known is None:
+            known = self._find(state.loop_id) or self.base(state.goal_id, state.loop_id)
+            self._bases[state.loop_id] = known
+        return known
+
     def latest_path(self, state: LoopState) -> Path:
-        b = self.base(state.goal_id, state.loop_id)
+        b = self._base_of(state)
         return b.with_name(b.name + ".json")
 
     def history_path(self, state: LoopState) -> Path:
-        b = self.base(state.goal_id, state.loop_id)
+        b = self._base_of(state)
         return b.with_name(b.name + ".history.jsonl")
 
-    def _files(self, loop_id: str) -> tuple[Path | None, Path | None]:
-        suffix = f"__{safe_name(loop_id, LOOP_NAME_BYTES)}"
-        latest = history = None
+    def _find(self, loop_id: str) -> Path | None:
+        """The base of the files whose loop part is exactly this loop's name.
+
+        ``<goal>__<loop>`` is split at its last ``__``: the loop part never holds
+        ``__`` and never starts with ``_`` (escaped), so a different loop (or a goal
+        id holding ``__``) never matches through the separator."""
+        want = safe_name(loop_id, LOOP_NAME_BYTES)
+        found: list[str] = []
         if self.dir.is_dir():
             for p in self.dir.iterdir():
-                if p.name.endswith(suffix + ".json"):
-                    latest = p
-                elif p.name.endswith(suffix + ".history.jsonl"):
-                    history = p
-        if latest is None and history is not None:
-            latest = history.with_name(history.name[: -len(".history.jsonl")] + ".json")
-        if history is None and latest is not None:
-            history = latest.with_name(latest.name[: -len(".json")] + ".history.jsonl")
-        return latest, history
+                base = _base_name(p.name)
+                if base is None:
+                    continue
+                _, sep, loop_part = base.rpartition("__")
+                if sep and loop_part == want:
+                    found.append(base)
+        if not found:
+            return None
+        # two goal parts for one loop id (a copied file): the one with a checkpoint, then by name
+        found.sort(key=lambda b: (not (self.dir / f"{b}.json").exists(), b))
+        return self.dir / found[0]
+
+    def _files(self, loop_id: str) -> tuple[Path | None, Path | None]:
+        b = self._find(loop_id)
+        if b is None:
+            return None, None
+        self._bases.setdefault(loop_id, b)
+        return b.with_name(b.name + ".json"), b.with_name(b.name + ".history.jsonl")
 
     # -- writing ------------------------------------------------------------------------
     def save(self, state: LoopState) -> Path:
@@ -253,6 +299,10 @@ class CheckpointStore:
     def _load_files(self, latest: Path, history: Path | None) -> Loaded:
         state: LoopState | None = None
         error = ""
+        if history is not None and history.exists() and not history.is_file():
+            raise _not_a_file(history, "history")
+        if latest.exists() and not latest.is_file():
+            raise _not_a_file(latest, "checkpoint")
         if latest.exists():
             try:
                 state = LoopState.model_validate_json(latest.read_bytes())
@@ -279,6 +329,8 @@ class CheckpointStore:
             if latest is None or not latest.exists():
                 raise LoopNotFound(f"no loop {loop_id!r} in {self.dir}: `ars loop list` shows the loops there")
             return [], []
+        if not history.is_file():
+            raise _not_a_file(history, "history")
         return read_history(history)
 
     def list(self) -> Listing:
@@ -288,13 +340,8 @@ class CheckpointStore:
             return Listing(states, problems)
         seen: set[str] = set()
         for p in sorted(self.dir.iterdir()):
-            if p.name.startswith("."):
-                continue
-            if p.name.endswith(".json"):
-                base = p.name[: -len(".json")]
-            elif p.name.endswith(".history.jsonl"):
-                base = p.name[: -len(".history.jsonl")]
-            else:
+            base = _base_name(p.name)
+            if base is None:
                 continue
             if base in seen:
                 continue
@@ -314,6 +361,17 @@ class CheckpointStore:
             states.append(loaded.state)
         states.sort(key=lambda s: s.updated_at, reverse=True)
         return Listing(states, problems)
+
+
+def _base_name(name: str) -> str | None:
+    """``<goal>__<loop>`` of a checkpoint or history file name (None for other files)."""
+    if name.startswith("."):
+        return None
+    if name.endswith(".history.jsonl"):
+        return name[: -len(".history.jsonl")]
+    if name.endswith(".json"):
+        return name[: -len(".json")]
+    return None
 
 
 def read_history(path: Path) -> tuple[list[HistoryEntry], list[Problem]]:

@@ -10,6 +10,23 @@ id per loop and request); the engine applies it when the loop resumes from
 its checkpoint, and writes the ledger event itself if a crash came between.
 Deciding holds the loop's run lock for those few milliseconds, so an engine
 never applies a decision whose ledger event is still being written.
+
+A decision file that cannot be read (cut short, garbage, a directory) is
+reported by name and settled under the run lock, by one rule: a decision
+exists once its ``human.decision`` event is in the ledger (it is written
+right after the file, and the person is told only after both). So:
+
+* the ledger holds the event: the decision stands; the file is rebuilt from
+  the event (the bad one kept as ``<name>.corrupt``) and the decision applies
+  (or refuses a second one) as usual;
+* it does not: the writer died before the decision was complete, so nothing
+  was decided and nothing acted on it. The file is moved aside as
+  ``<name>.corrupt`` (``.corrupt.1``... if that exists) and the request is
+  open again: the next ``approve``/``reject``/``edit``/``respond`` on it is
+  taken, exactly once, as usual.
+
+``ars loop show`` says which case a stuck file is in; ``resume`` or any
+decision settles it.
 """
 
 from __future__ import annotations
@@ -23,6 +40,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import first_error
 from ..fsutil import fsync_dir
 from ..ledger import Event, Ledger, content_id
 from ..recall import BadQuery
@@ -42,20 +60,118 @@ class NotWaiting(BadQuery):
     """A decision on a loop that is not waiting for one."""
 
 
+class CorruptDecision(RuntimeError):
+    """A decision file that cannot be read."""
+
+    def __init__(self, path: Path, error: str):
+        self.path = Path(path)
+        self.error = error
+        super().__init__(f"decision file {APPROVALS}/{self.path.name} cannot be read ({error})")
+
+
 def decision_path(state_dir: Path, loop_id: str, request_id: str) -> Path:
     return (Path(state_dir) / APPROVALS /
             f"{safe_name(loop_id, LOOP_NAME_BYTES)}__{safe_name(request_id, LOOP_NAME_BYTES)}.json")
 
 
 def read_decision(state_dir: Path, loop_id: str, request_id: str) -> Decision | None:
+    """The decision on one request, or None; ``CorruptDecision`` when its file
+    cannot be read (claim() makes it appear complete, so that is damage or a
+    writer that died mid-write: see the module notes)."""
     path = decision_path(state_dir, loop_id, request_id)
     try:
-        return Decision.model_validate_json(path.read_bytes())
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise CorruptDecision(path, "it is a directory, not a file") from None
+    except OSError as exc:
+        raise CorruptDecision(path, exc.strerror or str(exc)) from None
+    try:
+        d = Decision.model_validate_json(raw)
     except (ValidationError, ValueError) as exc:
-        # cannot happen through claim() (the file appears complete or not at all)
-        raise RuntimeError(f"decision file {path.name} is corrupt: {' '.join(str(exc).split())[:160]}") from None
+        what = "empty" if not raw.strip() else \
+            first_error(exc) if isinstance(exc, ValidationError) else " ".join(str(exc).split())[:160]
+        raise CorruptDecision(path, what) from None
+    if d.loop_id != loop_id or d.request_id != request_id:
+        raise CorruptDecision(path, f"it holds the decision on {d.loop_id} {d.request_id}, not on this request")
+    return d
+
+
+def _peek(state_dir: Path, loop_id: str, request_id: str) -> Decision | None:
+    """read_decision for messages only: an unreadable file counts as none."""
+    try:
+        return read_decision(state_dir, loop_id, request_id)
+    except CorruptDecision:
+        return None
+
+
+def ledger_decision(state_dir: Path, loop_id: str, request_id: str) -> Decision | None:
+    """The decision as the ledger recorded it (its ``human.decision`` event), if it did."""
+    want = content_id("human.decision", loop_id, request_id)
+    for e in Ledger(state_dir).read(types=("human.decision",)):
+        if e.event_id == want:
+            try:
+                return Decision.model_validate(e.data)
+            except ValidationError:
+                return None
+    return None
+
+
+def _aside(path: Path) -> Path:
+    """Move an unreadable decision file out of the way (kept, never deleted)."""
+    target = path.with_name(path.name + ".corrupt")
+    n = 0
+    while target.exists() or target.is_symlink():
+        n += 1
+        target = path.with_name(f"{path.name}.corrupt.{n}")
+    os.rename(path, target)
+    fsync_dir(path.parent)
+    return target
+
+
+def settle_corrupt(state_dir: Path, loop_id: str, request_id: str) -> tuple[Decision | None, str]:
+    """Settle an unreadable decision file by the module's rule. Call it holding
+    the loop's run lock. Returns the decision that stands (from the ledger) or
+    None (the request is open again), and a line saying what was done."""
+    path = decision_path(state_dir, loop_id, request_id)
+    try:
+        read_decision(state_dir, loop_id, request_id)
+        return _peek(state_dir, loop_id, request_id), ""  # readable after all (settled meanwhile)
+    except CorruptDecision as exc:
+        problem = exc
+    recorded = ledger_decision(state_dir, loop_id, request_id)
+    kept = _aside(path)
+    where = f"{APPROVALS}/{path.name}"
+    if recorded is not None:
+        claim(state_dir, recorded)
+        return recorded, (f"decision file {where} could not be read ({problem.error}); the ledger holds that "
+                          f"decision, so it stands: the file was rebuilt from the ledger (the bad one kept as "
+                          f"{kept.name})")
+    return None, (f"decision file {where} could not be read ({problem.error}) and the ledger has no such "
+                  f"decision: its writer died before it was complete, so nothing was decided; it was moved "
+                  f"aside as {kept.name} and request {request_id} is open again")
+
+
+def pending_problem(state_dir: Path, state: LoopState) -> str | None:
+    """What is wrong with the decision file of the loop's open request, and what
+    to do (read only: for ``ars loop show``); None when nothing is."""
+    p = state.pending_approval
+    if p is None:
+        return None
+    try:
+        read_decision(state_dir, state.loop_id, p.request_id)
+        return None
+    except CorruptDecision as exc:
+        problem = exc
+    if ledger_decision(state_dir, state.loop_id, p.request_id) is not None:
+        fix = (f"the ledger holds the decision, so it stands: `ars loop resume {state.loop_id}` rebuilds the file "
+               "and applies it")
+    else:
+        fix = (f"the ledger has no such decision (its writer died mid-write), so nothing was decided: decide again "
+               f"(e.g. `ars loop {p.allowed[0]} {state.loop_id} ...`); the bad file is then moved aside as "
+               f"{problem.path.name}.corrupt")
+    return f"{problem}: {fix}"
 
 
 def find_decision(state_dir: Path, state: LoopState) -> Decision | None:
@@ -129,17 +245,21 @@ def _decide_locked(state_dir: Path, store: CheckpointStore, loop_id: str, kind: 
     state = store.load(loop_id).state
     p = state.pending_approval
     if request_id is not None and (p is None or request_id != p.request_id):
-        earlier = read_decision(state_dir, loop_id, request_id)
+        earlier = _peek(state_dir, loop_id, request_id)
         if earlier is not None:
             raise AlreadyDecided(f"{describe(earlier)}; a second decision is refused")
         open_one = f"; the open request is {p.request_id}" if p else ""
         raise NotWaiting(f"loop {loop_id} has no open request {request_id!r}{open_one}")
     if p is None or state.status not in ("waiting_human", "blocked"):
-        earlier = read_decision(state_dir, loop_id, state.decisions[-1].request_id) if state.decisions else None
+        earlier = _peek(state_dir, loop_id, state.decisions[-1].request_id) if state.decisions else None
         last = f"; {describe(earlier)}" if earlier else ""
         raise NotWaiting(f"loop {loop_id} is not waiting for a decision (status {state.status}){last}; "
                          f"nothing to {kind}")
-    existing = read_decision(state_dir, loop_id, p.request_id)
+    try:
+        existing = read_decision(state_dir, loop_id, p.request_id)
+    except CorruptDecision:
+        existing, line = settle_corrupt(state_dir, loop_id, p.request_id)
+        store.warnings.append(line)
     if existing is not None:
         raise AlreadyDecided(f"{describe(existing)}; a second decision is refused")
     _validate(p, kind, note, args, tools)

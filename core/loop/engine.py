@@ -38,7 +38,7 @@ from ..models import Episode
 from ..recall import BadQuery
 from . import checker
 from .checkpoints import CheckpointStore, Loaded, last_entry
-from .decisions import find_decision, record_decision_event
+from .decisions import CorruptDecision, find_decision, record_decision_event, settle_corrupt
 from .models import (TERMINAL, Answer, Decision, GoalFrame, HistoryEntry, HitBrief, IterationRecord, LoopState,
                      Observation, ParentRef, PendingApproval, ToolResult, Verification, now, validate_transition)
 from .policies import LlmPolicy, OfflinePolicy, Policy, PolicyError
@@ -77,7 +77,7 @@ class Engine:
         self.store = store or CheckpointStore(self.state_dir)
         self.ledger = Ledger(self.state_dir)
         self.llm_client = llm_client
-        self.warnings: list[str] = []
+        self.warnings: list[str] = self.store.warnings  # one list: what the store and the engine report
         self._mark = time.monotonic()
         self._policy: Policy | None = None
 
@@ -154,7 +154,12 @@ class Engine:
                                "any recorded decision applies when it resumes") from None
             self._mark = time.monotonic()
             if state.status in ("waiting_human", "blocked"):
-                decision = find_decision(self.state_dir, state)
+                try:
+                    decision = find_decision(self.state_dir, state)
+                except CorruptDecision:
+                    assert state.pending_approval is not None
+                    decision, line = settle_corrupt(self.state_dir, loop_id, state.pending_approval.request_id)
+                    self.warnings.append(line)
                 if decision is None:
                     return state
                 state = self._apply(state, decision)

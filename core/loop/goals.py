@@ -15,6 +15,42 @@ from ..recall import BadQuery
 from .models import GoalFrame
 
 
+MAX_DEPTH = 32  # nesting of objects and lists in a goal file or in edited arguments
+
+
+def json_depth(value: Any) -> int:
+    """How deeply objects and lists nest in ``value`` (iterative: any depth is safe)."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        if isinstance(v, list):
+            d += 1
+            deepest = max(deepest, d)
+            if d > MAX_DEPTH:
+                return d  # deep enough to refuse: stop walking
+            todo.extend((x, d) for x in v)
+    return deepest
+
+
+def parse_json(text: str, what: str) -> Any:
+    """``json.loads`` for input a person gave, with nesting bounded: a value
+    nested deeper than ``MAX_DEPTH`` (even one that would exhaust the parser's
+    recursion) is a one-line ``BadQuery`` saying so."""
+    too_deep = f"{what} nests objects or lists more than {MAX_DEPTH} deep: flatten it"
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise BadQuery(too_deep) from None
+    except ValueError as exc:
+        raise BadQuery(f"{what} is not JSON: {exc}") from None
+    if json_depth(data) > MAX_DEPTH:
+        raise BadQuery(too_deep)
+    return data
+
+
 def _first_error(exc: ValidationError) -> str:
     return first_error(exc, "(top level)", more=True)
 
@@ -22,6 +58,8 @@ def _first_error(exc: ValidationError) -> str:
 def load_goal(goal: str | Path | dict[str, Any]) -> GoalFrame:
     """A goal file path (``Path``), a dict, or plain goal text (``str``)."""
     if isinstance(goal, dict):
+        if json_depth(goal) > MAX_DEPTH:
+            raise BadQuery(f"bad goal: it nests objects or lists more than {MAX_DEPTH} deep: flatten it")
         try:
             return GoalFrame.model_validate(goal)
         except ValidationError as exc:
@@ -37,10 +75,7 @@ def load_goal(goal: str | Path | dict[str, Any]) -> GoalFrame:
         raise BadQuery(f"goal file {path}: no such file; check the path") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BadQuery(f"goal file {path}: cannot read it ({exc})") from None
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise BadQuery(f"goal file {path} is not JSON: {exc}") from None
+    data = parse_json(raw, f"goal file {path}")
     if not isinstance(data, dict):
         raise BadQuery(f"goal file {path} must hold one JSON object (a GoalFrame), not {type(data).__name__}")
     try:

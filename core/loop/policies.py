@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..config import Settings
 from .models import (CheckRecord, CheckResult, Hypothesis, LoopState, Premise, ProposedAction, ScriptStep,
                      Verification)
+from .goals import MAX_DEPTH, json_depth
 from .tools import ANSWER, ToolRegistry, UnsafeTemplate, fill_shell
 
 OnReject = Literal["skip", "block", "abort"]
@@ -345,10 +346,15 @@ class LlmPolicy:
         if not calls:
             raise PolicyError("the model answered without a tool call")
         call = calls[0]
+        too_deep = False
         try:
             args = json.loads(call.function.arguments or "{}")
+        except RecursionError:
+            args, too_deep = None, True  # nested past the parser's limit
         except ValueError as exc:
             raise PolicyError(f"the model's arguments for {call.function.name} are not JSON: {exc}") from None
+        if too_deep or json_depth(args) > MAX_DEPTH:
+            raise PolicyError(f"the model's arguments for {call.function.name} nest more than {MAX_DEPTH} deep")
         if not isinstance(args, dict):
             raise PolicyError(f"the model's arguments for {call.function.name} are not an object")
         assistant = {"role": "assistant", "content": msg.content or "",
