@@ -2,13 +2,18 @@
 under Neo4j outages (stopped, black-holed), on a seeded synthetic corpus.
 
     python bench/recall_latency.py [--sizes 10000,100000] [--queries 200] [--seed 7]
+    python bench/recall_latency.py --series fresh --sizes 10000 [--fresh-queries 20]
 
 For each corpus size: a fresh state directory and a fresh real Neo4j 5.26
 (scripts/neo4j_server.py), the corpus loaded into both stores (timed per
 store), then single-client latency of ``Memory.recall(q, k=10, tiers=...)``
 for each tier alone and fused (per-tier deadlines: Settings defaults), the
 naive baseline (SQLite ``LIKE`` AND / Neo4j ``CONTAINS`` AND, newest first),
-then the outage scenarios. Prints markdown tables (and saves them to
+then the outage scenarios, then the fresh-process series: each query a new
+``ars recall --json`` process (how the CLI and agent hooks call ARS), wall time
+from spawn to exit with Neo4j not configured, up, black-holed and stopped, each
+idle and beside two busy loops (``--series fresh`` runs only that one, on the
+same ingested and synced state). Prints markdown tables (and saves them to
 bench/out/recall_latency.txt); targets are printed next to the numbers, never
 asserted. Progress goes to stderr.
 """
@@ -247,14 +252,15 @@ def neo4j_ready(memory: Memory, timeout: float = 60.0) -> float:
 
 
 def core_version() -> str:
-    """The commit this run measured, and which core files differ from it."""
+    """The commit this run measured, and which core/ and tui/ files differ from it
+    (the fresh-process series runs the CLI too)."""
     try:
         head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "core"],
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "core", "tui"],
                                capture_output=True, text=True).stdout.split("\n")
         dirty = [d[3:] for d in dirty if d.strip()]
-        return head + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else " (clean core/)")
+        return head + (f" + uncommitted changes in {', '.join(dirty)}" if dirty else " (clean core/ and tui/)")
     except OSError:
         return "?"
 
@@ -287,7 +293,8 @@ def machine_facts(out: Out, args) -> None:
     s = Settings(state_dir=Path("unused"))
     out("# Recall latency benchmark")
     out()
-    out(f"`python bench/recall_latency.py --sizes {args.sizes} --queries {args.queries} --seed {args.seed}`"
+    out(f"`python bench/recall_latency.py --series {args.series} --sizes {args.sizes} --queries {args.queries}"
+        f" --seed {args.seed} --fresh-queries {args.fresh_queries}`"
         f" — started {time.strftime('%Y-%m-%d %H:%M:%S')}")
     out()
     out.table(["fact", "value"], [
@@ -479,6 +486,303 @@ class BlackHole:
         self.sock.close()
 
 
+# -- fresh process per query: how the CLI and agent hooks call ARS ---------------------------------
+TARGET_FRESH_P50 = 300.0  # ms, `ars recall` wall time from spawn to exit, idle machine
+BUSY_LOOP = ["sh", "-c", "while :; do :; done"]
+
+
+def ars_command() -> list[str]:
+    """The installed ``ars`` console script beside this Python (the venv's), else on PATH."""
+    exe = Path(sys.executable).parent / "ars"
+    found = str(exe) if exe.exists() else shutil.which("ars")
+    if not found:
+        raise SystemExit("no `ars` console script beside this Python or on PATH: `pip install -e .` first")
+    return [found]
+
+
+def child_env(neo4j_uri: str | None) -> dict[str, str]:
+    """This environment without any ARS_* variable, plus ARS_NEO4J_URI when given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    if neo4j_uri:
+        env["ARS_NEO4J_URI"] = neo4j_uri
+    return env
+
+
+def machine_cpu() -> tuple[int, int]:
+    """(busy, total) jiffies of all cores so far, from /proc/stat."""
+    try:
+        f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    except OSError:
+        return 0, 0
+    idle = f[3] + (f[4] if len(f) > 4 else 0)  # idle + iowait
+    return sum(f[:8]) - idle, sum(f[:8])
+
+
+def machine_busy(a: tuple[int, int], b: tuple[int, int]) -> float:
+    return (b[0] - a[0]) / (b[1] - a[1]) if b[1] > a[1] else float("nan")
+
+
+class BusyLoops:
+    """Two (``n``) shell busy loops beside the series; killed, by their own pids, on exit."""
+
+    def __init__(self, n: int = 2):
+        self.n = n
+        self.procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> "BusyLoops":
+        for _ in range(self.n):
+            self.procs.append(subprocess.Popen(BUSY_LOOP, stdin=subprocess.DEVNULL))
+        time.sleep(0.5)  # let the scheduler see them before the first timed spawn
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for p in self.procs:
+            p.kill()
+        for p in self.procs:
+            p.wait()
+        self.procs.clear()
+
+
+@dataclass
+class FreshRow:
+    """One condition × load: wall time of a fresh process per query, and what each answer said."""
+
+    condition: str
+    load: str
+    neo4j_expected: bool = False  # Neo4j up: an answer without it lost a tier
+    wall: list[float] = field(default_factory=list)
+    inproc: list[float] = field(default_factory=list)  # RecallResult.latency_ms
+    overhead: list[float] = field(default_factory=list)  # wall - latency_ms, per call
+    lost_sqlite: int = 0
+    lost_neo4j: int = 0
+    neo4j: Counter = field(default_factory=Counter)
+    sqlite: Counter = field(default_factory=Counter)  # statuses of the answers that lost it
+    failed: list[str] = field(default_factory=list)  # exit != 0 or no JSON
+    la_after: str = ""
+    cpu_busy: float = float("nan")  # share of the whole machine's CPU in use during the row
+    is_ars: bool = True
+
+    def row(self) -> list[str]:
+        n = len(self.wall)
+        failed = f"{len(self.failed)}: {self.failed[0][:80]}" if self.failed else "0"
+        return [self.condition, self.load, str(n), ms(pct(self.wall, 50)), ms(pct(self.wall, 95)),
+                ms(max(self.wall, default=float("nan"))),
+                ms(pct(self.inproc, 50)) if self.is_ars else "–",
+                ms(pct(self.overhead, 50)) if self.is_ars else "–",
+                (f"{self.lost_sqlite}/{n}" + (f" ({', '.join(f'{k} {v}' for k, v in sorted(self.sqlite.items()))})"
+                                             if self.sqlite else "")) if self.is_ars else "–",
+                (f"{self.lost_neo4j}/{n}" if self.neo4j_expected else "n/a") if self.is_ars else "–",
+                ", ".join(f"{k} {v}" for k, v in sorted(self.neo4j.items())) or "–",
+                failed.replace("|", "/"), f"{self.cpu_busy * 100:.0f} %", self.la_after]
+
+
+FRESH_HEADERS = ["condition", "load", "n", "wall p50 ms", "wall p95 ms", "wall max ms",
+                 "in-process recall p50 ms (latency_ms)", "wall − in-process p50 ms",
+                 "lost sqlite (not ok/empty)", "lost neo4j (where up)", "neo4j status (count)",
+                 "failed runs (exit ≠ 0 / no JSON)", "machine CPU busy during row", "load avg 1 min after"]
+
+
+def time_process(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 120.0) -> tuple[float, subprocess.CompletedProcess | None, str]:
+    """Wall ms from spawn to exit (output read through pipes, as a hook does)."""
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return (time.perf_counter() - t0) * 1000, None, f"no exit within {timeout:.0f} s"
+    return (time.perf_counter() - t0) * 1000, p, ""
+
+
+def fresh_run(row: FreshRow, cmd: list[str], env: dict[str, str], cwd: Path) -> None:
+    dt, p, err = time_process(cmd, env, cwd)
+    row.wall.append(dt)
+    if not row.is_ars:
+        if p is None or p.returncode != 0:
+            row.failed.append(err or f"exit {p.returncode}: {p.stderr.strip()[-200:]}")
+        return
+    data = None
+    if p is not None and p.returncode == 0:
+        try:
+            data = json.loads(p.stdout)
+        except ValueError as exc:
+            err = f"bad JSON ({exc}): {p.stdout[:80]!r}"
+    elif p is not None:
+        err = f"exit {p.returncode}: {' '.join(p.stderr.split())[-200:]}"
+    if data is None:
+        row.failed.append(err)
+        row.lost_sqlite += 1  # no answer at all: the SQLite tier's answer is lost too
+        row.lost_neo4j += row.neo4j_expected
+        row.neo4j["(no answer)"] += 1
+        row.sqlite["(no answer)"] += 1
+        return
+    tiers = {t["tier"]: t for t in data.get("tiers", [])}
+    lat = float(data.get("latency_ms", float("nan")))
+    row.inproc.append(lat)
+    row.overhead.append(dt - lat)
+    sq = tiers.get("sqlite", {}).get("status", "missing")
+    if sq not in ("ok", "empty"):
+        row.lost_sqlite += 1
+        row.sqlite[sq] += 1
+    neo = tiers.get("neo4j", {}).get("status", "missing")
+    why = tiers.get("neo4j", {}).get("error", "")
+    # a process that skipped Neo4j because an earlier one found it down (the breaker shared
+    # through the state directory) says so; counted apart from a Neo4j that failed this process
+    row.neo4j[neo + (" (skipped: shared breaker)" if neo == "down" and why.startswith("circuit open") else "")] += 1
+    if row.neo4j_expected:
+        row.lost_neo4j += neo not in ("ok", "empty")
+
+
+def reset_shared_breaker(state: Path) -> bool:
+    """Remove the Neo4j breaker the processes of a state directory share (if this core has
+    one), so a row does not start with the verdict the previous condition left."""
+    try:
+        from core.shared_breaker import FILE
+    except ImportError:
+        return False
+    path = state / FILE
+    existed = path.exists()
+    path.unlink(missing_ok=True)
+    return existed
+
+
+def fresh_series(out: Out, args, state: Path, queries: list[str], server=None) -> list[FreshRow]:
+    """Each query a new ``ars recall --json --state DIR -- QUERY`` process, under Neo4j not
+    configured / up / black-holed / stopped, each idle and beside two busy loops, with the
+    interpreter's own start-up as the baseline. ``server`` (a running Neo4jServer over the
+    same, synced data) is stopped for the last condition."""
+    qs = queries[: args.fresh_queries]
+    ars = ars_command()
+    cwd = state.parent
+    py = sys.executable
+
+    def recall_cmd(q: str) -> list[str]:
+        return ars + ["recall", "--json", "--state", str(state), "--", q]
+
+    rows: list[FreshRow] = []
+
+    def series(condition: str, uri: str | None, *, expected: bool = False, cmd: list[str] | None = None) -> None:
+        for load in ("idle", "2 busy loops"):
+            jvm = server.proc.pid if server is not None and server.proc is not None else None
+            if jvm:
+                wait_quiet(jvm)  # the JVM's compiling/collecting after the last series is not this one's cost
+            row = FreshRow(condition, load, neo4j_expected=expected, is_ars=cmd is None)
+            reset_shared_breaker(state)
+            env = child_env(uri)
+            progress(f"fresh process: {condition}, {load} ({len(qs)} runs)")
+            with (BusyLoops(2) if load != "idle" else _Nothing()):
+                for q in qs[: args.fresh_warmup]:  # untimed: page cache, pyc, the JVM's plan for a new connection
+                    time_process(cmd or recall_cmd(q), env, cwd)
+                c0 = machine_cpu()
+                for q in qs:
+                    fresh_run(row, cmd or recall_cmd(q), env, cwd)
+                row.cpu_busy = machine_busy(c0, machine_cpu())
+                row.la_after = f"{os.getloadavg()[0]:.2f}"
+            rows.append(row)
+
+    la0 = loadavg()
+    series("baseline: `python -c 'import sys'`", None, cmd=[py, "-c", "import sys"])
+    series("baseline: `python -c 'import tui.cli'` (the CLI's imports, no recall)", None,
+           cmd=[py, "-c", "import tui.cli"])
+    series("Neo4j not configured", None)
+    if server is not None and server.uri:
+        if not server.running:
+            server.restart(timeout=180)
+        series(f"Neo4j up (ARS_NEO4J_URI={server.uri}, synced)", server.uri, expected=True)
+    hole = BlackHole()
+    try:
+        series(f"Neo4j black-holed (ARS_NEO4J_URI={hole.uri}: accepts, never answers)", hole.uri)
+        held = len(hole.conns)
+    finally:
+        hole.close()
+    if server is not None and server.uri:
+        uri = server.uri
+        server.stop()
+        series(f"Neo4j stopped (ARS_NEO4J_URI={uri}, port closed)", uri)
+
+    out(f"### Fresh process per query: `ars recall --json --state DIR -- QUERY` "
+        f"({len(qs)} queries per row, {args.fresh_warmup} untimed first)")
+    out()
+    out("How the CLI and agent hooks call ARS: every query is a new process. Wall time is from spawn to exit"
+        " (`subprocess.run`, output read through pipes); in-process recall is the JSON's `latency_ms` (the"
+        " `Memory.recall` call alone); wall − in-process is start-up (interpreter, imports, settings, opening"
+        " the state) plus shut-down (closing pools and the driver). \"2 busy loops\": two"
+        " `sh -c 'while :; do :; done'` beside the series on this machine's"
+        f" {os.cpu_count()} cores, killed after it. Only ARS_NEO4J_URI is set in the child's environment"
+        f" (every other ARS_* removed: Settings defaults). Each row starts without a shared Neo4j breaker"
+        " in the state directory (`neo4j-breaker.json`, when this core has one), so no row inherits the last"
+        f" condition's verdict; within a row it works as in use. Command: `{' '.join(ars)}`. The black hole held"
+        f" {held} connections. Load average before: {la0}; after: {loadavg()}. \"idle\" means no busy loops"
+        " of ours: other processes on the machine are not stopped, and the CPU column shows how busy all"
+        f" {os.cpu_count()} cores were during each row (the `ars` process under test counts too: one"
+        f" process alone keeps at most {100 / (os.cpu_count() or 1):.0f} % busy, plus Neo4j's own work).")
+    out()
+    out.table(FRESH_HEADERS, [r.row() for r in rows])
+    return rows
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def fresh_targets(rows: list[FreshRow]) -> list[list[str]]:
+    """[what, target, measured, verdict] rows for the fresh-process series."""
+    out = []
+    ars_rows = [r for r in rows if r.is_ars]
+    lost = sum(r.lost_sqlite for r in ars_rows)
+    n = sum(len(r.wall) for r in ars_rows)
+    out.append(["fresh process: answers that lost the SQLite tier, all conditions and loads", "0",
+                f"{lost} of {n}", "met" if lost == 0 else "MISSED"])
+    for r in ars_rows:
+        if r.load == "idle":
+            v = pct(r.wall, 50)
+            out.append([f"fresh process `ars recall` wall p50, {r.condition.split(' (')[0]}, idle",
+                        f"≤ {TARGET_FRESH_P50:.0f} ms", ms(v), "met" if v <= TARGET_FRESH_P50 else "MISSED"])
+    return out
+
+
+def run_fresh_only(out: Out, args, size: int, Neo4jServer) -> list[FreshRow]:
+    """``--series fresh``: the state of one corpus size (ledger + SQLite by ingest, Neo4j by the
+    sync worker, as in the full run), then only the fresh-process series."""
+    work = Path(tempfile.mkdtemp(prefix=f"ars-bench-fresh-{size}-", dir=args.workdir))
+    corpus = work / "episodes.jsonl"
+    state = work / "state"
+    out(f"## {size:,} episodes")
+    out()
+    progress(f"[{size:,}] generating corpus")
+    write_corpus(corpus, size, args.seed)
+    queries = make_queries(args.queries, args.seed, corpus, size)
+    warm = make_queries(args.warmup, args.seed + 1000, corpus, size)
+    progress(f"[{size:,}] starting Neo4j")
+    server = Neo4jServer(data_dir=work / "neo4j")
+    try:
+        uri = server.start(timeout=180)
+        memory = Memory(Settings(state_dir=state, neo4j_uri=uri))
+        memory.neo4j.ensure_schema()
+        progress(f"[{size:,}] loading ({args.load})")
+        load_rows = load_corpus(memory, corpus, size, args.load, args.batch)
+        n_sql, n_neo = memory.sqlite.count(), memory.neo4j.count()
+        # the JVM warmed through the store (no deadline), as before the in-process series
+        for q in warm:
+            memory.neo4j.search(prepare_query(q), K, time.monotonic() + 60)
+        memory.close()
+        out(f"State: SQLite {n_sql:,} episodes, Neo4j {n_neo:,} episodes (`--load {args.load}`: "
+            + "; ".join(f"{r[0].split(':')[0]} {r[1]} s" for r in load_rows) + f"), {du_mb(state):,.0f} MiB state dir.")
+        out()
+        rows = fresh_series(out, args, state, queries, server)
+    finally:
+        server.close()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.keep:
+        out(f"Kept: {work}")
+        out()
+    return rows
+
+
 # -- one corpus size ----------------------------------------------------------------------------------
 @dataclass
 class SizeResult:
@@ -487,6 +791,7 @@ class SizeResult:
     stopped: Series | None = None
     blackhole: dict = field(default_factory=dict)
     recovery: dict = field(default_factory=dict)
+    fresh: list[FreshRow] = field(default_factory=list)
 
 
 def run_size(out: Out, args, size: int, Neo4jServer) -> SizeResult:
@@ -740,6 +1045,9 @@ def run_size(out: Out, args, size: int, Neo4jServer) -> SizeResult:
     hole.close()
 
     memory.close()
+    if args.fresh_queries > 0:
+        # the server is up again after the recovery section; the series stops it for its last condition
+        res.fresh = fresh_series(out, args, state, queries, server)
     server.close()
     java_peak_note = f"Neo4j JVM peak RSS {java_peak:,.0f} MiB at load"
     out(f"RSS at end of this size: Python {rss_mb()[0]:,.0f} MiB (peak {rss_mb()[1]:,.0f}); {java_peak_note}. "
@@ -764,6 +1072,8 @@ def targets(out: Out, results: list[SizeResult]) -> None:
             return [f"{r.size:,}", what, target, ms(value), "met" if ok else "MISSED"]
 
         for key, t in (("sqlite", TARGET_SQLITE_P95), ("neo4j", TARGET_NEO4J_P95), ("fused", TARGET_FUSED_P95)):
+            if key not in s:  # --series fresh
+                continue
             v = pct(s[key].lat, 95)
             rows.append(line(f"{key} p95", f"≤ {t:.0f} ms", v, v <= t))
         if r.stopped:
@@ -774,6 +1084,8 @@ def targets(out: Out, results: list[SizeResult]) -> None:
             rows.append(line("black-holed: slowest call (any)", f"≤ {b['limit']:.0f} ms", b["max"], b["max"] <= b["limit"]))
             rows.append(line("black-holed: p95 once the breaker is open", f"≤ {TARGET_STOPPED_FUSED_P95:.0f} ms (fast)",
                              b["post_p95"], b["post_p95"] <= TARGET_STOPPED_FUSED_P95))
+        if r.fresh:
+            rows.extend([f"{r.size:,}", *t] for t in fresh_targets(r.fresh))
     out.table(["size", "what", "target", "measured ms", "verdict"], rows)
 
 
@@ -794,19 +1106,33 @@ def main() -> None:
     ap.add_argument("--after-recovery", type=int, default=50, help="fused calls timed after recovery")
     ap.add_argument("--blackhole-seconds", type=float, default=15.0)
     ap.add_argument("--blackhole-interval", type=float, default=0.0, help="sleep between black-hole calls")
+    ap.add_argument("--series", choices=("all", "fresh"), default="all",
+                    help="all: everything below; fresh: only the fresh-process-per-query series"
+                         " (`ars recall --json` as a new process per query, as the CLI and agent hooks call it)")
+    ap.add_argument("--fresh-queries", type=int, default=20,
+                    help="timed `ars recall` processes per condition and load in the fresh-process series"
+                         " (0: skip the series in --series all)")
+    ap.add_argument("--fresh-warmup", type=int, default=2, help="untimed processes before each of those rows")
     ap.add_argument("--workdir", default=None, help="parent of the temp work dirs (default: system temp)")
     ap.add_argument("--keep", action="store_true", help="keep the work dirs")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "out" / "recall_latency.txt"),
-                    help="also write the tables here ('' for stdout only)")
+    ap.add_argument("--out", default=None,
+                    help="also write the tables here ('' for stdout only; default"
+                         " bench/out/recall_latency.txt, with --series fresh recall_latency_fresh.txt)")
     args = ap.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
 
     from neo4j_server import Neo4jServer
 
+    if args.out is None:
+        args.out = str(ROOT / "bench" / "out" / ("recall_latency_fresh.txt" if args.series == "fresh"
+                                                 else "recall_latency.txt"))
     out = Out(Path(args.out) if args.out else None)
     machine_facts(out, args)
     t0 = time.monotonic()
-    results = [run_size(out, args, n, Neo4jServer) for n in sizes]
+    if args.series == "fresh":
+        results = [SizeResult(n, fresh=run_fresh_only(out, args, n, Neo4jServer)) for n in sizes]
+    else:
+        results = [run_size(out, args, n, Neo4jServer) for n in sizes]
     targets(out, results)
     out(f"Total run time {(time.monotonic() - t0) / 60:.1f} min; load average at end: {loadavg()}; "
         f"peak Python RSS {rss_mb()[1]:,.0f} MiB.")
