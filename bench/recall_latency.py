@@ -294,7 +294,7 @@ def machine_facts(out: Out, args) -> None:
     out("# Recall latency benchmark")
     out()
     out(f"`python bench/recall_latency.py --series {args.series} --sizes {args.sizes} --queries {args.queries}"
-        f" --seed {args.seed} --fresh-queries {args.fresh_queries}`"
+        f" --seed {args.seed} --fresh-queries {args.fresh_queries} --fresh-bytecode {args.fresh_bytecode}`"
         f" — started {time.strftime('%Y-%m-%d %H:%M:%S')}")
     out()
     out.table(["fact", "value"], [
@@ -500,9 +500,16 @@ def ars_command() -> list[str]:
     return [found]
 
 
-def child_env(neo4j_uri: str | None) -> dict[str, str]:
-    """This environment without any ARS_* variable, plus ARS_NEO4J_URI when given."""
+def child_env(neo4j_uri: str | None, pycache: Path | None = None) -> dict[str, str]:
+    """This environment without any ARS_* variable, plus ARS_NEO4J_URI when given. With
+    ``pycache``, bytecode is cached there (PYTHONDONTWRITEBYTECODE dropped, PYTHONPYCACHEPREFIX
+    set), as an installed ARS runs: with PYTHONDONTWRITEBYTECODE=1 (set in some agent and CI
+    environments) an editable install compiles every core/ and tui/ module it imports, in
+    every process. The prefix keeps the bytecode out of the source tree."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     if neo4j_uri:
         env["ARS_NEO4J_URI"] = neo4j_uri
     return env
@@ -654,20 +661,24 @@ def fresh_series(out: Out, args, state: Path, queries: list[str], server=None) -
     ars = ars_command()
     cwd = state.parent
     py = sys.executable
+    pycache = state.parent / "pycache" if args.fresh_bytecode == "cache" else None
 
     def recall_cmd(q: str) -> list[str]:
         return ars + ["recall", "--json", "--state", str(state), "--", q]
 
     rows: list[FreshRow] = []
 
-    def series(condition: str, uri: str | None, *, expected: bool = False, cmd: list[str] | None = None) -> None:
+    def series(condition: str, uri: str | None, *, expected: bool = False, cmd: list[str] | None = None,
+               before: Callable[[], object] | None = None) -> None:
         for load in ("idle", "2 busy loops"):
+            if before is not None:
+                before()
             jvm = server.proc.pid if server is not None and server.proc is not None else None
             if jvm:
                 wait_quiet(jvm)  # the JVM's compiling/collecting after the last series is not this one's cost
             row = FreshRow(condition, load, neo4j_expected=expected, is_ars=cmd is None)
             reset_shared_breaker(state)
-            env = child_env(uri)
+            env = child_env(uri, pycache)
             progress(f"fresh process: {condition}, {load} ({len(qs)} runs)")
             with (BusyLoops(2) if load != "idle" else _Nothing()):
                 for q in qs[: args.fresh_warmup]:  # untimed: page cache, pyc, the JVM's plan for a new connection
@@ -687,7 +698,7 @@ def fresh_series(out: Out, args, state: Path, queries: list[str], server=None) -
     if server is not None and server.uri:
         if not server.running:
             server.restart(timeout=180)
-        series(f"Neo4j up (ARS_NEO4J_URI={server.uri}, synced)", server.uri, expected=True)
+        series(f"Neo4j up (ARS_NEO4J_URI={server.uri}, synced, JVM warm)", server.uri, expected=True)
     hole = BlackHole()
     try:
         series(f"Neo4j black-holed (ARS_NEO4J_URI={hole.uri}: accepts, never answers)", hole.uri)
@@ -696,6 +707,12 @@ def fresh_series(out: Out, args, state: Path, queries: list[str], server=None) -
         hole.close()
     if server is not None and server.uri:
         uri = server.uri
+
+        def restart() -> None:  # each row starts on a JVM nothing has queried yet
+            server.restart(timeout=180)
+
+        series(f"Neo4j up, just restarted (ARS_NEO4J_URI={uri}, cold JVM: only these processes query it)", uri,
+               expected=True, before=restart)
         server.stop()
         series(f"Neo4j stopped (ARS_NEO4J_URI={uri}, port closed)", uri)
 
@@ -708,7 +725,13 @@ def fresh_series(out: Out, args, state: Path, queries: list[str], server=None) -
         " the state) plus shut-down (closing pools and the driver). \"2 busy loops\": two"
         " `sh -c 'while :; do :; done'` beside the series on this machine's"
         f" {os.cpu_count()} cores, killed after it. Only ARS_NEO4J_URI is set in the child's environment"
-        f" (every other ARS_* removed: Settings defaults). Each row starts without a shared Neo4j breaker"
+        f" (every other ARS_* removed: Settings defaults). Bytecode: "
+        + ("cached (`PYTHONPYCACHEPREFIX` in the work dir, `PYTHONDONTWRITEBYTECODE` dropped: as an installed ARS"
+           " runs; the untimed runs fill the cache)" if pycache is not None else
+           "this environment's (`PYTHONDONTWRITEBYTECODE` "
+           + ("set: every process compiles the core/ and tui/ modules it imports)" if os.environ.get("PYTHONDONTWRITEBYTECODE")
+              else "unset)"))
+        + ". Each row starts without a shared Neo4j breaker"
         " in the state directory (`neo4j-breaker.json`, when this core has one), so no row inherits the last"
         f" condition's verdict; within a row it works as in use. Command: `{' '.join(ars)}`. The black hole held"
         f" {held} connections. Load average before: {la0}; after: {loadavg()}. \"idle\" means no busy loops"
@@ -1113,6 +1136,9 @@ def main() -> None:
                     help="timed `ars recall` processes per condition and load in the fresh-process series"
                          " (0: skip the series in --series all)")
     ap.add_argument("--fresh-warmup", type=int, default=2, help="untimed processes before each of those rows")
+    ap.add_argument("--fresh-bytecode", choices=("cache", "env"), default="cache",
+                    help="cache: the fresh processes cache bytecode in the work dir, as an installed ARS does"
+                         " (PYTHONDONTWRITEBYTECODE dropped); env: this environment as it is")
     ap.add_argument("--workdir", default=None, help="parent of the temp work dirs (default: system temp)")
     ap.add_argument("--keep", action="store_true", help="keep the work dirs")
     ap.add_argument("--out", default=None,
