@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loo
     from .sync import SyncReport
     from .loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
     from .loop.rehydrate import RehydrateReport
+    from .inbox import Inbox, InboxRequest
 
 BadInput = BadQuery
 
@@ -240,6 +241,141 @@ class ARS:
         from .loop.rehydrate import rehydrate
 
         return rehydrate(self.state_dir, self.memory, self.loops.store, write=write)
+
+    # -- inbox -----------------------------------------------------------------------
+    # Every request for a person in one place (core/inbox): agents' requests
+    # (MCP request_approval, Claude Code tool calls held by the gate) and each
+    # loop's open request or blocker (id "loop:<loop>:<request>"), each decided
+    # exactly once. AlreadyDecided and UnknownRequest are BadInput.
+    MAX_REMEMBER = 100_000  # characters of text one remember() takes
+
+    @property
+    def inbox(self) -> "Inbox":
+        """The inbox of this state directory (agents' requests)."""
+        from .inbox import Inbox
+
+        if getattr(self, "_inbox", None) is None:
+            self._inbox = Inbox(self.state_dir)
+        return self._inbox
+
+    def inbox_list(self, status: str | None = None) -> "list[InboxRequest]":
+        """Agents' requests and every loop's open request or blocker, newest first."""
+        from .inbox.loops import from_pending
+
+        items = list(self.inbox.list(status))
+        if status in (None, "pending"):
+            states, problems = self.loop_list()
+            self.inbox.problems.extend(problems)
+            items.extend(r for r in (from_pending(s) for s in states) if r is not None)
+        items.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        return items
+
+    def inbox_get(self, request_id: str) -> "InboxRequest":
+        """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""
+        from .inbox.loops import decided, from_pending, is_loop_id, split_id
+
+        if not is_loop_id(request_id):
+            return self.inbox.get(request_id)
+        from .inbox import UnknownRequest
+        from .loop.checkpoints import LoopNotFound
+        from .loop.decisions import CorruptDecision, read_decision
+
+        loop_id, req_id = split_id(request_id)
+        try:
+            state = self.loop_show(loop_id)
+        except LoopNotFound:
+            raise UnknownRequest(f"no inbox request {request_id!r}: there is no loop {loop_id!r} "
+                                 "(`ars inbox list` shows the open requests)") from None
+        pending = from_pending(state)
+        try:
+            d = read_decision(self.state_dir, loop_id, req_id)
+        except CorruptDecision:  # settled by the next decision (core/loop/decisions.py): open until then
+            d = None
+        if d is not None:
+            return decided(state, req_id, d, pending if pending is not None and pending.id == request_id else None)
+        if pending is not None and pending.id == request_id:
+            return pending
+        raise UnknownRequest(f"loop {loop_id} has no request {req_id!r}"
+                             + (f"; its open request is {pending.id}" if pending else " open")
+                             + " (`ars inbox list` shows the open requests)")
+
+    def inbox_decide(self, request_id: str, verdict: str, note: str = "") -> "InboxRequest":
+        """Decide a request exactly once. A loop's goes through ``loop_decide`` (the
+        loop resumes, as with ``ars loop approve``); an agent's through ``Inbox.decide``."""
+        from .inbox.loops import decided, is_loop_id, split_id
+
+        if not is_loop_id(request_id):
+            return self.inbox.decide(request_id, verdict, note)
+        from .inbox import AlreadyDecided
+        from .loop.decisions import AlreadyDecided as LoopAlreadyDecided
+        from .loop.decisions import describe, read_decision
+
+        if verdict not in ("approve", "reject", "respond", "edit"):
+            raise BadInput(f"unknown verdict {verdict!r}: approve, reject or respond")
+        if verdict == "edit":
+            loop_id, _ = split_id(request_id)
+            raise BadInput(f"edit a loop's proposed action with `ars loop edit {loop_id} --args JSON`")
+        before = self.inbox_get(request_id)  # UnknownRequest, or its decision already
+        loop_id, req_id = split_id(request_id)
+        if before.decision is not None:
+            d = read_decision(self.state_dir, loop_id, req_id)
+            raise AlreadyDecided(f"{describe(d) if d else f'request {req_id} of loop {loop_id} was already decided'}; "
+                                 "a second decision is refused")
+        try:
+            state = self.loop_decide(loop_id, verdict, note=note, request_id=req_id)
+        except LoopAlreadyDecided as exc:
+            raise AlreadyDecided(str(exc)) from None
+        d = read_decision(self.state_dir, loop_id, req_id)
+        if d is None:  # not expected: the claim wrote it before the loop resumed
+            raise RuntimeError(f"{request_id}: the decision was recorded but cannot be read back")
+        return decided(state, req_id, d, before if before.status == "pending" else None)
+
+    def request_approval(self, source: str, action: str, details: str = "", risk: str = "medium",
+                         kind: str = "approval", meta: "dict[str, Any] | None" = None) -> "InboxRequest":
+        """A new pending request from an agent (durable when this returns)."""
+        return self.inbox.create(source=source, kind=kind, summary=action, detail=details, risk=risk, meta=meta)
+
+    def remember(self, text: str, summary: str | None = None, topics: Sequence[str] = (),
+                 session_id: str | None = None, source: str = "manual") -> str:
+        """Store ``text`` as an episode (ledger first, like any ingest); returns its id.
+        The same text from the same source and session is the same episode."""
+        import hashlib
+        from datetime import datetime, timezone
+
+        from pydantic import ValidationError
+
+        from .errors import first_error
+        from .models import Episode
+
+        if not isinstance(text, str) or not text.strip():
+            raise BadInput("nothing to remember: give the text to store")
+        if len(text) > self.MAX_REMEMBER:
+            raise BadInput(f"text is {len(text):,} characters, over the {self.MAX_REMEMBER:,} limit of one "
+                           "memory: store a summary, or split it")
+        if summary is not None and (not isinstance(summary, str) or len(summary) > 4_000):
+            raise BadInput("summary must be text of at most 4,000 characters")
+        if isinstance(topics, str):
+            topics = [topics]
+        topics = [t.strip() for t in topics if isinstance(t, str) and t.strip()]
+        if len(topics) > 100 or any(len(t) > 200 for t in topics):
+            raise BadInput("topics: at most 100, each at most 200 characters")
+        session = (session_id or "").strip()
+        if len(session) > 500:
+            raise BadInput("session_id is over 500 characters")
+        h = hashlib.blake2b(digest_size=10)
+        for part in (source, session, text):
+            h.update(str(part).encode("utf-8", "surrogatepass"))
+            h.update(b"\x1f")
+        now = datetime.now(timezone.utc)
+        try:
+            ep = Episode(id=f"{source}:{h.hexdigest()}", source=source, session_id=session,  # type: ignore[arg-type]
+                         summary=" ".join((summary or "").split()) or " ".join(text.split())[:200],
+                         text=text, topics=topics, first_ts=now, last_ts=now, message_count=1,
+                         meta={"remembered": True})
+        except ValidationError as exc:
+            raise BadInput(f"cannot remember it: {first_error(exc)}") from None
+        self.memory.store([ep])
+        return ep.id
 
     # -- dashboard -------------------------------------------------------------------
     # What the Textual dashboard (tui/app.py) needs beyond the calls above: which

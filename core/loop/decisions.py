@@ -31,10 +31,7 @@ decision settles it.
 
 from __future__ import annotations
 
-import getpass
 import os
-import socket
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +40,7 @@ from pydantic import ValidationError
 from ..errors import first_error
 from ..fsutil import fsync_dir
 from ..ledger import Event, Ledger, content_id
+from ..once import create_once, who  # noqa: F401 - who() is also this module's API
 from ..recall import BadQuery
 from .checkpoints import LOOP_NAME_BYTES, CheckpointStore, safe_name
 from .models import Decision, LoopState, PendingApproval
@@ -194,37 +192,12 @@ def describe(d: Decision) -> str:
     return f"request {d.request_id} of loop {d.loop_id} was already {PAST[d.kind]} at {when}{by}{note}"
 
 
-def who() -> str:
-    try:
-        user = getpass.getuser()
-    except Exception:  # noqa: BLE001 - no login name in some containers
-        user = "unknown"
-    return f"{user}@{socket.gethostname()}:{os.getpid()}"
-
-
 def claim(state_dir: Path, d: Decision) -> None:
     """Write the decision file exactly once, or raise ``AlreadyDecided``."""
-    path = decision_path(state_dir, d.loop_id, d.request_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(d.model_dump_json(indent=1).encode())
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)  # fails with EEXIST if anyone decided first: the exclusive create
-        except FileExistsError:
-            first = read_decision(state_dir, d.loop_id, d.request_id)
-            raise AlreadyDecided(f"{describe(first) if first else f'request {d.request_id} was already decided'}; "
-                                 "a second decision is refused") from None
-        fsync_dir(path.parent)
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    if not create_once(decision_path(state_dir, d.loop_id, d.request_id), d.model_dump_json(indent=1).encode()):
+        first = read_decision(state_dir, d.loop_id, d.request_id)
+        raise AlreadyDecided(f"{describe(first) if first else f'request {d.request_id} was already decided'}; "
+                             "a second decision is refused")
 
 
 def decide(state_dir: Path, loop_id: str, kind: str, *, note: str = "", args: dict[str, Any] | None = None,

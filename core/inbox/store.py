@@ -1,0 +1,239 @@
+"""The inbox on disk: ``<state>/inbox/<id>.json`` per request, ``<id>.decision.json`` per decision.
+
+* A request file is written atomically (temp file, fsync, rename; 0600) after
+  its ``inbox.request`` ledger event, so when ``create`` returns the request is
+  durable and recorded.
+* A decision is claimed exactly once by ``link(2)`` of a complete temp file to
+  ``<id>.decision.json`` (``core.once.create_once``, the mechanism loop decisions
+  use): of several processes deciding at once one wins; the others get
+  ``AlreadyDecided`` naming who decided what and when. The winner then appends
+  an ``inbox.decision`` ledger event (stable id per request).
+* The request file is never rewritten: its status is derived from whether the
+  decision file exists, so ``wait`` only has to ``stat`` one name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import first_error
+from ..fsutil import atomic_write, private_dir
+from ..ledger import Event, Ledger, content_id
+from ..once import create_once, who
+from ..recall import BadQuery
+from .models import KINDS, RISKS, STATUS_OF, STATUSES, VERDICTS, InboxDecision, InboxRequest
+
+INBOX = "inbox"
+MAX_SUMMARY = 4_000  # characters
+MAX_DETAIL = 16_000  # characters: what will run (a command, a tool's input)
+MAX_META = 16_000  # characters of JSON
+MAX_NOTE = 4_000
+MAX_SOURCE = 200
+ID_RE = re.compile(r"^req-[0-9a-f]{12}$")
+ID_HINT = "ids look like req-<12 hex> or loop:<loop>:<request> (`ars inbox list` shows them)"
+
+
+class UnknownRequest(BadQuery):
+    """No such request."""
+
+
+class AlreadyDecided(BadQuery):
+    """A second decision on a request that already has one; says who decided what and when."""
+
+
+class CorruptRequest(RuntimeError):
+    """A request or decision file that cannot be read (damage: both are written whole)."""
+
+    def __init__(self, path: Path, error: str):
+        self.path = Path(path)
+        self.error = error
+        super().__init__(f"inbox file {INBOX}/{self.path.name} cannot be read ({error}); "
+                         f"move it aside (mv {self.path} {self.path}.bad)")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cap(what: str, text: str, limit: int) -> None:
+    if len(text) > limit:
+        raise BadQuery(f"{what} is {len(text):,} characters, over the {limit:,} limit: shorten it "
+                       f"(put the rest in a file and name the file)")
+
+
+class Inbox:
+    def __init__(self, state_dir: Path):
+        self.state_dir = Path(state_dir)
+        self.dir = self.state_dir / INBOX
+        self.problems: list[str] = []  # one line per file list() had to skip
+
+    # -- paths ---------------------------------------------------------------------
+    def _check_id(self, request_id: str) -> None:
+        if not isinstance(request_id, str) or not ID_RE.match(request_id):
+            raise UnknownRequest(f"no inbox request {str(request_id)[:80]!r}: {ID_HINT}")
+
+    def request_path(self, request_id: str) -> Path:
+        return self.dir / f"{request_id}.json"
+
+    def decision_path(self, request_id: str) -> Path:
+        return self.dir / f"{request_id}.decision.json"
+
+    # -- create --------------------------------------------------------------------
+    def create(self, *, source: str, kind: str, summary: str, detail: str = "", risk: str = "medium",
+               meta: dict | None = None) -> InboxRequest:
+        """A new pending request; durable (ledger event, then its file) when this returns."""
+        if not isinstance(source, str) or not source.strip():
+            raise BadQuery("a request needs a source, e.g. mcp:<client> or claude-code:<session>")
+        _cap("source", source, MAX_SOURCE)
+        if kind not in KINDS:
+            raise BadQuery(f"unknown request kind {kind!r}: use {', '.join(KINDS)}")
+        if risk not in RISKS:
+            raise BadQuery(f"unknown risk {risk!r}: use {', '.join(RISKS)}")
+        if not isinstance(summary, str) or not summary.strip():
+            raise BadQuery("a request needs a summary: one line saying what is asked")
+        if not isinstance(detail, str):
+            raise BadQuery("detail must be text: exactly what will run")
+        _cap("summary", summary, MAX_SUMMARY)
+        _cap("detail", detail, MAX_DETAIL)
+        meta = dict(meta or {})
+        try:
+            meta_json = json.dumps(meta, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise BadQuery(f"meta must be a JSON object of plain values: {_one_line(str(exc))[:160]}") from None
+        _cap("meta (as JSON)", meta_json, MAX_META)
+        req = InboxRequest(id=f"req-{uuid.uuid4().hex[:12]}", source=source.strip(), kind=kind,  # type: ignore[arg-type]
+                           summary=_one_line(summary), detail=detail, risk=risk, meta=meta)  # type: ignore[arg-type]
+        body = req.model_dump(mode="json")
+        Ledger(self.state_dir).append([Event(content_id("inbox.request", req.id), "inbox.request", body,
+                                             ts=req.created_at.isoformat())])
+        private_dir(self.dir)
+        atomic_write(self.request_path(req.id), json.dumps(body, ensure_ascii=False, indent=1))
+        return req
+
+    # -- read ----------------------------------------------------------------------
+    def _read_request(self, path: Path) -> InboxRequest:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise CorruptRequest(path, exc.strerror or str(exc)) from None
+        try:
+            return InboxRequest.model_validate_json(raw)
+        except (ValidationError, ValueError) as exc:
+            what = "empty" if not raw.strip() else \
+                first_error(exc) if isinstance(exc, ValidationError) else _one_line(str(exc))[:160]
+            raise CorruptRequest(path, what) from None
+
+    def read_decision(self, request_id: str) -> InboxDecision | None:
+        path = self.decision_path(request_id)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CorruptRequest(path, exc.strerror or str(exc)) from None
+        try:
+            return InboxDecision.model_validate_json(raw)
+        except (ValidationError, ValueError) as exc:
+            what = "empty" if not raw.strip() else \
+                first_error(exc) if isinstance(exc, ValidationError) else _one_line(str(exc))[:160]
+            raise CorruptRequest(path, what) from None
+
+    def _with_decision(self, req: InboxRequest) -> InboxRequest:
+        d = self.read_decision(req.id)
+        if d is None:
+            return req.model_copy(update={"status": "pending", "decision": None})
+        return req.model_copy(update={"status": STATUS_OF[d.verdict], "decision": d})
+
+    def get(self, request_id: str) -> InboxRequest:
+        """One agent request with its decision, if any; ``UnknownRequest`` if none."""
+        self._check_id(request_id)
+        try:
+            req = self._read_request(self.request_path(request_id))
+        except FileNotFoundError:
+            raise UnknownRequest(f"no inbox request {request_id!r}: {ID_HINT}") from None
+        return self._with_decision(req)
+
+    def list(self, status: str | None = None) -> list[InboxRequest]:
+        """Agent requests, newest first; only those with ``status`` when given."""
+        if status is not None and status not in STATUSES:
+            raise BadQuery(f"unknown status {status!r}: use {', '.join(STATUSES)}")
+        self.problems = []
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return []
+        out: list[InboxRequest] = []
+        for name in names:
+            if not name.endswith(".json") or name.endswith(".decision.json") or \
+                    not ID_RE.match(name[: -len(".json")]):
+                continue
+            try:
+                req = self._with_decision(self._read_request(self.dir / name))
+            except FileNotFoundError:
+                continue
+            except CorruptRequest as exc:
+                self.problems.append(str(exc))
+                continue
+            if status is None or req.status == status:
+                out.append(req)
+        out.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        return out
+
+    # -- decide --------------------------------------------------------------------
+    def decide(self, request_id: str, verdict: str, note: str = "", by: str = "") -> InboxRequest:
+        """Take the decision exactly once; ``AlreadyDecided`` (who, what, when) for a second one."""
+        if verdict not in VERDICTS:
+            raise BadQuery(f"unknown verdict {verdict!r}: approve, reject or respond")
+        if not isinstance(note, str):
+            raise BadQuery("the note must be text")
+        req = self.get(request_id)
+        if req.decision is not None:
+            raise AlreadyDecided(f"{req.decision.describe(request_id)}; a second decision is refused")
+        allowed = req.allowed()
+        if verdict == "edit":
+            raise BadQuery(f"request {request_id} is an agent's: it can be approved or rejected as it is, "
+                           "not edited (reject it with a reason saying what to change)")
+        if verdict not in allowed:
+            raise BadQuery(f"cannot {verdict} {'an approval request' if req.kind == 'approval' else 'a ' + req.kind} "
+                           f"(request {request_id}): use {' or '.join(allowed)}")
+        if verdict == "reject" and not note.strip():
+            raise BadQuery(f"a rejection needs a reason: ars inbox reject {request_id} --reason \"why not\"")
+        if verdict == "respond" and not note.strip():
+            raise BadQuery(f"a response needs text: ars inbox respond {request_id} \"your answer\"")
+        _cap("the note", note, MAX_NOTE)
+        d = InboxDecision(verdict=verdict, note=note.strip(), decided_by=by or who())  # type: ignore[arg-type]
+        if not create_once(self.decision_path(request_id), d.model_dump_json(indent=1).encode()):
+            first = self.read_decision(request_id)
+            what = first.describe(request_id) if first else f"request {request_id} was already decided"
+            raise AlreadyDecided(f"{what}; a second decision is refused")
+        Ledger(self.state_dir).append([Event(content_id("inbox.decision", request_id), "inbox.decision",
+                                             {"request_id": request_id, **d.model_dump(mode="json")},
+                                             ts=d.decided_at.isoformat())])
+        return req.model_copy(update={"status": STATUS_OF[d.verdict], "decision": d})
+
+    def wait(self, request_id: str, timeout: float, poll: float = 0.05) -> InboxRequest:
+        """The request once decided (by any process), or still pending at ``timeout`` seconds."""
+        req = self.get(request_id)
+        if req.decision is not None:
+            return req
+        path = self.decision_path(request_id)
+        deadline = time.monotonic() + max(0.0, float(timeout))
+        poll = min(max(float(poll), 0.005), 1.0)
+        while True:
+            if os.path.exists(path):  # one stat: the name appears only when the decision is whole
+                return self._with_decision(req)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return self._with_decision(req)
+            time.sleep(min(poll, left))
+
