@@ -1,0 +1,182 @@
+"""``ars inbox``: every request for a person (agents' and loops'), decided exactly once.
+
+Exit codes: 0 done; 2 bad input (an unknown id, an unknown verdict, a rejection
+without a reason); 1 a failure: a second decision (the line says who decided
+what and when), a busy loop, a file that cannot be read.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape as _esc
+
+inbox_app = typer.Typer(no_args_is_help=True,
+                        help="Every request for a person: loops' steps and blockers, agents' approvals "
+                             "(MCP, Claude Code); each decided exactly once.")
+
+StateOpt = Annotated[Optional[Path], typer.Option("--state", help="state directory (else $ARS_STATE_DIR, else ./state)")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of text")]
+IdArg = Annotated[str, typer.Argument(help="the request id: req-<12 hex> or loop:<loop>:<request> (ars inbox list)")]
+
+STATUS_STYLE = {"pending": "yellow bold", "approved": "green", "rejected": "red", "answered": "cyan"}
+RISK_STYLE = {"high": "red bold", "medium": "yellow", "low": "dim"}
+
+
+def _call(fn):
+    """Run an inbox call: a second decision and failures exit 1, people's errors 2, each as one line."""
+    from core.api import BadInput
+    from core.inbox import AlreadyDecided, CorruptRequest
+    from core.loop.checkpoints import CorruptCheckpoint, LoopBusy
+    from core.loop.decisions import CorruptDecision
+    from tui.cli import fail
+
+    try:
+        return fn()
+    except AlreadyDecided as exc:
+        fail(_esc(str(exc)), code=1)
+    except BadInput as exc:
+        fail(_esc(str(exc)))
+    except (LoopBusy, CorruptCheckpoint, CorruptRequest) as exc:
+        fail(_esc(str(exc)), code=1)
+    except CorruptDecision as exc:
+        fail(_esc(f"{exc}: `ars loop show` says what to do"), code=1)
+    except OSError as exc:
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        fail(_esc(f"cannot use{where}: {exc.strerror or ' '.join(str(exc).split())[:200]}; check that it is "
+                  "a file you can read and write"), code=1)
+    raise AssertionError("unreachable")
+
+
+def _warn(lines) -> None:
+    from tui.cli import err
+
+    for line in lines:
+        err.print(f"[yellow]warning:[/] {_esc(line)}", highlight=False, soft_wrap=True)
+
+
+def _when(dt) -> str:
+    return dt.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _hints(r) -> list[str]:
+    if r.status != "pending":
+        return []
+    allowed = r.meta.get("allowed") if r.source == "loop" else None
+    allowed = allowed or (["approve", "reject"] if r.kind == "approval" else ["respond", "reject"])
+    hint = {"approve": f"ars inbox approve {r.id} [--note TEXT]",
+            "reject": f"ars inbox reject {r.id} --reason TEXT",
+            "respond": f'ars inbox respond {r.id} "TEXT"'}
+    lines = [hint[a] for a in allowed if a in hint]
+    if "edit" in allowed and r.source == "loop":
+        lines.append(f"ars loop edit {r.meta.get('loop_id', '')} --args JSON")
+    return lines
+
+
+def _print_request(r) -> None:
+    from tui.cli import out
+
+    out.print(f"[bold]{_esc(r.id)}[/]  {r.kind}  from {_esc(r.source)}  risk [{RISK_STYLE.get(r.risk, '')}]{r.risk}[/]"
+              f"  [{STATUS_STYLE.get(r.status, '')}]{r.status}[/]  created {_when(r.created_at)} UTC", highlight=False)
+    out.print(f"asks: {_esc(r.summary)}", highlight=False, soft_wrap=True)
+    if r.detail:
+        out.print(f"runs: {_esc(r.detail)}", highlight=False, soft_wrap=True)
+    for k, v in r.meta.items():
+        if k in ("allowed",):
+            continue
+        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        out.print(f"  [dim]{_esc(k)}: {_esc(text[:300])}[/]", highlight=False, soft_wrap=True)
+    d = r.decision
+    if d is not None:
+        note = f": {d.note}" if d.note else ""
+        out.print(f"decided: {d.verdict} at {_when(d.decided_at)} UTC by {_esc(d.decided_by or '?')}{_esc(note)}",
+                  highlight=False, soft_wrap=True)
+    for h in _hints(r):
+        out.print(f"  [dim]{_esc(h)}[/]", highlight=False)
+
+
+def _dump(items) -> None:
+    sys.stdout.write(json.dumps(items, ensure_ascii=False) + "\n")
+
+
+@inbox_app.command("list")
+def inbox_list(status: Annotated[Optional[str], typer.Option("--status", help="pending, approved, rejected or answered")] = None,
+               state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Requests waiting for a person (and decided ones), newest first, from every source."""
+    from tui.cli import open_ars, out
+
+    with open_ars(state) as ars:
+        items = _call(lambda: ars.inbox_list(status))
+        _warn(ars.inbox.problems)
+        _warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
+    if as_json:
+        _dump([r.model_dump(mode="json") for r in items])
+        return
+    if not items:
+        out.print("[dim]the inbox is empty: nothing waits for a person[/]")
+        return
+    # two lines a request (no table: an id is never cut, it is typed back)
+    for r in items:
+        out.print(f"[bold]{_esc(r.id)}[/]  [{STATUS_STYLE.get(r.status, '')}]{r.status}[/]  {r.kind}  "
+                  f"risk [{RISK_STYLE.get(r.risk, '')}]{r.risk}[/]  {_when(r.created_at)} UTC  from {_esc(r.source)}",
+                  highlight=False, soft_wrap=True)
+        out.print(f"  {_esc(r.summary)}", highlight=False, soft_wrap=True)
+    pending = sum(r.status == "pending" for r in items)
+    out.print(f"[dim]{len(items)} requests, {pending} pending: ars inbox show ID · approve ID · reject ID --reason R"
+              " · respond ID TEXT[/]", highlight=False)
+
+@inbox_app.command("show")
+def inbox_show(request_id: IdArg, state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """One request: what it asks, exactly what will run, its decision if any."""
+    from tui.cli import open_ars
+
+    with open_ars(state) as ars:
+        r = _call(lambda: ars.inbox_get(request_id))
+    if as_json:
+        _dump(r.model_dump(mode="json"))
+    else:
+        _print_request(r)
+
+
+def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_json: bool) -> None:
+    from tui.cli import open_ars, out
+
+    with open_ars(state) as ars:
+        r = _call(lambda: ars.inbox_decide(request_id, verdict, note))
+        _warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
+    if as_json:
+        _dump(r.model_dump(mode="json"))
+        return
+    out.print(f"{_esc(r.id)}: [{STATUS_STYLE.get(r.status, '')}]{r.status}[/]"
+              + (f" ({_esc(r.decision.note)})" if r.decision and r.decision.note else ""), highlight=False)
+    if r.source == "loop":
+        out.print(f"loop {_esc(str(r.meta.get('loop_id')))} resumed: now {r.meta.get('loop_status')} "
+                  f"(ars loop show {_esc(str(r.meta.get('loop_id')))})", highlight=False)
+
+
+NoteOpt = Annotated[str, typer.Option("--note", help="why (kept in the ledger)")]
+
+
+@inbox_app.command("approve")
+def inbox_approve(request_id: IdArg, note: NoteOpt = "", state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Approve the request (a loop's resumes; an agent waiting on it goes ahead)."""
+    _decide(request_id, "approve", note, state, as_json)
+
+
+@inbox_app.command("reject")
+def inbox_reject(request_id: IdArg,
+                 reason: Annotated[str, typer.Option("--reason", help="why not (required; the agent is told)")] = "",
+                 state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Reject the request, with a reason the agent is told."""
+    _decide(request_id, "reject", reason, state, as_json)
+
+
+@inbox_app.command("respond")
+def inbox_respond(request_id: IdArg, text: Annotated[str, typer.Argument(help="the answer")],
+                  state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Answer a question (or unblock a blocked loop with guidance)."""
+    _decide(request_id, "respond", text, state, as_json)
