@@ -355,6 +355,8 @@ from rich.markup import escape as _esc  # noqa: E402
 loop_app = typer.Typer(no_args_is_help=True,
                        help="Run and supervise the autonomous loop (observe, orient, decide, act, verify, record).")
 app.add_typer(loop_app, name="loop")
+from tui.commands.mcp import mcp_command  # noqa: E402
+app.command("mcp")(mcp_command)
 from tui.commands.inbox import inbox_app  # noqa: E402
 app.add_typer(inbox_app, name="inbox")
 
