@@ -338,3 +338,63 @@ def test_remember_goes_through_the_ledger_and_is_recalled(state):
             a.remember("   ")
     eps = [e for e in Ledger(state).read(types=("episode.upsert",)) if e.data["id"] == eid]
     assert eps and eps[0].data["session_id"] == "s-42" and eps[0].data["source"] == "manual"
+
+
+# -- the dashboard's Inbox -----------------------------------------------------------------
+async def test_dashboard_lists_agents_beside_loops_and_decides_through_the_inbox(state, tmp_path):
+    from tuihelp import loaded, make_app, select_row, wait_for
+
+    loop_id = _waiting_loop(state, tmp_path / "ran.txt")
+    with _ars(state) as a:
+        push = a.request_approval("claude-code:s1", "force-push main", "git push --force origin main", risk="high",
+                                  meta={"cwd": "/srv/app"})
+        other = a.request_approval("mcp:cursor", "delete the staging namespace", "kubectl delete ns staging")
+    app = make_app(state, watch=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        screen = app.screen
+        await wait_for(pilot, lambda: {push.id, other.id} <= set(screen.cells), what="the agents' rows")
+        assert loop_id in screen.cells
+        table = screen.query_one("#inbox-table")
+        assert str(table.get_cell(push.id, "source")) == "claude-code:s1"
+        assert str(table.get_cell(loop_id, "source")) == "loop"
+
+        select_row(table, push.id)
+        body = screen.query_one("#request-body")
+        await wait_for(pilot, lambda: "git push --force origin main" in str(body.render()), what="the request pane")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        assert not (state / "inbox" / f"{push.id}.decision.json").exists()  # nothing written before y
+        await pilot.press("y")
+        await wait_for(pilot, lambda: push.id not in screen.cells, what="the decided row to go")
+        assert _ars(state).inbox_get(push.id).status == "approved"
+
+        # decided elsewhere (the CLI, another process): the row goes on the next poll
+        assert ars("inbox", "reject", other.id, "--reason", "not today", state=state).returncode == 0
+        await wait_for(pilot, lambda: other.id not in screen.cells, what="the row decided elsewhere to go")
+        assert loop_id in screen.cells  # the loop's request is untouched
+
+
+async def test_dashboard_refuses_a_request_another_process_decided_first(state):
+    from tuihelp import loaded, make_app, select_row, wait_for
+
+    with _ars(state) as a:
+        req = a.request_approval("mcp:cursor", "drop the cache", "redis-cli FLUSHALL")
+    app = make_app(state, watch=False)  # no polling: the row is still shown when the other process decides
+    async with app.run_test(size=(160, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        screen = app.screen
+        await wait_for(pilot, lambda: req.id in screen.cells, what="the agent's row")
+        select_row(screen.query_one("#inbox-table"), req.id)
+        assert ars("inbox", "reject", req.id, "--reason", "cli first", state=state).returncode == 0
+        await pilot.press("a")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: req.id not in screen.cells, what="the row to go")
+        said = [n.message for n in app._notifications]
+        assert any("already rejected" in m and "cli first" in m for m in said), said
+    final = _ars(state).inbox_get(req.id)
+    assert final.status == "rejected" and final.decision.note == "cli first"
+    assert len(list(Ledger(state).read(types=("inbox.decision",)))) == 1

@@ -1,7 +1,10 @@
 """Inbox (2): every request waiting for a person (approvals, questions) and
-every blocker. ``a`` approve, ``r`` reject (with a reason), ``e`` edit the
-proposed action, ``enter`` respond; each asks y/n before the decision is
-written. The loop then resumes (in this process, unless another runs it)."""
+every blocker, from loops and from agents (MCP clients, Claude Code's gate:
+the source column says which). ``a`` approve, ``r`` reject (with a reason),
+``e`` edit a loop's proposed action, ``enter`` respond; each asks y/n before
+the decision is written. A loop then resumes (in this process, unless another
+runs it); an agent waiting on its request goes ahead. Agents' requests go
+through ``ARS.inbox_decide``: decided exactly once, whoever else decides."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from textual.containers import Container, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Static
 
+from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
 from ..modals import ConfirmModal, InputModal, json_object
@@ -24,9 +28,11 @@ from ..widgets.status import age, one_line, theme_style
 from .base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
-COLUMNS = (("loop", "loop", 17), ("kind", "kind", 9), ("goal", "goal", 22), ("asks", "asks", None),
-           ("age", "age", 4))
-KIND_LABEL = {"approval": "approve?", "question": "question", "unblock": "blocked"}
+COLUMNS = (("loop", "loop / id", 17), ("kind", "kind", 9), ("source", "source", 12), ("goal", "goal", 22),
+           ("asks", "asks", None), ("age", "age", 4))
+KIND_LABEL = {"approval": "approve?", "question": "question", "unblock": "blocked", "blocker": "blocked"}
+NARROW_BELOW = 100  # terminal columns under which source and goal are drawn narrower
+AGENT_POLL_S = 1.0  # how often agents' requests are read (a listing of state/inbox/)
 
 
 class InboxScreen(DashboardView):
@@ -51,6 +57,7 @@ class InboxScreen(DashboardView):
         self.seen: dict[str, int] = {}
         self.cells: dict[str, tuple] = {}
         self.busy: dict[str, str] = {}  # loop id -> request id decided, until the loop moves on
+        self.agents: dict[str, InboxRequest] = {}  # agents' pending requests, by id (rows keyed by it)
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
@@ -69,6 +76,23 @@ class InboxScreen(DashboardView):
         self.query_one("#request").border_title = "Request"
         self.call_after_refresh(self.query_one("#inbox-table", FlexTable).fit)
         super().on_mount()
+        self.load_agents()
+        if getattr(self.app, "watching", False):
+            self.set_interval(AGENT_POLL_S, self.load_agents)
+
+    def on_resize(self, event) -> None:
+        super().on_resize(event)
+        # narrow: the source and goal columns give room to "asks" (what a person reads first)
+        from textual.widgets.data_table import ColumnKey
+
+        table = self.query_one("#inbox-table", FlexTable)
+        wide = event.size.width >= NARROW_BELOW
+        for key, (full, narrow) in (("source", (12, 8)), ("goal", (22, 14))):
+            column = table.columns.get(ColumnKey(key))
+            if column is not None and column.width != (full if wide else narrow):
+                column.width = full if wide else narrow
+                table._require_update_dimensions = True
+        table.fit()
 
     # -- drawing -------------------------------------------------------------------------
     def row(self, s: LoopState) -> tuple:
@@ -78,8 +102,31 @@ class InboxScreen(DashboardView):
         if s.loop_id in self.busy:
             asks = "… decision sent, waiting for the loop"
         style = theme_style(self.app, "text-error" if s.status == "blocked" else "text-warning", bold=True)
-        return (s.loop_id, Text(kind, style=style), one_line(s.goal_id, 40), one_line(asks, 160),
+        return (s.loop_id, Text(kind, style=style), "loop", one_line(s.goal_id, 40), one_line(asks, 160),
                 age(p.created_at if p else s.updated_at))
+
+    def agent_row(self, r: InboxRequest) -> tuple:
+        style = theme_style(self.app, "text-error" if r.risk == "high" else "text-warning", bold=True)
+        asks = r.summary + (f" · {r.detail}" if r.detail and r.detail != r.summary else "")
+        return (r.id, Text(KIND_LABEL.get(r.kind, r.kind), style=style), one_line(r.source, 40),
+                one_line(str(r.meta.get("cwd") or r.meta.get("tool_name") or "-"), 40), one_line(asks, 160),
+                age(r.created_at))
+
+    # -- agents' requests (read in a thread; drawn here) ----------------------------------
+    @work(thread=True, exclusive=True, group="inbox-agents")
+    def load_agents(self) -> None:
+        try:
+            pending = self.app.ars.inbox.list("pending")  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - an unreadable inbox leaves the loops' requests
+            return
+        self.app.call_from_thread(self._agents_loaded, pending)
+
+    def _agents_loaded(self, pending: list[InboxRequest]) -> None:
+        now = {r.id: r for r in pending}
+        if {k: v.model_dump() for k, v in now.items()} == {k: v.model_dump() for k, v in self.agents.items()}:
+            return
+        self.agents = now
+        self.sync()
 
     def sync(self, theme: bool = False) -> None:
         table = self.query_one("#inbox-table", FlexTable)
@@ -109,6 +156,7 @@ class InboxScreen(DashboardView):
                     if before != after or (theme and key == "kind"):
                         table.update_cell(loop_id, key, after)
             self.cells[loop_id] = new
+        self._sync_agents(table, theme)
         if changed or gone:
             table.filled()
         empty = self.query_one("#inbox-empty", Static)
@@ -116,7 +164,8 @@ class InboxScreen(DashboardView):
             text = "Loading…"
         elif not self.cells:
             text = ("[b]Nothing is waiting for you.[/]\n\nLoops that need an approval, an answer or "
-                    "help past a blocker show up here, and the header counts them from every view.")
+                    "help past a blocker show up here, and the header counts them from every view; so do "
+                    "agents' requests (MCP clients, Claude Code's gate).")
         else:
             text = ""
         empty.update(text)
@@ -124,23 +173,63 @@ class InboxScreen(DashboardView):
         self.query_one("#inbox-body").display = not text
         self.show_request()
 
+    def _sync_agents(self, table: DataTable, theme: bool) -> None:
+        for rid in [k for k in self.cells if k.startswith("req-") and k not in self.agents]:
+            self._drop(table, rid)
+        for rid, r in self.agents.items():
+            new = self.agent_row(r)
+            old = self.cells.get(rid)
+            if old is None:
+                table.add_row(*new, key=rid)
+            else:
+                for (key, _l, _w), before, after in zip(COLUMNS, old, new):
+                    if before != after or (theme and key == "kind"):
+                        table.update_cell(rid, key, after)
+            self.cells[rid] = new
+
     def _drop(self, table: DataTable, loop_id: str) -> None:
         if loop_id in self.cells:
             table.remove_row(loop_id)
             del self.cells[loop_id]
 
-    def current(self) -> LoopState | None:
+    def current_key(self) -> str | None:
         table = self.query_one("#inbox-table", DataTable)
         if not table.row_count:
             return None
         try:
-            loop_id = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         except Exception:  # noqa: BLE001
             return None
-        return self.store.states.get(loop_id)
+
+    def current(self) -> LoopState | None:
+        key = self.current_key()
+        return self.store.states.get(key) if key is not None else None
+
+    def current_agent(self) -> InboxRequest | None:
+        key = self.current_key()
+        return self.agents.get(key) if key is not None else None
+
+    def show_agent(self, r: InboxRequest) -> None:
+        head = {"approval": "[b $warning]Approval needed[/]", "question": "[b $warning]Question[/]",
+                "blocker": "[b $error]Blocked[/]"}[r.kind]
+        out = [f"[b]{escape(r.source)}[/]  [dim]{escape(r.id)} · asked {age(r.created_at)} ago[/]", "",
+               f"{head}  [dim]risk[/] {'[b $error]high[/]' if r.risk == 'high' else escape(r.risk)}",
+               escape(r.summary)]
+        if r.detail:
+            out += ["", f"[b]runs:[/] {escape(r.detail[:2000])}"]
+        for k, v in r.meta.items():
+            text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+            out.append(f"[dim]{escape(k)}: {escape(one_line(text, 200))}[/]")
+        keys = {"approve": "[b]a[/] approve", "reject": "[b]r[/] reject (reason)", "respond": "[b]enter[/] respond"}
+        out += ["", "keys: " + " · ".join(keys[k] for k in r.allowed())]
+        self.query_one("#request-body", Static).update("\n".join(out))
 
     def show_request(self) -> None:
         body = self.query_one("#request-body", Static)
+        agent = self.current_agent()
+        if agent is not None:
+            self.show_agent(agent)
+            return
         s = self.current()
         if s is None:
             body.update("")
@@ -190,6 +279,40 @@ class InboxScreen(DashboardView):
         self.action_respond()
 
     # -- decisions -----------------------------------------------------------------------------
+    def _agent_target(self, kind: str) -> InboxRequest | None:
+        """The selected agent's request when ``kind`` applies to it (else a notice and None)."""
+        r = self.current_agent()
+        if r is None:
+            return None
+        allowed = r.allowed()
+        if kind not in allowed:
+            keys = {"approve": "a", "reject": "r", "respond": "enter"}
+            what = "an approval request" if r.kind == "approval" else f"a {r.kind}"
+            self.notify(f"cannot {kind} {what}: use " + " or ".join(f"{keys[k]} ({k})" for k in allowed),
+                        severity="warning")
+        return r if kind in allowed else None
+
+    async def _decide_agent(self, r: InboxRequest, verdict: str, title: str, body: str, note: str = "") -> None:
+        ok = await self.app.push_screen_wait(ConfirmModal(title, body))
+        if not ok:
+            self.notify("nothing written")
+            return
+        self._send_agent(r.id, verdict, note)
+
+    @work(thread=True, group="inbox-agent-decision")
+    def _send_agent(self, request_id: str, verdict: str, note: str) -> None:
+        from core.api import BadInput
+
+        try:
+            done = self.app.ars.inbox_decide(request_id, verdict, note)  # type: ignore[attr-defined]
+        except BadInput as exc:  # AlreadyDecided says who decided what and when
+            self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
+        except Exception as exc:  # noqa: BLE001 - an unreadable file: say so, keep the dashboard
+            self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
+        else:
+            self.app.call_from_thread(self.notify, f"{request_id}: {done.status}", title="Decision recorded")
+        self.app.call_from_thread(self.load_agents)
+
     def _target(self, kind: str) -> LoopState | None:
         s = self.current()
         if s is None:
@@ -225,6 +348,12 @@ class InboxScreen(DashboardView):
 
     @work(exclusive=True, group="inbox-decision")
     async def action_approve(self) -> None:
+        if self.current_agent() is not None:
+            r = self._agent_target("approve")
+            if r is not None:
+                await self._decide_agent(r, "approve", f"Approve {r.id} from {r.source}?",
+                                         f"{one_line(r.summary, 300)}\nruns: {one_line(r.detail or '-', 300)}")
+            return
         s = self._target("approve")
         if s is None:
             return
@@ -235,6 +364,16 @@ class InboxScreen(DashboardView):
 
     @work(exclusive=True, group="inbox-decision")
     async def action_reject(self) -> None:
+        if self.current_agent() is not None:
+            r = self._agent_target("reject")
+            if r is None:
+                return
+            reason = await self.app.push_screen_wait(
+                InputModal(f"Reject {r.id} from {r.source}", prompt=f"{one_line(r.summary, 300)}\n\nWhy not? "
+                           "(required; the agent is told)", placeholder="the reason"))
+            if reason:
+                await self._decide_agent(r, "reject", f"Reject {r.id}?", f"reason: {reason}", note=reason)
+            return
         s = self._target("reject")
         if s is None:
             return
@@ -249,6 +388,10 @@ class InboxScreen(DashboardView):
 
     @work(exclusive=True, group="inbox-decision")
     async def action_edit(self) -> None:
+        if self.current_agent() is not None:
+            self.notify("an agent's request is approved or rejected as it is: reject it with a reason saying "
+                        "what to change", severity="warning")
+            return
         s = self._target("edit")
         if s is None:
             return
@@ -267,6 +410,16 @@ class InboxScreen(DashboardView):
 
     @work(exclusive=True, group="inbox-decision")
     async def action_respond(self) -> None:
+        if self.current_agent() is not None:
+            r = self._agent_target("respond")
+            if r is None:
+                return
+            text = await self.app.push_screen_wait(
+                InputModal(f"Answer {r.id} from {r.source}", prompt=one_line(r.summary, 400),
+                           placeholder="your answer"))
+            if text:
+                await self._decide_agent(r, "respond", f"Send this answer to {r.source}?", text, note=text)
+            return
         s = self._target("respond")
         if s is None:
             return
