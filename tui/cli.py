@@ -359,6 +359,8 @@ from tui.commands.mcp import mcp_command  # noqa: E402
 app.command("mcp")(mcp_command)
 from tui.commands.inbox import inbox_app  # noqa: E402
 app.add_typer(inbox_app, name="inbox")
+from tui.commands.agents import register as _register_agents  # noqa: E402
+_register_agents(app)  # ars hook, ars install
 
 LOOP_STYLE = {"initialized": "dim", "active": "cyan", "waiting_human": "yellow bold", "blocked": "red bold",
               "done": "green bold", "aborted": "red"}

@@ -1,0 +1,388 @@
+"""``ars hook claude-code``: Claude Code's hooks, answered from ARS.
+
+Claude Code runs the hook command with one event as JSON on stdin
+(``session_id``, ``transcript_path``, ``cwd``, ``permission_mode``,
+``hook_event_name``, and per event ``tool_name``/``tool_input``/``tool_use_id``,
+``source``, ``reason``...) and reads the answer from stdout:
+
+* ``PreToolUse``: the gate (core/inbox/gate.py). No rule matches: exit 0, no
+  output. A match becomes an inbox request (``claude-code:<session>``, the
+  exact tool input as its detail) and the hook waits for a person, then prints
+  ``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision":
+  "allow"|"deny"|"ask", "permissionDecisionReason": ...}}``. No decision in
+  time, an unreadable event or gate.toml, or ARS failing: ``ask`` (Claude
+  Code's own prompt takes over), never a silent allow.
+* ``SessionStart``: the startup context (what ``ars rehydrate`` writes: open
+  loops, next steps, memories, sync health), memories recalled for the
+  project directory's name and the requests waiting in the inbox, as
+  ``additionalContext``.
+* ``Stop`` / ``SessionEnd``: ``ars ingest`` of ``transcript_path`` in a
+  detached process (the pipeline skips what it already has), so the agent
+  waits for a fork, not for the ingest.
+
+Anything else: one line on stderr, exit 0 (a hook must never break the agent).
+
+This runs on every tool call in a fresh process: until a rule matches, it
+imports only the standard library (the gate module is loaded by its file, so
+``core/inbox/__init__`` and its pydantic models are not imported either);
+``core.api`` is imported only on the paths that need it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+AGENT = "claude-code"
+CONTEXT_LIMIT = 9_500  # characters of additionalContext (Claude Code previews larger hook output)
+PROJECT_MEMORIES = 5
+INGEST_LOG = "hook-ingest.log"
+INGEST_LOG_MAX = 1 << 20  # bytes; then the log starts again (the previous one kept as .1)
+USAGE = "usage: ars hook claude-code [--state DIR]  (one Claude Code hook event as JSON on stdin)"
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(f"ars hook {AGENT}: {' '.join(str(message).split())}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _answer(payload: dict) -> int:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def pre_tool_answer(decision: str, reason: str) -> dict:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                   "permissionDecisionReason": reason}}
+
+
+def _ask(reason: str) -> int:
+    return _answer(pre_tool_answer("ask", reason))
+
+
+# -- arguments and state directory ------------------------------------------------
+def _parse_args(argv: list[str]) -> tuple[str | None, str | None]:
+    """(state dir or None, error or None)."""
+    state = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--state":
+            if i + 1 >= len(argv) or not argv[i + 1]:
+                return None, "--state needs a directory"
+            state = argv[i + 1]
+            i += 2
+        elif arg.startswith("--state="):
+            state = arg.split("=", 1)[1]
+            i += 1
+        else:
+            return None, f"unknown argument {arg!r}; {USAGE}"
+    return state, None
+
+
+def state_dir(explicit: str | None) -> str:
+    """--state, else $ARS_STATE_DIR (any case, as core.config reads it), else ./state."""
+    if explicit:
+        return explicit
+    for key, value in os.environ.items():
+        if key.upper() == "ARS_STATE_DIR" and value:
+            return value
+    return "state"
+
+
+_GATE = None
+
+
+def _gate_module():
+    """core/inbox/gate.py, loaded by its file: importing it as a submodule
+    would first run core/inbox/__init__ (the store and its pydantic models,
+    ~150 ms) on a path that needs none of it. When core.inbox is already
+    imported (tests, the CLI), that module is used."""
+    global _GATE
+    mod = sys.modules.get("core.inbox.gate") or _GATE
+    if mod is not None:
+        return mod
+    from importlib.machinery import ModuleSpec, SourceFileLoader  # importlib.util costs ~5 ms more
+
+    import core
+
+    name = "core.inbox.gate"
+    path = os.path.join(os.path.dirname(core.__file__), "inbox", "gate.py")
+    loader = SourceFileLoader(name, path)
+    mod = type(sys)(name)
+    mod.__spec__ = ModuleSpec(name, loader, origin=path)
+    mod.__file__, mod.__loader__, mod.__package__ = path, loader, "core.inbox"
+    loader.exec_module(mod)  # byte-compiled and cached like any import; not put in sys.modules,
+    _GATE = mod              # where a submodule without its package would confuse a later import
+    return mod
+
+
+# -- the entry point -------------------------------------------------------------------
+def run(argv: list[str], stdin=None) -> int:
+    """Handle one hook event (``argv``: the arguments after ``hook claude-code``);
+    returns the exit code: 0, or 1 for a wrong command line (never 2, which
+    Claude Code reads as "block")."""
+    explicit, problem = _parse_args(list(argv))
+    raw = b""
+    try:
+        raw = (stdin or sys.stdin.buffer).read()
+    except (OSError, ValueError) as exc:
+        problem = problem or f"cannot read the event from stdin ({exc})"
+    if problem:  # never exit 2: to Claude Code that blocks the tool call (or the stop) with our stderr
+        _say(problem)
+        if _looks_like_pre_tool_use(raw):
+            return _ask(f"ARS could not check this tool call: {problem}")
+        return 1
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        _say(f"the event on stdin is not JSON ({' '.join(str(exc).split())[:120]}); ignored")
+        if _looks_like_pre_tool_use(raw):
+            return _ask("ARS could not read this PreToolUse event (not JSON), so it cannot check the call")
+        return 0
+    if not isinstance(event, dict):
+        _say("the event on stdin is not a JSON object; ignored")
+        return 0
+    name = event.get("hook_event_name")
+    handler = HANDLERS.get(name) if isinstance(name, str) else None
+    if handler is None:
+        _say(f"event {str(name)[:60]!r} is not handled (PreToolUse, SessionStart, Stop, SessionEnd are); ignored")
+        return 0
+    state = state_dir(explicit)
+    try:
+        return handler(event, state)
+    except Exception as exc:  # noqa: BLE001 - never break the agent: one line, and never an allow
+        if os.environ.get("ARS_DEBUG"):
+            raise
+        _say(f"{name} failed: {type(exc).__name__}: {exc}")
+        if name == "PreToolUse":
+            return _ask(f"ARS could not check this tool call ({type(exc).__name__}: "
+                        f"{' '.join(str(exc).split())[:200]})")
+        return 0
+
+
+def _looks_like_pre_tool_use(raw: bytes) -> bool:
+    return b"PreToolUse" in raw[:1 << 16] or b"PreToolUse" in raw[-(1 << 16):]
+
+
+# -- PreToolUse: the gate ----------------------------------------------------------------
+def pre_tool_use(event: dict, state: str) -> int:
+    tool_name = event.get("tool_name")
+    tool_input = event.get("tool_input")
+    if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
+        _say("PreToolUse without a tool_name and a tool_input object")
+        return _ask("ARS could not read this tool call (no tool_name or tool_input), so it cannot check it")
+    gate_mod = _gate_module()
+    try:
+        gate = gate_mod.Gate.load(state)
+    except gate_mod.GateError as exc:
+        _say(str(exc))
+        return _ask(f"the ARS gate cannot check this call: {exc}")
+    except OSError as exc:  # writing the default gate.toml
+        _say(f"cannot write the default {gate_mod.GATE_FILE} in {state}: {exc}")
+        return _ask(f"the ARS gate cannot check this call: no usable {gate_mod.GATE_FILE} in {state} ({exc})")
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    matches = gate.check(tool_name, tool_input, cwd)
+    if not matches:
+        return 0
+    return _hold(event, tool_name, tool_input, matches, gate, state)
+
+
+def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, state: str) -> int:
+    """A matching call: an inbox request, then wait for the person's decision."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from core.api import ARS
+    from core.config import load_settings
+    from core.inbox import MAX_DETAIL, MAX_META, MAX_SUMMARY
+
+    first = matches[0]
+    session = str(event.get("session_id") or "unknown")[:120]
+    detail, full = _detail(tool_name, tool_input, MAX_DETAIL)
+    rules = ", ".join(m.rule for m in matches)
+    what = first.excerpt or _first_line(detail)
+    summary = f"Claude Code {tool_name}: {what} ({first.reason})"
+    if len(summary) > MAX_SUMMARY:
+        summary = summary[:MAX_SUMMARY - 1] + "…"
+    meta = {"tool_name": tool_name, "tool_use_id": str(event.get("tool_use_id") or ""), "cwd": event.get("cwd"),
+            "permission_mode": event.get("permission_mode"), "session_id": session, "rules": rules,
+            "reasons": [m.reason for m in matches][:8], "transcript_path": event.get("transcript_path")}
+    if len(json.dumps(meta, ensure_ascii=False, default=str)) > MAX_META:
+        meta = {"tool_name": tool_name[:200], "rules": rules[:1000], "session_id": session}
+    with ARS(load_settings(state_dir=state), create=True) as ars:
+        req = ars.request_approval(f"{AGENT}:{session}", summary, details=detail, risk=first.risk,
+                                   kind="approval", meta=meta)
+        if full is not None:
+            _keep_full_input(ars.state_dir, req.id, tool_input, full)
+        _say(f"{tool_name} held by {rules}: waiting up to {gate.timeout:g} s in the ARS inbox as {req.id} "
+             f"(ars inbox approve {req.id} | ars inbox reject {req.id} --reason ...)")
+        done = ars.inbox.wait(req.id, gate.timeout)
+    d = done.decision
+    if d is None:
+        return _ask(f"{first.reason}: held for a person in the ARS inbox as {req.id}, with no decision after "
+                    f"{gate.timeout:g} s; it is still waiting there (`ars inbox approve {req.id}` or "
+                    f"`ars inbox reject {req.id} --reason ...`), or answer this prompt")
+    by = f" by {d.decided_by}" if d.decided_by else ""
+    if d.verdict == "approve":
+        note = f": {d.note}" if d.note else ""
+        return _answer(pre_tool_answer("allow", f"approved in the ARS inbox ({req.id}){by}{note}"))
+    if d.verdict == "reject":
+        return _answer(pre_tool_answer("deny", f"rejected in the ARS inbox ({req.id}){by}: "
+                                               f"{d.note or 'no reason given'}"))
+    # a response (or anything else) is not an approval: the agent reads it and does not run the call
+    return _answer(pre_tool_answer("deny", f"not approved; a person answered in the ARS inbox ({req.id}){by}: "
+                                           f"{d.note}"))
+
+
+def _detail(tool_name: str, tool_input: dict, limit: int) -> tuple[str, str | None]:
+    """Exactly what will run (the Bash command itself; other tools' input as
+    JSON), and the full text when it had to be cut to ``limit``."""
+    command = tool_input.get("command")
+    if tool_name == "Bash" and isinstance(command, str):
+        text = command
+    else:
+        text = json.dumps(tool_input, ensure_ascii=False, indent=2, default=str)
+    if len(text) <= limit:
+        return text, None
+    tail = f"\n[... {len(text):,} characters in all; the whole input is in the state directory's hooks/held/]"
+    return text[: limit - len(tail)] + tail, text
+
+
+def _keep_full_input(state_dir, request_id: str, tool_input: dict, full: str) -> None:
+    from core.fsutil import atomic_write
+
+    try:
+        atomic_write(os.path.join(os.fspath(state_dir), "hooks", "held", f"{request_id}.json"),
+                     json.dumps(tool_input, ensure_ascii=False, default=str))
+    except OSError as exc:
+        _say(f"could not keep the whole tool input of {request_id}: {exc}")
+
+
+def _first_line(text: str, width: int = 160) -> str:
+    line = " ".join(text.strip().splitlines()[0].split()) if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+# -- SessionStart: the startup context -------------------------------------------------
+def session_start(event: dict, state: str) -> int:
+    if not os.path.isdir(state):
+        _say(f"no ARS state directory at {state} yet: no startup context")
+        return 0
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from core.api import ARS
+    from core.config import load_settings
+    from core.loop.rehydrate import render_markdown
+
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else ""
+    project = os.path.basename(os.path.normpath(cwd)) if cwd else ""
+    parts: list[str] = []
+    with ARS(load_settings(state_dir=state), create=False) as ars:
+        if project:
+            parts.append(_project_memories(ars, project))
+        parts.append(_waiting(ars))
+        report = ars.rehydrate(write=True)
+        parts.append(render_markdown(report))
+    head = (f"ARS memory for this session (state directory {os.path.abspath(state)}). "
+            "Recall more with `ars recall \"...\"` (or the ARS MCP tools); risky tool calls wait for a person "
+            "in the ARS inbox.")
+    text = "\n\n".join([head] + [p for p in parts if p])
+    if len(text) > CONTEXT_LIMIT:
+        tail = f"\n\n[... cut at {CONTEXT_LIMIT:,} characters; `ars rehydrate` prints all of it]"
+        text = text[: CONTEXT_LIMIT - len(tail)] + tail
+    return _answer({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+
+
+def _project_memories(ars, project: str) -> str:
+    try:
+        result = ars.recall(project, k=PROJECT_MEMORIES)
+    except Exception as exc:  # noqa: BLE001 - a part of the context, never the whole
+        return f"## Memories for {project}\n\n(recall failed: {' '.join(str(exc).split())[:160]})"
+    lines = [f"## Memories for {project}", ""]
+    if not result.hits:
+        lines.append("None recalled for this project's name.")
+    for h in result.hits:
+        lines.append(f"- `{h.episode_id}` ({h.score:.3f}): {' '.join(h.snippet.split())}")
+    if result.degraded:
+        lines.append("(recall degraded: " + ", ".join(f"{t.tier} {t.status}" for t in result.tiers
+                                                      if t.status in ("down", "timeout", "error")) + ")")
+    return "\n".join(lines)
+
+
+def _waiting(ars) -> str:
+    try:
+        pending = [r for r in ars.inbox.list("pending")]
+    except Exception as exc:  # noqa: BLE001
+        return f"## Waiting in the ARS inbox\n\n(cannot list it: {' '.join(str(exc).split())[:160]})"
+    if not pending:
+        return ""
+    lines = [f"## Waiting in the ARS inbox ({len(pending)})", ""]
+    for r in pending[:10]:
+        lines.append(f"- `{r.id}` {r.source} {r.risk}: {r.summary[:200]}")
+    if len(pending) > 10:
+        lines.append(f"- ... and {len(pending) - 10} more (`ars inbox list`)")
+    return "\n".join(lines)
+
+
+# -- Stop / SessionEnd: ingest the transcript ----------------------------------------------
+def ingest_transcript(event: dict, state: str) -> int:
+    path = event.get("transcript_path")
+    if not isinstance(path, str) or not path or "\0" in path:
+        _say(f"{event.get('hook_event_name')} without a transcript_path: nothing to ingest")
+        return 0
+    path = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isfile(path):
+        _say(f"transcript {path} is not a file: nothing to ingest")
+        return 0
+    spawn_ingest(state, path)
+    return 0
+
+
+def spawn_ingest(state: str, path: str) -> int:
+    """Start ``ars ingest --state STATE --format claude-code PATH`` in its own
+    session (it outlives the hook, and Claude Code's signals to the hook do
+    not reach it); its output goes to ``<state>/hook-ingest.log``. Returns its pid."""
+    import subprocess
+
+    from core.fsutil import PRIVATE_FILE, private_dir
+
+    state = os.path.abspath(state)
+    private_dir(state)
+    log_path = os.path.join(state, INGEST_LOG)
+    try:
+        if os.path.getsize(log_path) > INGEST_LOG_MAX:
+            os.replace(log_path, log_path + ".1")
+    except OSError:
+        pass
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+    try:
+        from datetime import datetime, timezone
+
+        os.write(fd, f"--- {datetime.now(timezone.utc).isoformat(timespec='seconds')} ingest {path}\n".encode())
+        child = subprocess.Popen(
+            ars_command() + ["ingest", "--state", state, "--format", "claude-code", "--json", path],
+            stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True, close_fds=True,
+            cwd=state)  # never the project directory: its own `tui` package must not shadow ARS's
+    finally:
+        os.close(fd)
+    return child.pid
+
+
+def ars_command() -> list[str]:
+    """How to start ``ars`` from here: the console script beside this Python
+    (a venv's bin/), else this Python running the CLI module."""
+    exe = sys.executable or "python3"
+    script = os.path.join(os.path.dirname(exe), "ars")
+    if os.path.isfile(script) and os.access(script, os.X_OK):
+        return [script]
+    return [exe, "-c", f"import sys; sys.path.insert(0, {_ROOT!r}); from tui.entry import main; main()"]
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds tui/ and core/
+
+
+HANDLERS = {"PreToolUse": pre_tool_use, "SessionStart": session_start, "Stop": ingest_transcript,
+            "SessionEnd": ingest_transcript}

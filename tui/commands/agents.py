@@ -1,0 +1,101 @@
+"""``ars hook AGENT`` and ``ars install AGENT``: ARS inside an agent's own loop.
+
+``ars hook claude-code`` is what Claude Code runs on its hook events (the
+console script reaches it without this module: see tui/entry.py); it is
+registered here too so ``ars --help`` lists it and ``python -m tui.cli hook
+claude-code`` works. ``ars install claude-code`` writes the hooks and the MCP
+server into Claude Code's settings (tui/agents/install.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+AGENTS = ("claude-code",)
+OTHERS = ("OpenClaw and Hermes Agent reach ARS over MCP: `ars mcp` (README, Agents over MCP)")
+
+AgentArg = Annotated[str, typer.Argument(help="the agent: claude-code")]
+StateOpt = Annotated[Optional[Path], typer.Option("--state", help="state directory (else $ARS_STATE_DIR, else ./state)")]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    sys.stderr.write(f"error: {' '.join(message.split())}\n")
+    raise typer.Exit(code)
+
+
+def _agent(agent: str) -> None:
+    if agent not in AGENTS:
+        _fail(f"unknown agent {agent!r}: {', '.join(AGENTS)} has hooks; {OTHERS}")
+
+
+def hook_command(agent: AgentArg, state: StateOpt = None) -> None:
+    """Answer one hook event (JSON on stdin) as the agent expects: PreToolUse runs the gate
+    (gate.toml; a match waits in the ARS inbox), SessionStart prints the startup context,
+    Stop/SessionEnd ingest the transcript in the background. `ars install` sets it up."""
+    _agent(agent)
+    from tui.agents.claude_code import run
+
+    raise typer.Exit(run(["--state", str(state)] if state is not None else []))
+
+
+def install_command(
+    agent: AgentArg,
+    project: Annotated[Optional[Path], typer.Option("--project", help="install into this project's .claude/settings.json and .mcp.json (default: the current directory)")] = None,
+    user: Annotated[bool, typer.Option("--user", help="install into ~/.claude/settings.json and ~/.claude.json instead")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="print the diff of each file and write nothing")] = False,
+    state: StateOpt = None,
+) -> None:
+    """Merge ARS's hooks (PreToolUse gate, SessionStart context, Stop/SessionEnd ingest) and its
+    MCP server into Claude Code's settings: other entries are kept, changed files are backed up
+    (*.bak-<timestamp>), and a second run changes nothing."""
+    _agent(agent)
+    from tui.agents.install import InstallError, apply, plan
+
+    if user and project is not None:
+        _fail("--project and --user name different places: give one of them")
+    state_dir = _state(state)
+    try:
+        changes = plan(state=state_dir, project=None if user else (project or Path.cwd()), user=user)
+    except InstallError as exc:
+        _fail(str(exc))
+    from core.inbox.gate import GATE_FILE, write_defaults
+
+    gate = state_dir / GATE_FILE
+    if dry_run:
+        for ch in changes:
+            sys.stdout.write(ch.diff() if ch.changed else f"# {ch.path}: unchanged\n")
+            for note in ch.notes:
+                sys.stdout.write(f"# {note}\n")
+        if not gate.exists():
+            sys.stdout.write(f"# {gate}: would be written with the default gate rules\n")
+        sys.stdout.write("# dry run: nothing was written\n")
+        return
+    for line in apply(changes):
+        sys.stdout.write(line + "\n")
+    for ch in changes:
+        for note in ch.notes:
+            sys.stdout.write(f"  {note}\n")
+    if not gate.exists():
+        write_defaults(state_dir)
+        sys.stdout.write(f"created {gate} (the default gate rules: edit them there)\n")
+    sys.stdout.write(f"Claude Code now asks ARS ({state_dir}) before risky tool calls: "
+                     "`ars inbox list` shows what waits for you.\n")
+
+
+def _state(state: Path | None) -> Path:
+    if state is None:
+        for key, value in os.environ.items():
+            if key.upper() == "ARS_STATE_DIR" and value:
+                state = Path(value)
+                break
+    return Path(os.path.abspath(os.path.expanduser(str(state or "state"))))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("hook")(hook_command)
+    app.command("install")(install_command)
