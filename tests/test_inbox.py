@@ -398,3 +398,23 @@ async def test_dashboard_refuses_a_request_another_process_decided_first(state):
     final = _ars(state).inbox_get(req.id)
     assert final.status == "rejected" and final.decision.note == "cli first"
     assert len(list(Ledger(state).read(types=("inbox.decision",)))) == 1
+
+
+def test_two_processes_approving_one_loop_request_through_the_inbox_at_once(state, tmp_path):
+    out = tmp_path / "ran.txt"
+    _waiting_loop(state, out)
+    [lr] = _ars(state).inbox_list()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    procs = [subprocess.Popen([sys.executable, "-m", "tui.cli", "inbox", "approve", lr.id, "--note", f"approver {i}",
+                               "--state", str(state)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    results = [(p.wait(120), p.stdout.read(), p.stderr.read()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    assert sorted(r[0] for r in results) == [0, 1], results
+    winner = _ars(state).inbox_get(lr.id).decision
+    line = _one_line(next(r for r in results if r[0] == 1)[2])
+    assert "already approved" in line and winner.decided_by in line and winner.note in line
+    assert out.read_text() == "restarted\n"  # the action ran once
+    assert len(list(Ledger(state).read(types=("human.decision",)))) == 1
