@@ -418,3 +418,9 @@ def test_two_processes_approving_one_loop_request_through_the_inbox_at_once(stat
     assert "already approved" in line and winner.decided_by in line and winner.note in line
     assert out.read_text() == "restarted\n"  # the action ran once
     assert len(list(Ledger(state).read(types=("human.decision",)))) == 1
+
+
+def test_importing_the_inbox_package_loads_only_the_stdlib():
+    code = "import sys, core.inbox; print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'typer', 'textual', 'rich')))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr)
