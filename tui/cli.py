@@ -8,7 +8,12 @@ open it, so ``ars recall`` never loads textual.
 from __future__ import annotations
 
 import json
+import os
 import sys
+
+# Every call is a fresh process (agents' hooks too): pydantic's plugin lookup
+# scans every installed distribution's entry points (~50 ms), and ARS uses none.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -17,8 +22,11 @@ from rich.console import Console
 from rich.table import Table
 
 from core.api import ARS, BadInput
-from core.config import load_settings
-from core.ingest.pipeline import FORMATS
+from pydantic import ValidationError
+
+from core.config import config_error, load_settings
+from core.errors import failure_line
+from core.ingest import FORMATS
 from core.models import Explanation, RecallResult
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -43,8 +51,8 @@ def open_ars(state: Path | None, *, create: bool = False) -> ARS:
         return ARS(load_settings(state_dir=state), create=create)
     except BadInput as exc:
         fail(str(exc))
-    except ValueError as exc:  # pydantic-settings: a malformed ARS_* variable
-        fail(f"bad configuration: {' '.join(str(exc).split())[:200]}; check the ARS_* environment variables")
+    except ValidationError as exc:  # pydantic-settings: a malformed ARS_* variable
+        fail(f"bad configuration: {config_error(exc)}")
     raise AssertionError("unreachable")
 
 
@@ -136,18 +144,22 @@ def recall(
 
 def print_ingest(report) -> None:
     table = Table("file", "format", "added", "skipped", "malformed", "status", title="ingest", title_justify="left")
+    # file names and errors are escaped: a name or a quoted line holding
+    # "[/]" is text, not console markup (it raised MarkupError)
     for f in report.per_file[-40:]:
-        style = {"failed": "red", "unchanged": "dim"}.get(f.status, "")
-        table.add_row(f.file, f.format or "-", str(f.episodes_added), str(f.duplicates_skipped), str(f.malformed),
-                      f"[{style}]{f.status}[/]" if style else f.status)
+        style = {"failed": "red", "unchanged": "dim", "skipped": "yellow"}.get(f.status, "")
+        table.add_row(_esc(f.file), f.format or "-", str(f.episodes_added), str(f.duplicates_skipped),
+                      str(f.malformed), f"[{style}]{f.status}[/]" if style else f.status)
     if len(report.per_file) > 1:
         out.print(table)
+    skipped = getattr(report, "skipped_files", 0)
     out.print(f"files: {report.files}  episodes added: {report.episodes_added}  "
               f"duplicates skipped: {report.duplicates_skipped}  unchanged files: {report.unchanged_files}  "
-              f"malformed lines: {len(report.malformed)}")
+              + (f"skipped inputs: {skipped}  " if skipped else "")
+              + f"malformed lines: {len(report.malformed)}")
     for m in report.malformed[:50]:
         where = f"{m.file}:{m.line}" if m.line else m.file
-        out.print(f"  [yellow]{where}[/]: {m.error}", highlight=False)
+        out.print(f"  [yellow]{_esc(where)}[/]: {_esc(m.error)}", highlight=False)
     if len(report.malformed) > 50:
         out.print(f"  ... and {len(report.malformed) - 50} more (use --json for all)")
     if report.sync is not None:
@@ -190,8 +202,11 @@ def ingest(
 def _ingest_with_progress(ars: ARS, paths: list[Path], fmt: str, force: bool, quiet: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    def waiting(message: str) -> None:
+        err.print(f"[yellow]{_esc(message)}[/]", highlight=False, soft_wrap=True)
+
     if quiet or not err.is_terminal:
-        return ars.ingest(paths, fmt=fmt, force=force)
+        return ars.ingest(paths, fmt=fmt, force=force, on_wait=waiting)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
         task = bar.add_task("ingesting", total=None)
@@ -199,7 +214,7 @@ def _ingest_with_progress(ars: ARS, paths: list[Path], fmt: str, force: bool, qu
         def step(path: Path, summary) -> None:
             bar.update(task, advance=1, description=f"{path.name[:40]} +{summary.episodes_added}")
 
-        return ars.ingest(paths, fmt=fmt, force=force, progress=step)
+        return ars.ingest(paths, fmt=fmt, force=force, progress=step, on_wait=waiting)
 
 
 def _watch(ars: ARS, paths: list[Path], fmt: str, idle: float, as_json: bool) -> None:
@@ -315,10 +330,17 @@ def rebuild(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         except BadInput as exc:
             fail(str(exc))
         count = ars.memory.sqlite.count()
+        skipped = ars.ledger_problems()
     if as_json:
-        sys.stdout.write(json.dumps({"applied": n, "episodes": count}) + "\n")
+        sys.stdout.write(json.dumps({"applied": n, "episodes": count, "skipped": skipped}, ensure_ascii=False) + "\n")
     else:
-        out.print(f"rebuilt memory.sqlite from the ledger: {n} events applied, {count} episodes")
+        for line in skipped:
+            err.print(f"[yellow]skipped[/] {_esc(line)}", highlight=False, soft_wrap=True)
+        out.print(f"rebuilt memory.sqlite from the ledger: {n} events applied, {count} episodes"
+                  + (f", {len(skipped)} bad lines skipped (listed above; fix or delete them and rebuild)"
+                     if skipped else ""))
+    if skipped:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -744,8 +766,8 @@ def demo(
 
     try:
         settings = load_settings(state_dir=state)
-    except ValueError as exc:
-        fail(f"bad configuration: {' '.join(str(exc).split())[:200]}; check the ARS_* environment variables")
+    except ValidationError as exc:
+        fail(f"bad configuration: {config_error(exc)}")
     quiet = as_json
     try:
         report = seed(settings=settings, fresh=fresh,
@@ -773,8 +795,52 @@ def demo(
         _open_dashboard(ars, view=view)
 
 
+def _lean_app(first: list[str]) -> typer.Typer | None:
+    """The ``ars`` app with only the command being run.
+
+    typer builds the click command of every registered function before it
+    parses (~150 ms for ARS's two dozen, on every fresh process an agent hook
+    starts); a command line that names one builds just that one. ``ars``,
+    ``ars --help`` and unknown names use the whole app, so help and "no such
+    command" read as before."""
+    if not first:
+        return None
+    name = first[0]
+    lean = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                       help=app.info.help)
+    for info in app.registered_commands:
+        if (info.name or info.callback.__name__.replace("_", "-")) == name:
+            lean.registered_commands.append(info)
+            break
+    for group in app.registered_groups:
+        if group.name == name:
+            lean.registered_groups.append(group)
+            break
+    if not lean.registered_commands and not lean.registered_groups:
+        return None
+    lean.callback()(_root)  # a group, so `ars NAME ...` parses as it does with every command
+    return lean
+
+
+def _root() -> None:
+    """ARS: episodic memory, a bounded loop and a dashboard for personal AI agents."""
+
+
 def main() -> None:
-    app()
+    # Everything ARS writes is private (transcripts hold secrets): the core
+    # sets 0600/0700 on what it creates; the umask covers what libraries create.
+    os.umask(os.umask(0o077) | 0o077)
+    try:
+        (_lean_app(sys.argv[1:2]) or app)()  # usage errors and typer.Exit end in sys.exit inside
+    except KeyboardInterrupt:
+        err.print("interrupted: anything acknowledged before is kept", highlight=False)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        if os.environ.get("ARS_DEBUG"):
+            raise
+        code, message = failure_line(exc)
+        err.print(f"[red]error:[/] {_esc(message)}", highlight=False, soft_wrap=True)
+        sys.exit(code)
 
 
 if __name__ == "__main__":
