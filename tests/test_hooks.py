@@ -151,6 +151,14 @@ def test_default_rules_hold_the_risky_commands_and_pass_the_rest(tmp_path):
     assert (m.rule, m.risk) == ("rm-rf", "high") and "rm -rf" in m.reason
 
 
+def test_the_default_file_reads_as_the_built_in_rules():
+    import tomllib
+
+    from core.inbox.gate import DEFAULT_DOC
+
+    assert tomllib.loads(DEFAULT_TOML) == DEFAULT_DOC  # an unedited gate.toml is read without tomllib
+
+
 def test_a_repeat_inside_a_repeat_is_refused_and_the_defaults_have_none():
     assert nested_repeat(r"(a+)+") and nested_repeat(r"(\s*x)*") and nested_repeat(r"(?:x|y*)+b")
     assert not nested_repeat(r"(?:\s++x)*") and not nested_repeat(r"(?>a*)*") and not nested_repeat(r"(a?)*")
@@ -182,7 +190,7 @@ def test_the_non_matching_path_imports_only_the_standard_library(project, state)
     probe = ("import sys\nsys.argv = ['ars', 'hook', 'claude-code', '--state', sys.argv[1]]\n"
              "from tui.entry import main\ntry:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
              "heavy = [m for m in ('typer', 'rich', 'pydantic', 'core.api', 'core.inbox', 'core.recall', 'textual',"
-             " 'mcp', 'neo4j', 'openai', 'sqlite3') if m in sys.modules]\n"
+             " 'mcp', 'neo4j', 'openai', 'sqlite3', 'tomllib') if m in sys.modules]\n"
              "sys.stderr.write(repr((code, heavy)))\n")
     r = subprocess.run([sys.executable, "-c", probe, str(state)], input=json.dumps(bash(project, "ls -la")).encode(),
                        capture_output=True, timeout=60, env=_env(), cwd=ROOT)

@@ -21,10 +21,11 @@ without it, the tool's main field (Bash ``command``, Write/Edit/MultiEdit
 string in the input, one per line. ``field = "*"`` always means the latter.
 
 This runs on every tool call an agent makes, in a fresh process, so the
-module imports only the standard library (``tomllib``, ``re``, ``json``,
-``os``), and every pattern must take linear time on a hostile input: a
-repeat inside a repeat (``(a+)+``, ``(\\s*x)*``) is refused when the file is
-loaded, unless the inner repeat is possessive (``*+``, ``++``) or atomic.
+module imports only the standard library (``re``, ``json``, ``os``, and
+``tomllib`` once gate.toml differs from the defaults), and every pattern must
+take linear time on a hostile input: a repeat inside a repeat (``(a+)+``,
+``(\\s*x)*``) is refused when the file is loaded, unless the inner repeat is
+possessive (``*+``, ``++``) or atomic.
 The defaults keep their scans linear on a 1 MB command by construction (gaps
 start only at a separator, or are bounded and possessive). An input longer
 than ``MAX_SUBJECT`` characters is not searched: it is held for a person.
@@ -38,7 +39,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 
 GATE_FILE = "gate.toml"
 DEFAULT_TIMEOUT = 50.0  # below Claude Code's 60 s hook timeout
@@ -65,7 +65,8 @@ def _words_until(word: str, most: int = 6) -> str:
     before its subcommand, say), taken possessively: nothing to backtrack."""
     return r"(?:\s++(?!" + re.escape(word) + r"\b)[^\s;&|]++){0," + str(most) + "}+"
 
-DEFAULT_TOML = f"""\
+DEFAULT_TIMEOUT_TEXT = f"{DEFAULT_TIMEOUT:g}"
+_HEADER = """\
 # ARS gate for Claude Code (`ars hook claude-code`): a tool call that matches a
 # rule waits in the ARS inbox (`ars inbox list`, `ars inbox approve ID`,
 # `ars inbox reject ID --reason R`) until a person decides; the agent gets
@@ -81,59 +82,59 @@ DEFAULT_TOML = f"""\
 # Patterns run on every tool call, on inputs up to 1 MB: no repeat inside a
 # repeat unless the inner one is possessive (*+, ++) or atomic (?>...).
 # Literal strings ('''...''') keep backslashes as they are.
-
-timeout = {DEFAULT_TIMEOUT:g}
-
-[[rule]]
-name = "rm-rf"
-tool = "Bash"
-pattern = '''{_cmd('rm')}(?=(?:\\s++-[^\\s/]*+)*?\\s++-(?:[a-qs-zA-QS-Z]*+[rR]|-recursive\\b))(?=(?:\\s++-[^\\s/]*+)*?\\s++-(?:[a-eg-zA-Z]*+f|-force\\b))'''
-risk = "high"
-reason = "rm -rf deletes recursively without asking"
-
-[[rule]]
-name = "git-push-force"
-tool = "Bash"
-pattern = '''{_cmd('git')}(?={_words_until('push')}\\s++push\\b(?:\\s++(?![-+])[^\\s;&|]++|\\s++-(?!-force\\b)[a-eg-zA-Z]*+(?![a-zA-Z])[^\\s;&|]*+){{0,12}}+\\s++(?:--force\\b|-[a-eg-zA-Z]*+f|\\+[^\\s;&|]))'''
-risk = "high"
-reason = "git push --force rewrites the remote's history"
-
-[[rule]]
-name = "git-reset-hard"
-tool = "Bash"
-pattern = '''{_cmd('git')}(?={_words_until('reset')}\\s++reset\\b{_words_until('--hard', 8)}\\s++--hard\\b)'''
-risk = "high"
-reason = "git reset --hard throws away uncommitted work"
-
-[[rule]]
-name = "sql-drop-truncate"
-tool = "Bash|mcp__*"
-pattern = '''(?i)\\bdrop\\s++(?:table|database|schema|index|view|materialized\\s++view|user|role|owned)\\b|\\btruncate\\s++(?:table\\s++)?(?:only\\s++)?[\\w"`\\[]'''
-risk = "high"
-reason = "SQL DROP/TRUNCATE deletes data"
-
-[[rule]]
-name = "kubectl-delete"
-tool = "Bash"
-pattern = '''{_cmd('kubectl')}(?={_words_until('delete', 8)}\\s++delete\\b)'''
-risk = "high"
-reason = "kubectl delete removes cluster resources"
-
-[[rule]]
-name = "pipe-to-shell"
-tool = "Bash"
-pattern = '''(?:^|[|\\n])(?=[^|\\n]*?\\b(?:curl|wget)\\b)[^|\\n]*+\\|\\s*+(?:sudo\\s++(?:-\\S++\\s++)?)?(?:env\\s++)?(?:ba|z|da|k|fi)?sh\\b|\\b(?:(?:ba|z|da|k)?sh|eval)\\s++(?:-c\\s++)?["']?\\$\\(\\s*+(?:curl|wget)\\b|<\\(\\s*+(?:curl|wget)\\b'''
-risk = "high"
-reason = "runs a script downloaded from the network (curl ... | sh)"
-
-[[rule]]
-name = "write-outside-project"
-tool = "{WRITE_TOOLS}"
-outside_project = true
-allow_under = []
-risk = "medium"
-reason = "writes outside the project directory"
 """
+
+DEFAULT_RULES: list[dict] = [
+    {"name": "rm-rf", "tool": "Bash",
+     "pattern": _cmd("rm") + r"(?=(?:\s++-[^\s/]*+)*?\s++-(?:[a-qs-zA-QS-Z]*+[rR]|-recursive\b))"
+                             r"(?=(?:\s++-[^\s/]*+)*?\s++-(?:[a-eg-zA-Z]*+f|-force\b))",
+     "risk": "high", "reason": "rm -rf deletes recursively without asking"},
+    {"name": "git-push-force", "tool": "Bash",
+     "pattern": _cmd("git") + "(?=" + _words_until("push") + r"\s++push\b"
+                r"(?:\s++(?![-+])[^\s;&|]++|\s++-(?!-force\b)[a-eg-zA-Z]*+(?![a-zA-Z])[^\s;&|]*+){0,12}+"
+                r"\s++(?:--force\b|-[a-eg-zA-Z]*+f|\+[^\s;&|]))",
+     "risk": "high", "reason": "git push --force rewrites the remote's history"},
+    {"name": "git-reset-hard", "tool": "Bash",
+     "pattern": _cmd("git") + "(?=" + _words_until("reset") + r"\s++reset\b" + _words_until("--hard", 8)
+                + r"\s++--hard\b)",
+     "risk": "high", "reason": "git reset --hard throws away uncommitted work"},
+    {"name": "sql-drop-truncate", "tool": "Bash|mcp__*",
+     "pattern": r"(?i)\bdrop\s++(?:table|database|schema|index|view|materialized\s++view|user|role|owned)\b"
+                r"""|\btruncate\s++(?:table\s++)?(?:only\s++)?[\w"`\[]""",
+     "risk": "high", "reason": "SQL DROP/TRUNCATE deletes data"},
+    {"name": "kubectl-delete", "tool": "Bash",
+     "pattern": _cmd("kubectl") + "(?=" + _words_until("delete", 8) + r"\s++delete\b)",
+     "risk": "high", "reason": "kubectl delete removes cluster resources"},
+    {"name": "pipe-to-shell", "tool": "Bash",
+     # a segment (between | and newlines) naming curl/wget piped into a shell: it starts only at a
+     # separator, so each segment is scanned once; or $(curl ...) / <(curl ...) handed to a shell
+     "pattern": r"(?:^|[|\n])(?=[^|\n]*?\b(?:curl|wget)\b)[^|\n]*+\|\s*+(?:sudo\s++(?:-\S++\s++)?)?(?:env\s++)?"
+                r"(?:ba|z|da|k|fi)?sh\b"
+                r"""|\b(?:(?:ba|z|da|k)?sh|eval)\s++(?:-c\s++)?["']?\$\(\s*+(?:curl|wget)\b"""
+                r"|<\(\s*+(?:curl|wget)\b",
+     "risk": "high", "reason": "runs a script downloaded from the network (curl ... | sh)"},
+    {"name": "write-outside-project", "tool": WRITE_TOOLS, "outside_project": True, "allow_under": [],
+     "risk": "medium", "reason": "writes outside the project directory"},
+]
+
+
+def _toml_rule(rule: dict) -> str:
+    lines = ["", "[[rule]]"]
+    for key, value in rule.items():
+        if key == "pattern":  # a literal string: backslashes as they are
+            lines.append(f"{key} = '''{value}'''")
+        elif isinstance(value, bool):
+            lines.append(f"{key} = {'true' if value else 'false'}")
+        else:  # strings and lists of strings: JSON's escapes are TOML's
+            lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"
+
+
+DEFAULT_TOML = _HEADER + f"\ntimeout = {DEFAULT_TIMEOUT_TEXT}\n" + "".join(_toml_rule(r) for r in DEFAULT_RULES)
+# What tomllib reads from DEFAULT_TOML (a test holds the two equal): an unedited
+# gate.toml is taken from here, so the hook's usual path never imports tomllib (~10 ms).
+DEFAULT_DOC = {"timeout": int(DEFAULT_TIMEOUT) if DEFAULT_TIMEOUT.is_integer() else DEFAULT_TIMEOUT,
+               "rule": DEFAULT_RULES}
 
 
 class GateError(ValueError):
@@ -209,10 +210,15 @@ class Gate:
 
     @classmethod
     def parse(cls, text: str, path: str = GATE_FILE) -> "Gate":
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise GateError(f"{path}: not valid TOML ({' '.join(str(exc).split())}): fix that line") from None
+        if text == DEFAULT_TOML:
+            doc = DEFAULT_DOC
+        else:
+            import tomllib
+
+            try:
+                doc = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise GateError(f"{path}: not valid TOML ({' '.join(str(exc).split())}): fix that line") from None
         unknown = sorted(set(doc) - TOP_KEYS)
         if unknown:
             raise GateError(f"{path}: unknown key {unknown[0]!r}: the file holds `timeout` and [[rule]] tables")
