@@ -830,17 +830,38 @@ def main() -> None:
     # Everything ARS writes is private (transcripts hold secrets): the core
     # sets 0600/0700 on what it creates; the umask covers what libraries create.
     os.umask(os.umask(0o077) | 0o077)
+    code: int | str | None = 0
     try:
         (_lean_app(sys.argv[1:2]) or app)()  # usage errors and typer.Exit end in sys.exit inside
+    except SystemExit as done:
+        code = done.code
     except KeyboardInterrupt:
         err.print("interrupted: anything acknowledged before is kept", highlight=False)
-        sys.exit(130)
+        code = 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
         if os.environ.get("ARS_DEBUG"):
             raise
         code, message = failure_line(exc)
         err.print(f"[red]error:[/] {_esc(message)}", highlight=False, soft_wrap=True)
-        sys.exit(code)
+    _exit_now(code)
+
+
+def _exit_now(code: int | str | None) -> None:
+    """Leave without the interpreter's teardown (~110 ms of freeing modules,
+    ~240 ms with the Neo4j driver loaded: a tenth of a fresh `ars recall`).
+    Safe because nothing is left to write: every acknowledged write was
+    fsync'd when it returned, SQLite commits are in its WAL, the dashboard has
+    restored the terminal, and the threads left are idle pools or a Neo4j
+    search that recall no longer waits for."""
+    if isinstance(code, str):
+        err.print(code, highlight=False)
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass  # a closed pipe: nothing more can be said
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":

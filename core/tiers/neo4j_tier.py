@@ -18,7 +18,9 @@ defaults wait about 60 s).
 from __future__ import annotations
 
 import re
+import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
@@ -131,6 +133,24 @@ WRITE_BATCH = 1000  # episodes per write transaction
 PROBE_QUERIES = 30  # enough for a restarted JVM to compile the search path
 
 
+@contextmanager
+def _without_dataframes():
+    """Import the driver without numpy and pandas. The driver imports them if
+    they are installed, to accept arrays and data frames as parameters; ARS
+    passes neither, and numpy alone was half the driver's import (~180 ms of
+    every fresh process with Neo4j configured). Blocked only while the driver
+    loads and only if not loaded already: later imports of numpy work."""
+    blocked = [m for m in ("numpy", "pandas") if m not in sys.modules]
+    for m in blocked:
+        sys.modules[m] = None  # type: ignore[assignment]  # "import numpy" raises ImportError
+    try:
+        yield
+    finally:
+        for m in blocked:
+            if sys.modules.get(m, 0) is None:
+                del sys.modules[m]
+
+
 def lucene_quote(term: str) -> str:
     """A term as a quoted Lucene phrase with special characters escaped."""
     return '"' + _LUCENE_SPECIAL.sub(r"\\\1", term) + '"'
@@ -217,7 +237,8 @@ class Neo4jStore:
     def __init__(self, uri: str, user: str = "neo4j", password: str | None = None,
                  database: str | None = None, connect_timeout: float = 1.0,
                  breaker_cooldown: float = 5.0):
-        from neo4j import GraphDatabase  # imported here: core must import without a server
+        with _without_dataframes():
+            from neo4j import GraphDatabase  # imported here: core must import without a server
 
         self.uri = uri
         self.database = database
