@@ -20,7 +20,17 @@ def main() -> None:
         os.umask(os.umask(0o077) | 0o077)
         from tui.agents.claude_code import run
 
-        sys.exit(run(argv[2:]))
+        code = run(argv[2:])
+        # Claude Code takes the answer when the process ends: skip the interpreter's
+        # teardown (~100 ms once a held call loaded pydantic and core.api). Everything
+        # the hook wrote is closed by now (ARS is used in `with` blocks); only the
+        # standard streams are left to flush.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
     from tui.cli import main as cli_main
 
     cli_main()

@@ -220,7 +220,7 @@ def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, st
             _keep_full_input(ars.state_dir, req.id, tool_input, full)
         _say(f"{tool_name} held by {rules}: waiting up to {gate.timeout:g} s in the ARS inbox as {req.id} "
              f"(ars inbox approve {req.id} | ars inbox reject {req.id} --reason ...)")
-        done = ars.inbox.wait(req.id, gate.timeout)
+        done = ars.inbox.wait(req.id, gate.timeout, poll=0.02)  # a stat every 20 ms
     d = done.decision
     if d is None:
         return _ask(f"{first.reason}: held for a person in the ARS inbox as {req.id}, with no decision after "
