@@ -187,8 +187,9 @@ def test_a_safe_tool_call_gets_no_output(project, state, via):
 
 def test_the_non_matching_path_imports_only_the_standard_library(project, state):
     hook(bash(project, "ls"), state)  # gate.toml written
-    probe = ("import sys\nsys.argv = ['ars', 'hook', 'claude-code', '--state', sys.argv[1]]\n"
-             "from tui.entry import main\ntry:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+    probe = ("import sys\nfrom tui.entry import hook, is_hook\n"
+             "assert is_hook(['hook', 'claude-code', '--state', sys.argv[1]])\n"
+             "code = hook(['--state', sys.argv[1]])\n"
              "heavy = [m for m in ('typer', 'rich', 'pydantic', 'core.api', 'core.inbox', 'core.recall', 'textual',"
              " 'mcp', 'neo4j', 'openai', 'sqlite3', 'tomllib') if m in sys.modules]\n"
              "sys.stderr.write(repr((code, heavy)))\n")

@@ -12,15 +12,23 @@ import os
 import sys
 
 
+def is_hook(argv: list[str]) -> bool:
+    return len(argv) >= 2 and argv[0] == "hook" and argv[1] == "claude-code" \
+        and not any(a in ("--help", "-h") for a in argv[2:])
+
+
+def hook(args: list[str]) -> int:
+    """``ars hook claude-code ARGS`` without the CLI: the exit code."""
+    os.umask(os.umask(0o077) | 0o077)  # everything ARS writes is private (as tui.cli.main sets it)
+    from tui.agents.claude_code import run
+
+    return run(args)
+
+
 def main() -> None:
     argv = sys.argv[1:]
-    if len(argv) >= 2 and argv[0] == "hook" and argv[1] == "claude-code" \
-            and not any(a in ("--help", "-h") for a in argv[2:]):
-        # Everything ARS writes is private (as tui.cli.main sets it)
-        os.umask(os.umask(0o077) | 0o077)
-        from tui.agents.claude_code import run
-
-        code = run(argv[2:])
+    if is_hook(argv):
+        code = hook(argv[2:])
         # Claude Code takes the answer when the process ends: skip the interpreter's
         # teardown (~100 ms once a held call loaded pydantic and core.api). Everything
         # the hook wrote is closed by now (ARS is used in `with` blocks); only the
