@@ -5,6 +5,9 @@ Ingestion records, per file, the line spans of its episodes
 ``sources.jsonl`` in the state directory. The raw tier needs nothing else: no
 database, no server, only this list and the files themselves. A file
 registered twice keeps its latest entry.
+
+Source files are read only when they are regular files (``open_regular``):
+a FIFO or a device put where a transcript was would block a reader forever.
 """
 
 from __future__ import annotations
@@ -12,11 +15,62 @@ from __future__ import annotations
 import bisect
 import json
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from .fsutil import append_line, atomic_write
+
+
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or directory where a file was expected."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def not_regular(mode: int) -> str | None:
+    """Why a file of this ``st_mode`` is not read (one line), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return f"not a regular file ({kind}): only regular files are read; copy its contents to a file to ingest them"
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open a regular file for reading, or raise ``NotRegularFile``.
+
+    Opened with O_NONBLOCK, so a FIFO with no writer cannot hang the open, and
+    checked with fstat on the opened descriptor, not stat on the path: a
+    check of the path could pass and the path be swapped for a FIFO before
+    the open. Reads are blocking again once the file is known regular."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        problem = not_regular(os.fstat(fd).st_mode)
+        if problem:
+            raise NotRegularFile(problem)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _registry_line(entry: dict) -> str:
+    """One registry line. A path that is not valid UTF-8 (its bytes kept as
+    lone surrogates by surrogateescape) cannot be written as UTF-8 text: that
+    line is written ASCII-escaped (``\\udcff``), which reads back as the same
+    path, so the raw tier can still open the file."""
+    text = json.dumps(entry, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(entry)
+    return text
 
 
 @dataclass
@@ -49,7 +103,7 @@ class SourceRegistry:
                  signature: list[int] | None = None, fsync: bool = True) -> None:
         entry = {"path": str(Path(path).resolve()), "format": fmt, "spans": [list(s) for s in spans],
                  "signature": signature or []}
-        append_line(self.path, json.dumps(entry, ensure_ascii=False), fsync=fsync)
+        append_line(self.path, _registry_line(entry), fsync=fsync)
         self._lines += 1
         if fsync:
             self._maybe_compact()
@@ -73,8 +127,8 @@ class SourceRegistry:
         """Rewrite the registry with one line a file (re-registrations append)."""
         files = self.files()
         text = "".join(
-            json.dumps({"path": f.path, "format": f.format, "spans": [list(s) for s in f.spans],
-                        "signature": f.signature}, ensure_ascii=False) + "\n"
+            _registry_line({"path": f.path, "format": f.format, "spans": [list(s) for s in f.spans],
+                            "signature": f.signature}) + "\n"
             for f in files.values()
         )
         atomic_write(self.path, text)

@@ -12,6 +12,7 @@ frequencies counted among the episodes the scan saw.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import threading
@@ -24,7 +25,7 @@ from typing import Iterator
 
 from ..models import TierReport
 from ..scoring import Candidate, Query, idf_weight, score_candidates
-from ..sources import SourceFile, SourceRegistry
+from ..sources import NotRegularFile, SourceFile, SourceRegistry, open_regular
 from .base import DeadlineExceeded, Lookup, guarded
 
 MAX_TEXT_PER_EPISODE = 8000
@@ -48,7 +49,7 @@ def line_text(line: str) -> str:
     if s.startswith("{"):
         try:
             return " ".join(_strings(json.loads(s)))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to walk
             pass
     return s
 
@@ -162,7 +163,9 @@ class FilesTier:
                 path_b, _, rest = raw.partition(b"\0")
                 lineno_b, _, body = rest.partition(b":")
                 try:
-                    yield path_b.decode("utf-8", "replace"), int(lineno_b), body.decode("utf-8", "replace")
+                    # fsdecode: the path as the registry holds it (a non-UTF-8 name's
+                    # bytes as surrogates), so the lookup by path finds it
+                    yield os.fsdecode(path_b), int(lineno_b), body.decode("utf-8", "replace")
                 except ValueError:
                     continue
             if proc.wait() < 0:  # killed by the timer
@@ -179,7 +182,12 @@ class FilesTier:
         for path in files:
             if time.monotonic() > deadline:
                 raise DeadlineExceeded("python scan reached its deadline")
-            with open(path, encoding="utf-8", errors="replace") as fh:
+            try:
+                # a registered file since replaced by a FIFO must not block recall
+                raw = open_regular(path)
+            except NotRegularFile:
+                continue
+            with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as fh:
                 for lineno, line in enumerate(fh, 1):
                     if lineno % 64 == 0 and time.monotonic() > deadline:
                         raise DeadlineExceeded("python scan reached its deadline")
