@@ -407,3 +407,16 @@ def test_bad_token_and_port_are_one_line_exit_2(tmp_path):
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "ARS_MCP_TOKEN is 5 characters" in r.stderr
     r = ars_cli("mcp", "--http", "--port", "70000", state=tmp_path / "s")
     assert r.returncode == 2 and "--port must be 1-65535" in r.stderr
+    r = ars_cli("mcp", "--port", "9000", state=tmp_path / "s")
+    assert r.returncode == 2 and "--host and --port are for --http" in r.stderr
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_busy_port_is_one_line_exit_1(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        r = ars_cli("mcp", "--http", "--port", str(port), state=tmp_path / "s", env=child_env(ARS_MCP_TOKEN=TOKEN))
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in r.stderr and "pick another --port" in r.stderr

@@ -92,8 +92,9 @@ def create_token_file(path: Path) -> tuple[str, bool]:
         os.unlink(tmp)
 
 
-def resolve_token(state_dir: Path, host: str) -> tuple[str, str, bool]:
-    """(token, where it comes from, whether it was just generated)."""
+def resolve_token(state_dir: Path, host: str, create: bool = True) -> tuple[str, str, bool] | None:
+    """(token, where it comes from, whether it was just generated); None when one
+    would have to be generated and ``create`` is false."""
     env = os.environ.get(TOKEN_ENV)
     if env is not None and env.strip():
         token = env.strip()
@@ -108,6 +109,8 @@ def resolve_token(state_dir: Path, host: str) -> tuple[str, str, bool]:
     if not is_loopback(host):
         _fail(f"refusing to serve MCP on {host} (not loopback) without a token: set {TOKEN_ENV} to a long "
               f"random string (e.g. {MAKE_TOKEN}); clients send it as 'Authorization: Bearer <token>'")
+    if not create:
+        return None
     token, created = create_token_file(path)
     return token, str(path), created
 
@@ -143,16 +146,18 @@ def mcp_command(
 
     if not 0 < port < 65536:
         _fail(f"--port must be 1-65535, got {port}")
+    if not http and (host != "127.0.0.1" or port != DEFAULT_PORT):
+        _fail("--host and --port are for --http: add --http to serve streamable HTTP (stdio needs neither)")
     try:
         settings = load_settings(state_dir=state)
     except ValidationError as exc:
         _fail(f"bad configuration: {config_error(exc)}")
     state_dir = Path(settings.state_dir)
-    token = where = None
+    token = None
     if http:
-        if not is_loopback(host) and not (os.environ.get(TOKEN_ENV, "").strip()
-                                          or (state_dir / TOKEN_FILE).exists()):
-            resolve_token(state_dir, host)  # refuses, before anything is created
+        # a short ARS_MCP_TOKEN, an unusable token file or a non-loopback bind without
+        # a token is refused before anything is created
+        token = resolve_token(state_dir, host, create=False)
         check_port(host, port)
     try:
         ars = ARS(settings, create=True)
@@ -164,7 +169,7 @@ def mcp_command(
         except Exception:  # noqa: BLE001 - a broken tier answers as such on each call
             pass
         if http:
-            token, where, created = resolve_token(state_dir, host)
+            token, where, created = token or resolve_token(state_dir, host)
             if created:
                 _say(f"generated a bearer token into {where} (0600; printed only this once); "
                      f"clients send 'Authorization: Bearer <token>':")
