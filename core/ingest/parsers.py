@@ -20,74 +20,126 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
 from ..errors import first_error
 from ..models import Episode
-from .formats import parse_claude_code, parse_hermes, parse_markdown, parse_openclaw
+from ..sources import open_regular
+from .formats.claude_code import parse_claude_code, stream_claude_code
 from .formats.common import (
-    GAP_SECONDS, MAX_EPISODE_CHARS, MAX_LINE_BYTES, Malformed, Msg, Parsed, SessionBuilder, SpanCollector,
-    block_text, guarded, is_noise, iter_objects, role_line, strip_envelope, to_datetime,
+    GAP_SECONDS, MAX_EPISODE_CHARS, MAX_LINE_BYTES, Malformed, Msg, Parsed, SessionBuilder, SessionTable,
+    SpanCollector, Stream, block_text, collect, is_noise, iter_objects, line_failed, role_line, storable, streaming,
+    strip_envelope, to_datetime,
 )
+from .formats.hermes import parse_hermes, stream_hermes
+from .formats.markdown import parse_markdown, stream_markdown
+from .formats.openclaw import parse_openclaw, stream_openclaw
 from ..enrich.extract import Hints
 
 __all__ = [
-    "GAP_SECONDS", "MAX_EPISODE_CHARS", "MAX_LINE_BYTES", "Malformed", "PARSERS", "Parsed", "detect_format",
-    "parse_claude_code", "parse_episodes", "parse_hermes", "parse_jsonl", "parse_markdown", "parse_openclaw",
-    "to_datetime",
+    "GAP_SECONDS", "MAX_EPISODE_CHARS", "MAX_LINE_BYTES", "Malformed", "PARSERS", "Parsed", "STREAMS",
+    "detect_format", "parse_claude_code", "parse_episodes", "parse_hermes", "parse_jsonl", "parse_markdown",
+    "parse_openclaw", "to_datetime",
 ]
+
+# An episode line's ``meta`` is stored as given; one nested deeper than this
+# could not be written back out (JSON writers recurse) and means nothing to recall.
+MAX_META_DEPTH = 32
 
 
 def _err(exc: ValidationError) -> str:
     return first_error(exc, "line")
 
 
-@guarded
-def parse_episodes(path: Path) -> Parsed:
-    parsed = Parsed()
+def _depth_over(value: Any, limit: int) -> bool:
+    """``value`` nests lists/dicts deeper than ``limit`` (iterative: it may be hundreds deep)."""
+    stack = [(value, 0)]
+    while stack:
+        cur, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(cur, dict):
+            stack.extend((v, depth + 1) for v in cur.values() if isinstance(v, (dict, list)))
+        elif isinstance(cur, list):
+            stack.extend((v, depth + 1) for v in cur if isinstance(v, (dict, list)))
+    return False
+
+
+@streaming
+def stream_episodes(path: Path, parsed: Parsed) -> Iterator[Episode]:
+    spans: list[tuple[int, int, str]] = []  # one a line, as given (an id may repeat)
     for no, obj in iter_objects(path, parsed):
         try:
+            if _depth_over(obj.get("meta"), MAX_META_DEPTH):
+                parsed.bad(path, no, f"meta: nested deeper than {MAX_META_DEPTH} levels; line skipped")
+                continue
             ep = Episode.model_validate(obj)
         except ValidationError as exc:
             parsed.bad(path, no, _err(exc))
             continue
-        parsed.episodes.append(ep)
-        parsed.spans.append((no, no, ep.id))
-    return parsed
+        except Exception as exc:  # noqa: BLE001 - one line's failure is that line's error
+            line_failed(parsed, path, no, exc)
+            continue
+        spans.append((no, no, ep.id))
+        yield ep
+    parsed.spans = spans
 
 
-@guarded
-def parse_jsonl(path: Path, source: str = "jsonl") -> Parsed:
-    parsed = Parsed()
+parse_episodes = collect(stream_episodes)
+
+
+@streaming
+def stream_jsonl(path: Path, parsed: Parsed, source: str = "jsonl") -> Iterator[Episode]:
     spans = SpanCollector()
-    sessions: dict[str, SessionBuilder] = {}
+    sessions = SessionTable(parsed.spool)
     for no, obj in iter_objects(path, parsed):
-        content = obj.get("content")
-        if isinstance(content, list):
-            content = block_text(content)
-        if not isinstance(content, str):
-            parsed.bad(path, no, "content: expected a string")
-            continue
-        role = str(obj.get("role") or "user")
-        hints = Hints()
-        text = strip_envelope(content, hints) if role == "user" else content.strip()
-        if is_noise(text):
-            continue
-        session = str(obj.get("session_id") or path.stem)
-        b = sessions.get(session)
-        if b is None:
-            b = sessions[session] = SessionBuilder(path, source, session, agent=str(obj.get("agent") or ""),
-                                                   channel=str(obj.get("channel") or ""))
-        if role == "user":
-            hints.requests.append(text)
-        b.add(Msg(no, role, role_line(role, text), to_datetime(obj.get("timestamp")), hints))
-    for b in sessions.values():
-        b.finish(parsed, spans)
+        try:
+            _message(path, parsed, sessions, source, no, obj)
+        except Exception as exc:  # noqa: BLE001 - one line's failure is that line's error
+            line_failed(parsed, path, no, exc)
+    for b in sessions.builders():
+        yield from b.finish(parsed, spans)
     parsed.spans = spans.spans()
-    return parsed
 
+
+parse_jsonl = collect(stream_jsonl)
+
+
+def _message(path: Path, parsed: Parsed, sessions: SessionTable, source: str, no: int, obj: dict) -> None:
+    """Read one generic message line into its session."""
+    content = obj.get("content")
+    if isinstance(content, list):
+        content = block_text(content)
+    if not isinstance(content, str):
+        parsed.bad(path, no, "content: expected a string")
+        return
+    role = str(obj.get("role") or "user")
+    hints = Hints()
+    text = strip_envelope(content, hints) if role == "user" else content.strip()
+    if is_noise(text):
+        return
+    session = str(obj.get("session_id") or storable(path.stem))
+    b = sessions.get(session)
+    if b is None:
+        b = sessions.add(session, SessionBuilder(path, source, session, agent=str(obj.get("agent") or ""),
+                                                 channel=str(obj.get("channel") or ""), spool=parsed.spool))
+    if role == "user":
+        hints.requests.append(text)
+    b.add(Msg(no, role, role_line(role, text), to_datetime(obj.get("timestamp")), hints))
+
+
+# Each format as a stream (episodes as they are complete: what ingestion
+# uses) and as a parser (the whole file in one ``Parsed``).
+STREAMS: dict[str, Stream] = {
+    "openclaw": stream_openclaw,
+    "claude-code": stream_claude_code,
+    "hermes": stream_hermes,
+    "markdown": stream_markdown,
+    "episodes": stream_episodes,
+    "jsonl": stream_jsonl,
+}
 
 PARSERS: dict[str, Callable[[Path], Parsed]] = {
     "openclaw": parse_openclaw,
@@ -136,45 +188,49 @@ def classify(obj: Any) -> str | None:
 
 def detect_format(path: Path) -> str:
     """Guess a file's format: ``.md`` is Markdown, else sniff the first JSONL
-    lines (bounded reads; a binary or unreadable file falls to ``jsonl``, whose
-    parser reports it)."""
+    lines (bounded reads; a binary, unreadable or non-regular file falls to
+    ``jsonl``, whose parser reports it; a line with a NUL byte tells nothing)."""
     path = Path(path)
     if path.suffix.lower() in MARKDOWN_SUFFIXES:
         return "markdown"
     try:
-        with open(path, "rb") as fh:
-            seen = 0
-            while seen < _SNIFF_LINES:
-                raw = fh.readline(_SNIFF_LINE_BYTES)
-                if not raw:
-                    break
-                if b"\x00" in raw:
-                    break
-                if not raw.strip():
-                    continue
-                seen += 1
-                complete = raw.endswith(b"\n") or len(raw) < _SNIFF_LINE_BYTES
-                if complete:
-                    try:
-                        kind = classify(json.loads(raw.decode("utf-8").lstrip("\ufeff")))
-                    except (ValueError, RecursionError):
-                        kind = None
-                    if kind:
-                        return kind
-                else:
-                    # a long line: look for telling keys chunk by chunk (bounded)
-                    tail = b""
-                    for _ in range(_SNIFF_LONG_CHUNKS):
-                        window = tail + raw
-                        for rule, kind in _PREFIX_RULES:
-                            if rule.search(window):
-                                return kind
-                        if not raw or raw.endswith(b"\n"):
-                            break
-                        tail = raw[-256:]
-                        raw = fh.readline(_SNIFF_LINE_BYTES)
-                    while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
-                        raw = fh.readline(_SNIFF_LINE_BYTES)
-    except OSError:
-        pass
-    return "jsonl"
+        with open_regular(path) as fh:
+            return _sniff(fh) or "jsonl"
+    except (OSError, ValueError, RecursionError, MemoryError):
+        return "jsonl"
+
+
+def _sniff(fh: Any) -> str | None:
+    seen = 0
+    while seen < _SNIFF_LINES:
+        raw = fh.readline(_SNIFF_LINE_BYTES)
+        if not raw:
+            return None
+        if not raw.strip():
+            continue
+        seen += 1
+        complete = raw.endswith(b"\n") or len(raw) < _SNIFF_LINE_BYTES
+        if complete:
+            if b"\x00" in raw:
+                continue
+            try:
+                kind = classify(json.loads(raw.decode("utf-8").lstrip("\ufeff")))
+            except (ValueError, RecursionError):  # ValueError: bad JSON, bad UTF-8, a 5,000-digit number
+                kind = None
+            if kind:
+                return kind
+            continue
+        # a long line: look for telling keys chunk by chunk (bounded)
+        tail = b""
+        for _ in range(_SNIFF_LONG_CHUNKS):
+            window = tail + raw
+            for rule, kind in _PREFIX_RULES:
+                if rule.search(window):
+                    return kind
+            if not raw or raw.endswith(b"\n"):
+                break
+            tail = raw[-256:]
+            raw = fh.readline(_SNIFF_LINE_BYTES)
+        while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
+            raw = fh.readline(_SNIFF_LINE_BYTES)
+    return None

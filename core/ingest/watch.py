@@ -49,7 +49,10 @@ class Watcher:
             changed = sorted({Path(p) for _, p in changes if Path(p).suffix in INGESTIBLE and Path(p).is_file()})
             now = time.monotonic()
             if changed:
-                report = ingest(self.memory, changed, fmt=self.fmt)
+                # the files are named one by one, but they were found in the watched
+                # folders: a symlink out of one is skipped, as in the first walk
+                folders = [p for p in self.paths if p.is_dir()]
+                report = ingest(self.memory, changed, fmt=self.fmt, roots=folders)
                 for p in changed:
                     self._active[p] = now
                 if self.on_report:

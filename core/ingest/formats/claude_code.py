@@ -28,26 +28,51 @@ result; ``toolUseResult`` (a structured copy of the tool result) is not read.
 
 from __future__ import annotations
 
+import bisect
 import re
+from array import array
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ...enrich.extract import Hints
+from ...models import Episode
 from .common import (
-    Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, guarded, is_noise, iter_objects, result_line,
-    role_line, strip_envelope, to_datetime, tool_args, tool_line,
+    Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, collect, is_noise, iter_objects, line_failed,
+    result_line, role_line, storable, streaming, strip_envelope, to_datetime, tool_args, tool_line,
 )
 
 SOURCE = "claude-code"
 AGENT = "claude-code"
 
-_TAG_RE = re.compile(r"<([a-z][\w-]*)>(.*?)</\1>", re.S)
+# Tags are found as an opening tag, then the first closing tag of that name
+# after it (looked up among every closing tag, found once): a lazy
+# ``<(tag)>(.*?)</\1>`` would rescan the rest of the text for every tag that
+# is never closed.
+_OPEN_TAG_RE = re.compile(r"<([a-z][\w-]*)>")
+_CLOSE_TAG_RE = re.compile(r"</([a-z][\w-]*)>")
 _COMMAND_TAGS = ("command-name", "command-message", "command-args", "local-command-stdout",
                  "local-command-stderr", "local-command-caveat", "bash-input", "bash-stdout", "bash-stderr")
+# tool_use ids remembered for naming their results (a result follows its call closely)
+_TOOL_NAMES_KEPT = 4096
 
 
 def _tags(text: str) -> dict[str, str]:
-    return {m.group(1): m.group(2).strip() for m in _TAG_RE.finditer(text)}
+    closers: dict[str, list[int]] = {}
+    for m in _CLOSE_TAG_RE.finditer(text):
+        closers.setdefault(m.group(1), []).append(m.start())
+    out: dict[str, str] = {}
+    pos = 0
+    while (m := _OPEN_TAG_RE.search(text, pos)) is not None:
+        name, body = m.group(1), m.end()
+        at = closers.get(name, [])
+        i = bisect.bisect_left(at, body)
+        if i == len(at):
+            pos = body  # never closed: not a tag
+            continue
+        out[name] = text[body:at[i]].strip()
+        pos = at[i] + len(name) + 3
+    return out
 
 
 def user_text(raw: str, hints: Hints) -> tuple[str, str]:
@@ -76,34 +101,41 @@ def user_text(raw: str, hints: Hints) -> tuple[str, str]:
     return "user", strip_envelope(s)
 
 
-@guarded
-def parse_claude_code(path: Path) -> Parsed:
-    parsed = Parsed()
-    spans = SpanCollector()
-    builders: dict[str, SessionBuilder] = {}
-    uuids: dict[str, set[str]] = {}
-    titles: list[tuple[int, str, str]] = []  # (line, leafUuid, summary)
-    custom_title = ""
-    tool_names: dict[str, str] = {}  # tool_use id -> tool name
-    in_subagent_dir = path.parent.name == "subagents"
-    fallback_session = path.parent.parent.name if in_subagent_dir else path.stem
+class _Transcript:
+    """What one transcript file has said so far: a builder per session (the
+    main one and each subagent's), the message uuids of each (to pick its
+    title) and the tool names by tool_use id."""
 
-    def builder_for(obj: dict) -> SessionBuilder:
-        sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else fallback_session
+    def __init__(self, path: Path, parsed: Parsed):
+        self.path = path
+        self.spool = parsed.spool
+        self.builders: dict[str, SessionBuilder] = {}
+        # uuids as 64-bit hashes in an array: eight bytes a message, not a str in a set
+        self.uuids: dict[str, array] = {}
+        self.titles: list[tuple[int, str, str]] = []  # (line, leafUuid, summary)
+        self.custom_title = ""
+        self.tool_names: OrderedDict[str, str] = OrderedDict()  # tool_use id -> tool name (the latest few)
+        self.in_subagent_dir = path.parent.name == "subagents"
+        self.fallback_session = storable(path.parent.parent.name if self.in_subagent_dir else path.stem)
+
+    def builder_for(self, obj: dict) -> SessionBuilder:
+        path = self.path
+        sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else self.fallback_session
         agent_id = obj.get("agentId")
-        if (obj.get("isSidechain") or in_subagent_dir) and agent_id:
+        stem = storable(path.stem)
+        if (obj.get("isSidechain") or self.in_subagent_dir) and agent_id:
             key = f"{sid}/agent-{agent_id}"
             agent = f"{AGENT}/agent-{agent_id}"
-        elif in_subagent_dir:
-            key, agent = f"{sid}/{path.stem}", f"{AGENT}/{path.stem}"
+        elif self.in_subagent_dir:
+            key, agent = f"{sid}/{stem}", f"{AGENT}/{stem}"
         else:
             key, agent = sid, AGENT
-        b = builders.get(key)
+        b = self.builders.get(key)
         if b is None:
-            b = builders[key] = SessionBuilder(path, SOURCE, key, agent=agent, channel="cli")
+            b = self.builders[key] = SessionBuilder(path, SOURCE, key, agent=agent, channel="cli", spool=self.spool)
             if key != sid:
                 b.meta["parent_session"] = sid
-            uuids[key] = set()
+            self.uuids[key] = array("q")
         if not b.hints.cwd and isinstance(obj.get("cwd"), str) and obj["cwd"]:
             b.hints.cwd = obj["cwd"]
             b.meta["cwd"] = obj["cwd"]
@@ -114,56 +146,81 @@ def parse_claude_code(path: Path) -> Parsed:
             b.meta["git_branch"] = obj["gitBranch"]
         return b
 
+    def remember_tool(self, tool_id: str, name: str) -> None:
+        self.tool_names[tool_id] = name
+        if len(self.tool_names) > _TOOL_NAMES_KEPT:
+            self.tool_names.popitem(last=False)
+
+    def title_of(self, key: str) -> str:
+        """The session's title: the custom title (main session), else the last
+        summary whose leafUuid is one of its messages."""
+        if self.custom_title and key == next(iter(self.builders)):
+            return self.custom_title
+        leaves = {hash(leaf) for _, leaf, _ in self.titles}
+        mine = leaves.intersection(self.uuids[key])
+        return next((t for _, leaf, t in reversed(self.titles) if hash(leaf) in mine), "")
+
+
+@streaming
+def stream_claude_code(path: Path, parsed: Parsed) -> Iterator[Episode]:
+    spans = SpanCollector()
+    t = _Transcript(path, parsed)
     for no, obj in iter_objects(path, parsed):
-        kind = obj.get("type")
-        if kind == "summary":
-            if isinstance(obj.get("summary"), str):
-                titles.append((no, str(obj.get("leafUuid") or ""), obj["summary"].strip()))
-            continue
-        if kind == "custom-title":
-            if isinstance(obj.get("customTitle"), str) and obj["customTitle"].strip():
-                custom_title = obj["customTitle"].strip()
-            continue
-        if kind == "system":
-            if obj.get("subtype") == "compact_boundary":
-                builder_for(obj).cut()
-            continue
-        if kind not in ("user", "assistant"):
-            continue  # progress, queue-operation, file-history-snapshot, ...
-        b = builder_for(obj)
-        if isinstance(obj.get("uuid"), str):
-            uuids[b.session_id].add(obj["uuid"])
-        if obj.get("isMeta") or obj.get("isApiErrorMessage"):
-            continue
-        msg = obj.get("message")
-        if not isinstance(msg, dict):
-            parsed.bad(path, no, "message: expected an object")
-            continue
-        ts = to_datetime(obj.get("timestamp"))
-        if obj.get("isCompactSummary"):
-            text = block_text(msg.get("content")).strip()
-            if text:
-                b.cut()
-                b.add(Msg(no, "summary", role_line("compaction summary", text), ts))
-            continue
-        m = _message(kind, msg, no, ts, tool_names)
-        if m is None:
-            continue
-        model = msg.get("model")
-        if isinstance(model, str) and model and not model.startswith("<"):
-            b.set_part_meta("model", model)
-        b.add(m)
-
-    for key, b in builders.items():
-        title = custom_title if key == next(iter(builders)) else ""
-        if not title:
-            title = next((t for _, leaf, t in reversed(titles) if leaf in uuids[key]), "")
-        b.finish(parsed, spans, title=title)
+        try:
+            _line(t, parsed, no, obj)
+        except Exception as exc:  # noqa: BLE001 - one line's failure is that line's error
+            line_failed(parsed, path, no, exc)
+    for key, b in t.builders.items():
+        yield from b.finish(parsed, spans, title=t.title_of(key))
     parsed.spans = spans.spans()
-    return parsed
 
 
-def _message(kind: str, msg: dict, no: int, ts: Any, tool_names: dict[str, str]) -> Msg | None:
+parse_claude_code = collect(stream_claude_code)
+
+
+def _line(t: _Transcript, parsed: Parsed, no: int, obj: dict) -> None:
+    """Read one line of the transcript."""
+    kind = obj.get("type")
+    if kind == "summary":
+        if isinstance(obj.get("summary"), str):
+            t.titles.append((no, str(obj.get("leafUuid") or ""), obj["summary"].strip()))
+        return
+    if kind == "custom-title":
+        if isinstance(obj.get("customTitle"), str) and obj["customTitle"].strip():
+            t.custom_title = obj["customTitle"].strip()
+        return
+    if kind == "system":
+        if obj.get("subtype") == "compact_boundary":
+            t.builder_for(obj).cut()
+        return
+    if kind not in ("user", "assistant"):
+        return  # progress, queue-operation, file-history-snapshot, ...
+    b = t.builder_for(obj)
+    if isinstance(obj.get("uuid"), str):
+        t.uuids[b.session_id].append(hash(obj["uuid"]))
+    if obj.get("isMeta") or obj.get("isApiErrorMessage"):
+        return
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        parsed.bad(t.path, no, "message: expected an object")
+        return
+    ts = to_datetime(obj.get("timestamp"))
+    if obj.get("isCompactSummary"):
+        text = block_text(msg.get("content")).strip()
+        if text:
+            b.cut()
+            b.add(Msg(no, "summary", role_line("compaction summary", text), ts))
+        return
+    m = _message(kind, msg, no, ts, t)
+    if m is None:
+        return
+    model = msg.get("model")
+    if isinstance(model, str) and model and not model.startswith("<"):
+        b.set_part_meta("model", model)
+    b.add(m)
+
+
+def _message(kind: str, msg: dict, no: int, ts: Any, t: _Transcript) -> Msg | None:
     content = msg.get("content")
     hints = Hints()
     lines: list[str] = []
@@ -179,7 +236,7 @@ def _message(kind: str, msg: dict, no: int, ts: Any, tool_names: dict[str, str])
             elif btype == "tool_result":
                 text = block_text(block.get("content")).strip()
                 if text:
-                    name = tool_names.get(str(block.get("tool_use_id")), "")
+                    name = t.tool_names.get(str(block.get("tool_use_id")), "")
                     lines.append(result_line(name, text, bool(block.get("is_error"))))
             # images and documents are not remembered text
         role = "user"
@@ -194,7 +251,7 @@ def _message(kind: str, msg: dict, no: int, ts: Any, tool_names: dict[str, str])
                 name = str(block.get("name") or "tool")
                 args = block.get("input")
                 if isinstance(block.get("id"), str):
-                    tool_names[block["id"]] = name
+                    t.remember_tool(block["id"], name)
                 hints.tool_calls.append((name, tool_args(args)))
                 lines.append(tool_line("assistant", name, args))
             # thinking / redacted_thinking: the model's scratchpad, not memory

@@ -17,14 +17,14 @@ its span. Export lines can be large: this format allows lines up to
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ...enrich.extract import Hints
+from ...models import Episode
 from .common import (
-    MB, Msg, Parsed, SessionBuilder, SpanCollector, block_text, guarded, is_noise, iter_objects, result_line,
-    role_line, strip_envelope, to_datetime, tool_args, tool_line,
+    MB, Msg, Parsed, SessionBuilder, SpanCollector, block_text, collect, is_noise, iter_objects, line_failed, loads,
+    result_line, role_line, streaming, strip_envelope, to_datetime, tool_args, tool_line,
 )
 
 SOURCE = "hermes"
@@ -32,44 +32,56 @@ MAX_LINE_BYTES_HERMES = 32 * MB
 _SESSION_META = ("model", "user_id", "parent_session_id", "end_reason", "started_at", "ended_at")
 
 
-@guarded
-def parse_hermes(path: Path) -> Parsed:
-    parsed = Parsed()
+@streaming
+def stream_hermes(path: Path, parsed: Parsed) -> Iterator[Episode]:
     spans = SpanCollector()
     for no, obj in iter_objects(path, parsed, MAX_LINE_BYTES_HERMES):
-        messages = obj.get("messages")
-        if not isinstance(messages, list):
-            parsed.bad(path, no, "messages: expected a list (one Hermes session a line)")
+        try:
+            episodes = list(_session(path, parsed, spans, no, obj))
+        except Exception as exc:  # noqa: BLE001 - one line (one session) failing is that line's error
+            line_failed(parsed, path, no, exc)
             continue
-        sid = obj.get("id") or obj.get("session_id")
-        if not isinstance(sid, (str, int)) or not str(sid).strip():
-            parsed.bad(path, no, "id: a session needs an id")
-            continue
-        platform = str(obj.get("source") or "")
-        b = SessionBuilder(path, SOURCE, str(sid).strip(), agent="hermes", channel=platform,
-                           meta={k: obj[k] for k in _SESSION_META if obj.get(k) not in (None, "")})
-        if platform and platform not in ("cli", "local"):
-            b.hints.channels.append(platform)
-        title = obj.get("title") if isinstance(obj.get("title"), str) else ""
-        session_ts = to_datetime(obj.get("started_at"))
-        bad_items = 0
-        after_harness = False  # the reply to a dropped review-harness prompt is dropped too
-        for m in messages:
-            if not isinstance(m, dict):
-                bad_items += 1
-                continue
-            if after_harness and m.get("role") == "assistant" and not m.get("tool_calls"):
-                after_harness = False
-                continue
-            after_harness = _is_harness(m)
-            msg = _message(m, no, to_datetime(m.get("timestamp")) or session_ts)
-            if msg is not None:
-                b.add(msg)
-        if bad_items:
-            parsed.bad(path, no, f"messages: {bad_items} item(s) not an object; skipped")
-        b.finish(parsed, spans, title=(title or "").strip())
+        yield from episodes
     parsed.spans = spans.spans()
-    return parsed
+
+
+parse_hermes = collect(stream_hermes)
+
+
+def _session(path: Path, parsed: Parsed, spans: SpanCollector, no: int, obj: dict) -> Iterator[Episode]:
+    """The episodes of one session line."""
+    messages = obj.get("messages")
+    if not isinstance(messages, list):
+        parsed.bad(path, no, "messages: expected a list (one Hermes session a line)")
+        return
+    sid = obj.get("id") or obj.get("session_id")
+    if not isinstance(sid, (str, int)) or not str(sid).strip():
+        parsed.bad(path, no, "id: a session needs an id")
+        return
+    platform = str(obj.get("source") or "")
+    b = SessionBuilder(path, SOURCE, str(sid).strip(), agent="hermes", channel=platform,
+                       meta={k: obj[k] for k in _SESSION_META if obj.get(k) not in (None, "")},
+                       spool=parsed.spool)
+    if platform and platform not in ("cli", "local"):
+        b.hints.channels.append(platform)
+    title = obj.get("title") if isinstance(obj.get("title"), str) else ""
+    session_ts = to_datetime(obj.get("started_at"))
+    bad_items = 0
+    after_harness = False  # the reply to a dropped review-harness prompt is dropped too
+    for m in messages:
+        if not isinstance(m, dict):
+            bad_items += 1
+            continue
+        if after_harness and m.get("role") == "assistant" and not m.get("tool_calls"):
+            after_harness = False
+            continue
+        after_harness = _is_harness(m)
+        msg = _message(m, no, to_datetime(m.get("timestamp")) or session_ts)
+        if msg is not None:
+            b.add(msg)
+    if bad_items:
+        parsed.bad(path, no, f"messages: {bad_items} item(s) not an object; skipped")
+    yield from b.finish(parsed, spans, title=(title or "").strip())
 
 
 _HARNESS_PREFIXES = (
@@ -88,7 +100,7 @@ def _is_harness(m: dict) -> bool:
 def _calls(value: Any) -> list[dict]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except ValueError:
             return []
     return [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []

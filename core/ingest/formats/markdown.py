@@ -28,36 +28,53 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
-from ...enrich.extract import Hints
+from ...enrich.extract import Hints, enrich_deterministic
 from ...models import Episode
 from .common import (
-    MAX_EPISODE_CHARS, Parsed, SpanCollector, decode_line, guarded, is_noise, iter_lines, strip_envelope,
-    to_datetime,
+    MAX_EPISODE_CHARS, MAX_MESSAGE_CHARS, Parsed, SpanCollector, collect, decode_line, describe, is_noise,
+    iter_lines, nul_error, storable, streaming, strip_envelope, to_datetime,
 )
-from ...enrich.extract import enrich_deterministic
 
 MAX_FRONT_MATTER_LINES = 200
 MAX_SECTION_CHARS = 2 * MAX_EPISODE_CHARS
+# A front matter line longer than this is skipped: values are titles, dates and tags.
+MAX_FRONT_MATTER_LINE = 4096
+# Brackets nested deeper than this in a front matter value: the key is skipped
+# (``[[[[…`` a thousand deep would otherwise exhaust the recursion limit).
+MAX_FRONT_MATTER_NESTING = 8
 
-_HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
 _DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}(?::\d{2})?)(?:\s*(UTC|Z|[+-]\d{2}:?\d{2}))?)?")
 _FM_KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:(?:\s+(.*)|\s*)$")
 _FM_ITEM_RE = re.compile(r"^\s+-\s+(.*)$|^-\s+(.*)$")
-_BULLET_FIELD_RE = re.compile(r"^\s*-\s*\*\*(Session Key|Session ID|Source)\*\*:\s*(.+?)\s*$", re.M)
+# Linear: blanks are [ \t] (``\s`` would span lines under re.M), and the
+# value ends at its last non-blank (a lazy ``.+?`` before ``\s*$`` tries every
+# split of a run of blanks).
+_BULLET_FIELD_RE = re.compile(r"^[ \t]*-[ \t]*\*\*(Session Key|Session ID|Source)\*\*:[ \t]*(.*\S)[ \t]*$", re.M)
 _TRANSCRIPT_LINE_RE = re.compile(r"^(user|assistant): ?(.*)$")
 
 
-@dataclass
-class _Section:
-    trail: list[str]
-    first_line: int
-    lines: list[tuple[int, str]] = field(default_factory=list)  # (line number, text)
+def heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line (``## Title ##``), else None.
+
+    Read with string operations: the regex this replaces,
+    ``^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$``, tried every split of a run of
+    blanks between its lazy title and its optional closing hashes, so ``# a``,
+    2,000 spaces and ``b`` took seconds."""
+    level = len(line) - len(line.lstrip("#"))
+    if not 1 <= level <= 6 or len(line) == level or line[level] not in " \t":
+        return None
+    # the title without the closing sequence: blanks, then #s, then blanks, from the end
+    return level, line[level:].strip(" \t").rstrip("#").rstrip(" \t")
+
+
+class _TooDeep(ValueError):
+    pass
 
 
 def _ids(path: Path) -> tuple[str, str, str]:
@@ -75,9 +92,9 @@ def _ids(path: Path) -> tuple[str, str, str]:
             agent = rel[0][len("workspace-"):]
         elif len(rel) > 1 and rel[0] == "agents":
             agent = rel[1]
-        return "openclaw", "/".join(rel), agent
+        return "openclaw", storable("/".join(rel)), storable(agent)
     digest = hashlib.sha1(str(resolved).encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return "manual", f"{path.stem}-{digest}", ""
+    return "manual", f"{storable(path.stem)}-{digest}", ""
 
 
 def _date(text: str) -> datetime | None:
@@ -101,10 +118,12 @@ def _date(text: str) -> datetime | None:
     return dt.replace(tzinfo=timezone.utc)
 
 
-def _value(raw: str) -> Any:
+def _value(raw: str, depth: int = 0) -> Any:
     v = raw.strip()
     if v.startswith("[") and v.endswith("]"):
-        return [_value(x) for x in v[1:-1].split(",") if x.strip()]
+        if depth >= MAX_FRONT_MATTER_NESTING:
+            raise _TooDeep(f"lists nested deeper than {MAX_FRONT_MATTER_NESTING}")
+        return [_value(x, depth + 1) for x in v[1:-1].split(",") if x.strip()]
     if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
         return v[1:-1]
     if " #" in v:
@@ -119,6 +138,9 @@ def _front_matter(block: list[tuple[int, str]], path: Path, parsed: Parsed) -> d
     for no, line in block:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
+        if len(line) > MAX_FRONT_MATTER_LINE:
+            parsed.bad(path, no, f"front matter: line longer than {MAX_FRONT_MATTER_LINE} characters; line skipped")
+            continue
         m = _FM_KEY_RE.match(line)
         if m and not line[0].isspace():
             key = m.group(1)
@@ -132,11 +154,19 @@ def _front_matter(block: list[tuple[int, str]], path: Path, parsed: Parsed) -> d
                     out.pop(key, None)
                     key = None
                     continue
-                out[key] = _value(v)
+                try:
+                    out[key] = _value(v)
+                except _TooDeep as exc:
+                    parsed.bad(path, no, f"front matter: value of {key!r} has {exc}; key skipped")
+                    out.pop(key, None)
+                    key = None
             continue
         item = _FM_ITEM_RE.match(line)
         if item and key is not None and isinstance(out.get(key), list):
-            out[key].append(_value(item.group(1) or item.group(2) or ""))
+            try:
+                out[key].append(_value(item.group(1) or item.group(2) or ""))
+            except _TooDeep as exc:
+                parsed.bad(path, no, f"front matter: item of {key!r} has {exc}; item skipped")
             continue
         if line[0].isspace() and key is not None and isinstance(out.get(key), str):
             out[key] = f"{out[key]} {line.strip()}"  # a folded continuation line
@@ -153,137 +183,182 @@ def _as_list(v: Any) -> list[str]:
     return []
 
 
-@guarded
-def parse_markdown(path: Path) -> Parsed:
-    parsed = Parsed()
+@streaming
+def stream_markdown(path: Path, parsed: Parsed) -> Iterator[Episode]:
+    """One episode a heading section (or a piece of a long one), as each
+    section ends: the file is read once, line by line."""
     spans = SpanCollector()
-    source, session_id, agent = _ids(path)
+    front, body = _split_front_matter(_text_lines(path, parsed), path, parsed)
+    doc = _Document(path, front)
+    for trail, chunk in _section_chunks(body):
+        try:
+            ep = doc.episode(trail, chunk)
+        except Exception as exc:  # noqa: BLE001 - one section's failure is its lines' error
+            parsed.bad(path, chunk[0][0], f"cannot read the section of lines {chunk[0][0]}-{chunk[-1][0]}: "
+                                          f"{describe(exc)}; skipped")
+            continue
+        if ep is not None:
+            spans.add_range(chunk[0][0], chunk[-1][0], ep.id)
+            yield ep
+    parsed.spans = spans.spans()
 
-    # Read every line once (decoded; a line of invalid UTF-8 is reported and
-    # read as blank), taking the front matter off the top.
-    body: list[tuple[int, str]] = []
-    fm_block: list[tuple[int, str]] | None = None
-    fm_closed = False
+
+parse_markdown = collect(stream_markdown)
+
+
+def _text_lines(path: Path, parsed: Parsed) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every line. A line of invalid UTF-8 or with a
+    NUL byte is reported and read as blank; a very long line is cut to
+    MAX_MESSAGE_CHARS, as a transcript message is (the file keeps it all)."""
     for no, raw in iter_lines(path, parsed):
+        if b"\x00" in raw:
+            parsed.bad(path, no, nul_error(raw).replace("line skipped", "line read as blank"))
+            yield no, ""
+            continue
         try:
             line = decode_line(raw, no).rstrip("\r\n")
         except UnicodeDecodeError as exc:
             parsed.bad(path, no, f"invalid UTF-8 at byte {exc.start}; line read as blank")
             line = ""
-        if no == 1 and line.strip() == "---":
-            fm_block = []
-            continue
-        if fm_block is not None and not fm_closed:
-            if line.strip() in ("---", "..."):
-                fm_closed = True
-                continue
-            fm_block.append((no, line))
-            if len(fm_block) <= MAX_FRONT_MATTER_LINES:
-                continue
-            # far too long for front matter: it was never closed
+        if len(line) > MAX_MESSAGE_CHARS:
+            line = line[: MAX_MESSAGE_CHARS - 1] + "…"
+        yield no, line
+
+
+def _split_front_matter(lines: Iterator[tuple[int, str]], path: Path,
+                        parsed: Parsed) -> tuple[dict[str, Any], Iterable[tuple[int, str]]]:
+    """The front matter (``---`` on line 1 … ``---``) and the body's lines.
+    Broken front matter (never closed, or longer than MAX_FRONT_MATTER_LINES)
+    is reported and read as text."""
+    first = next(lines, None)
+    if first is None:
+        return {}, ()
+    if first[1].strip() != "---":
+        return {}, chain([first], lines)
+    block: list[tuple[int, str]] = []
+    for no, line in lines:
+        if line.strip() in ("---", "..."):
+            return _front_matter(block, path, parsed), lines
+        block.append((no, line))
+        if len(block) > MAX_FRONT_MATTER_LINES:
             parsed.bad(path, 1, f"front matter opened on line 1 has no closing '---' within "
                                 f"{MAX_FRONT_MATTER_LINES} lines; read as text")
-            body.extend(fm_block)
-            fm_block, fm_closed = None, True
-            continue
-        body.append((no, line))
-    front: dict[str, Any] = {}
-    if fm_block is not None and not fm_closed:
-        parsed.bad(path, 1, "front matter opened on line 1 is never closed with '---'; read as text")
-        body = fm_block + body
-    elif fm_block is not None:
-        front = _front_matter(fm_block, path, parsed)
+            return {}, chain(block, lines)
+    parsed.bad(path, 1, "front matter opened on line 1 is never closed with '---'; read as text")
+    return {}, block
 
-    # Split into heading sections (headings inside code fences do not count).
-    sections: list[_Section] = []
+
+def _section_chunks(body: Iterable[tuple[int, str]]) -> Iterator[tuple[list[str], list[tuple[int, str]]]]:
+    """(heading trail, lines) of each section piece, as soon as it is complete.
+    Headings inside code fences do not count."""
     trail: list[tuple[int, str]] = []  # (level, title)
-    cur = _Section([], body[0][0] if body else 1)
+    cutter = _Cutter([])
     in_fence = False
     for no, line in body:
         if _FENCE_RE.match(line):
             in_fence = not in_fence
-        m = None if in_fence else _HEADING_RE.match(line)
-        if m:
-            sections.append(cur)
-            level = len(m.group(1))
-            trail = [t for t in trail if t[0] < level] + [(level, m.group(2).strip())]
-            cur = _Section([t for _, t in trail], no)
-            cur.lines.append((no, line))
-        else:
-            cur.lines.append((no, line))
-    sections.append(cur)
-
-    # Front matter and file-name context.
-    title = str(front.get("title") or "").strip()
-    fm_date = None
-    for key in ("date", "created", "updated"):
-        if front.get(key):
-            fm_date = to_datetime(str(front[key])) or _date(str(front[key]))
-            if fm_date:
-                break
-    file_date = _date(path.stem) if re.match(r"^\d{4}-\d{2}-\d{2}", path.stem) else None
-    topics = _as_list(front.get("tags")) + _as_list(front.get("topics"))
-    people = _as_list(front.get("people")) + _as_list(front.get("person"))
-    agent = str(front.get("agent") or agent or "")
-    channel = str(front.get("channel") or "")
-
-    index = 0
-    prev: str | None = None
-    for sec in sections:
-        for chunk in _chunks(sec):
-            text = _clean("\n".join(t for _, t in chunk))
-            if not _has_body(text, sec.trail):
-                continue
-            heading = " / ".join(sec.trail)
-            ts = next((d for d in map(_date, reversed(sec.trail)) if d), None) or fm_date or file_date
-            eid = f"{source}:{session_id}:{index}"
-            meta: dict[str, Any] = {"path": str(path), "heading": heading, "lines": [chunk[0][0], chunk[-1][0]]}
-            if title:
-                meta["title"] = title
-            if prev:
-                meta["prev"] = prev
-            hints = Hints(title=heading or title, people=list(people),
-                          channels=[channel] if channel else [], requests=[_first_paragraph(text, sec.trail)])
-            for key, value in _BULLET_FIELD_RE.findall(text):
-                if key == "Source" and not channel:
-                    hints.channels.append(value)
-                elif key == "Session Key" and value.startswith("agent:") and not agent:
-                    meta["session_key"] = value
-            ep = Episode(
-                id=eid, source=source, session_id=session_id, agent=agent,  # type: ignore[arg-type]
-                channel=channel or (hints.channels[0] if hints.channels else ""), text=text,
-                first_ts=ts, last_ts=ts, message_count=1, meta=meta,
-            )
-            ep = enrich_deterministic(ep, hints)
-            if topics:
-                ep.topics = list(dict.fromkeys(topics + ep.topics))[:12]
-            parsed.episodes.append(ep)
-            spans.add_range(chunk[0][0], chunk[-1][0], eid)
-            prev = eid
-            index += 1
-    parsed.spans = spans.spans()
-    return parsed
+        h = None if in_fence else heading(line)
+        if h is not None:
+            yield from cutter.close()
+            level, title = h
+            trail = [t for t in trail if t[0] < level] + [(level, title.strip())]
+            cutter = _Cutter([t for _, t in trail])
+        yield from cutter.add(no, line)
+    yield from cutter.close()
 
 
-def _chunks(sec: _Section) -> list[list[tuple[int, str]]]:
-    """The section, cut at blank lines into pieces of at most MAX_SECTION_CHARS."""
-    lines = sec.lines
-    if sum(len(t) + 1 for _, t in lines) <= MAX_SECTION_CHARS:
-        return [lines] if lines else []
-    out: list[list[tuple[int, str]]] = []
-    cur: list[tuple[int, str]] = []
-    size = 0
-    for no, t in lines:
-        if size > MAX_EPISODE_CHARS and not t.strip() or size > MAX_SECTION_CHARS:
-            out.append(cur)
-            cur, size = [], 0
-            if sec.trail:  # later pieces repeat the heading so they read alone
-                cur.append((no, "#" * min(len(sec.trail), 6) + " " + sec.trail[-1] + " (continued)"))
-        cur.append((no, t))
-        size += len(t) + 1
-    if cur:
-        out.append(cur)
-    return out
+class _Cutter:
+    """One section's lines, cut into pieces of at most MAX_SECTION_CHARS at
+    blank lines. A section that fits is one piece; one that does not is cut
+    as its lines arrive, so a huge section never sits in memory whole."""
+
+    def __init__(self, trail: list[str]):
+        self.trail = trail
+        self.lines: list[tuple[int, str]] = []
+        self.size = 0
+        self.cutting = False  # the section is too long: pieces go out as they fill
+
+    def add(self, no: int, line: str) -> Iterator[tuple[list[str], list[tuple[int, str]]]]:
+        if self.cutting:
+            yield from self._cut(no, line)
+            return
+        self.lines.append((no, line))
+        self.size += len(line) + 1
+        if self.size > MAX_SECTION_CHARS:
+            # too long to be one piece: cut what is here as if cutting from the start
+            held, self.lines, self.size, self.cutting = self.lines, [], 0, True
+            for n, t in held:
+                yield from self._cut(n, t)
+
+    def _cut(self, no: int, line: str) -> Iterator[tuple[list[str], list[tuple[int, str]]]]:
+        if self.size > MAX_EPISODE_CHARS and not line.strip() or self.size > MAX_SECTION_CHARS:
+            yield self.trail, self.lines
+            self.lines, self.size = [], 0
+            if self.trail:  # later pieces repeat the heading so they read alone
+                self.lines.append((no, "#" * min(len(self.trail), 6) + " " + self.trail[-1] + " (continued)"))
+        self.lines.append((no, line))
+        self.size += len(line) + 1
+
+    def close(self) -> Iterator[tuple[list[str], list[tuple[int, str]]]]:
+        if self.lines:
+            yield self.trail, self.lines
+        self.lines = []
+
+
+class _Document:
+    """What a file's sections share: ids, front matter, dates from the file
+    name; and the episode chain (``meta["prev"]``) so far."""
+
+    def __init__(self, path: Path, front: dict[str, Any]):
+        self.path = path
+        self.source, self.session_id, agent = _ids(path)
+        self.title = str(front.get("title") or "").strip()
+        self.fm_date = None
+        for key in ("date", "created", "updated"):
+            if front.get(key):
+                self.fm_date = to_datetime(str(front[key])) or _date(str(front[key]))
+                if self.fm_date:
+                    break
+        self.file_date = _date(path.stem) if re.match(r"^\d{4}-\d{2}-\d{2}", path.stem) else None
+        self.topics = _as_list(front.get("tags")) + _as_list(front.get("topics"))
+        self.people = _as_list(front.get("people")) + _as_list(front.get("person"))
+        self.agent = str(front.get("agent") or agent or "")
+        self.channel = str(front.get("channel") or "")
+        self.index = 0
+        self.prev: str | None = None
+
+    def episode(self, trail: list[str], chunk: list[tuple[int, str]]) -> Episode | None:
+        """The episode of one section piece; None when it has no body."""
+        text = _clean("\n".join(t for _, t in chunk))
+        if not _has_body(text, trail):
+            return None
+        heading_trail = " / ".join(trail)
+        ts = next((d for d in map(_date, reversed(trail)) if d), None) or self.fm_date or self.file_date
+        eid = f"{self.source}:{self.session_id}:{self.index}"
+        meta: dict[str, Any] = {"path": storable(str(self.path)), "heading": heading_trail,
+                                "lines": [chunk[0][0], chunk[-1][0]]}
+        if self.title:
+            meta["title"] = self.title
+        if self.prev:
+            meta["prev"] = self.prev
+        hints = Hints(title=heading_trail or self.title, people=list(self.people),
+                      channels=[self.channel] if self.channel else [], requests=[_first_paragraph(text, trail)])
+        for key, value in _BULLET_FIELD_RE.findall(text):
+            if key == "Source" and not self.channel:
+                hints.channels.append(value)
+            elif key == "Session Key" and value.startswith("agent:") and not self.agent:
+                meta["session_key"] = value
+        ep = Episode(
+            id=eid, source=self.source, session_id=self.session_id, agent=self.agent,  # type: ignore[arg-type]
+            channel=self.channel or (hints.channels[0] if hints.channels else ""), text=text,
+            first_ts=ts, last_ts=ts, message_count=1, meta=meta,
+        )
+        ep = enrich_deterministic(ep, hints)
+        if self.topics:
+            ep.topics = list(dict.fromkeys(self.topics + ep.topics))[:12]
+        self.prev = eid
+        self.index += 1
+        return ep
 
 
 def _clean(text: str) -> str:
@@ -305,13 +380,13 @@ def _has_body(text: str, trail: list[str]) -> bool:
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         return False
-    return not (len(lines) == 1 and _HEADING_RE.match(lines[0]))
+    return not (len(lines) == 1 and heading(lines[0]))
 
 
 def _first_paragraph(text: str, trail: list[str]) -> str:
     for line in text.splitlines():
         s = line.strip()
-        if not s or _HEADING_RE.match(s) or _BULLET_FIELD_RE.match(s):
+        if not s or heading(s) or _BULLET_FIELD_RE.match(s):
             continue
         return s.lstrip("-*> ").strip()
     return ""

@@ -24,12 +24,13 @@ metadata envelopes are stripped from user text (the sender becomes a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ...enrich.extract import Hints
+from ...models import Episode
 from .common import (
-    Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, guarded, is_noise, iter_objects, result_line,
-    role_line, strip_envelope, to_datetime, tool_args, tool_line,
+    Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, collect, is_noise, iter_objects, line_failed,
+    result_line, role_line, storable, streaming, strip_envelope, to_datetime, tool_args, tool_line,
 )
 
 SOURCE = "openclaw"
@@ -40,80 +41,98 @@ def agent_from_path(path: Path) -> str:
     parts = path.parts
     for i in range(len(parts) - 3, -1, -1):
         if parts[i] == "agents" and i + 2 < len(parts) and parts[i + 2] == "sessions":
-            return parts[i + 1]
+            return storable(parts[i + 1])
     return ""
 
 
-@guarded
-def parse_openclaw(path: Path) -> Parsed:
-    parsed = Parsed()
+class _Session:
+    """What one session file has said so far: its builder, id and title."""
+
+    def __init__(self, path: Path, parsed: Parsed):
+        self.path = path
+        self.spool = parsed.spool
+        self.session_id = storable(path.stem)
+        self.agent = agent_from_path(path) or "openclaw"
+        self.builder: SessionBuilder | None = None
+        self.title = ""
+
+    def ensure(self) -> SessionBuilder:
+        if self.builder is None:
+            self.builder = SessionBuilder(self.path, SOURCE, self.session_id, agent=self.agent,
+                                          hints=Hints(agents=[]), spool=self.spool)
+        return self.builder
+
+
+@streaming
+def stream_openclaw(path: Path, parsed: Parsed) -> Iterator[Episode]:
     spans = SpanCollector()
-    session_id = path.stem
-    agent = agent_from_path(path) or "openclaw"
-    builder: SessionBuilder | None = None
-    title = ""
-
-    def ensure() -> SessionBuilder:
-        nonlocal builder
-        if builder is None:
-            builder = SessionBuilder(path, SOURCE, session_id, agent=agent, hints=Hints(agents=[]))
-        return builder
-
+    session = _Session(path, parsed)
     for no, obj in iter_objects(path, parsed):
-        kind = obj.get("type")
-        ts = to_datetime(obj.get("timestamp"))
-        if kind == "session":
-            if builder is None or builder.message_count == 0:
-                sid = obj.get("id")
-                if isinstance(sid, str) and sid.strip():
-                    session_id = sid.strip()
-                b = ensure()
-                b.session_id = session_id
-                cwd = obj.get("cwd")
-                if isinstance(cwd, str) and cwd:
-                    b.hints.cwd = cwd
-                    b.meta["cwd"] = cwd
-                b.meta["version"] = obj.get("version")
-                if obj.get("parentSession"):
-                    b.meta["parent_session"] = str(obj["parentSession"])
-            continue
-        b = ensure()
-        if kind == "message":
-            msg = obj.get("message")
-            if not isinstance(msg, dict):
-                parsed.bad(path, no, "message: expected an object")
-                continue
-            ts = to_datetime(msg.get("timestamp")) or ts
-            m = _message(msg, no, ts)
-            if m is not None:
-                model = msg.get("model")
-                if isinstance(model, str) and model:
-                    b.set_part_meta("model", model)
-                b.add(m)
-        elif kind in ("compaction", "branch_summary"):
-            summary = obj.get("summary")
-            if isinstance(summary, str) and summary.strip():
-                b.cut()
-                label = "compaction summary" if kind == "compaction" else "branch summary"
-                b.add(Msg(no, "summary", role_line(label, summary.strip()), ts))
-        elif kind == "model_change":
-            model = obj.get("modelId") or obj.get("model")
-            if model:
-                provider = obj.get("provider")
-                b.set_part_meta("model", f"{provider}/{model}" if provider else str(model))
-        elif kind == "session_info":
-            name = obj.get("name")
-            if isinstance(name, str) and name.strip():
-                title = name.strip()
-        elif kind == "custom_message" and obj.get("display"):
-            text = block_text(obj.get("content")).strip()
-            if text and not is_noise(text):
-                b.add(Msg(no, "custom", role_line(str(obj.get("customType") or "custom"), text), ts))
-        # thinking_level_change, custom, label and unknown entry types carry no memory
-    if builder is not None:
-        builder.finish(parsed, spans, title=title)
+        try:
+            _entry(session, parsed, no, obj)
+        except Exception as exc:  # noqa: BLE001 - one line's failure is that line's error
+            line_failed(parsed, path, no, exc)
+    if session.builder is not None:
+        yield from session.builder.finish(parsed, spans, title=session.title)
     parsed.spans = spans.spans()
-    return parsed
+
+
+parse_openclaw = collect(stream_openclaw)
+
+
+def _entry(session: _Session, parsed: Parsed, no: int, obj: dict) -> None:
+    """Read one entry of the session file."""
+    path = session.path
+    kind = obj.get("type")
+    ts = to_datetime(obj.get("timestamp"))
+    if kind == "session":
+        if session.builder is None or session.builder.message_count == 0:
+            sid = obj.get("id")
+            if isinstance(sid, str) and sid.strip():
+                session.session_id = sid.strip()
+            b = session.ensure()
+            b.session_id = session.session_id
+            cwd = obj.get("cwd")
+            if isinstance(cwd, str) and cwd:
+                b.hints.cwd = cwd
+                b.meta["cwd"] = cwd
+            b.meta["version"] = obj.get("version")
+            if obj.get("parentSession"):
+                b.meta["parent_session"] = str(obj["parentSession"])
+        return
+    b = session.ensure()
+    if kind == "message":
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            parsed.bad(path, no, "message: expected an object")
+            return
+        ts = to_datetime(msg.get("timestamp")) or ts
+        m = _message(msg, no, ts)
+        if m is not None:
+            model = msg.get("model")
+            if isinstance(model, str) and model:
+                b.set_part_meta("model", model)
+            b.add(m)
+    elif kind in ("compaction", "branch_summary"):
+        summary = obj.get("summary")
+        if isinstance(summary, str) and summary.strip():
+            b.cut()
+            label = "compaction summary" if kind == "compaction" else "branch summary"
+            b.add(Msg(no, "summary", role_line(label, summary.strip()), ts))
+    elif kind == "model_change":
+        model = obj.get("modelId") or obj.get("model")
+        if model:
+            provider = obj.get("provider")
+            b.set_part_meta("model", f"{provider}/{model}" if provider else str(model))
+    elif kind == "session_info":
+        name = obj.get("name")
+        if isinstance(name, str) and name.strip():
+            session.title = name.strip()
+    elif kind == "custom_message" and obj.get("display"):
+        text = block_text(obj.get("content")).strip()
+        if text and not is_noise(text):
+            b.add(Msg(no, "custom", role_line(str(obj.get("customType") or "custom"), text), ts))
+    # thinking_level_change, custom, label and unknown entry types carry no memory
 
 
 def _message(msg: dict, no: int, ts: Any) -> Msg | None:
