@@ -104,7 +104,10 @@ class FilesTier:
         try:
             scan = self._scan_rg if self.rg else self._scan_py
             for path, lineno, text in scan(files, needles, deadline):
-                ep = files[path].episode_at(lineno)
+                source = files.get(path)
+                if source is None:
+                    continue  # a file name holding a newline splits rg's output line: not ours
+                ep = source.episode_at(lineno)
                 if ep is not None and sum(map(len, matched[ep])) < MAX_TEXT_PER_EPISODE:
                     matched[ep].append(text)
         except DeadlineExceeded:
