@@ -43,7 +43,7 @@ from typing import Iterator
 from pydantic import ValidationError
 
 from ..errors import first_error
-from ..fsutil import append_line, atomic_write
+from ..fsutil import PRIVATE_FILE, append_line, atomic_write, private_dir
 from ..recall import BadQuery
 from .models import HistoryEntry, LoopState
 
@@ -254,9 +254,9 @@ class CheckpointStore:
     def lock(self, loop_id: str, timeout: float = 10.0):
         """Exclusive right to run (and so to write) one loop; released if the holder dies."""
         locks = self.dir / ".locks"
-        locks.mkdir(parents=True, exist_ok=True)
+        private_dir(locks)
         path = locks / f"{safe_name(loop_id, LOOP_NAME_BYTES)}.lock"
-        fh = open(path, "a+")
+        fh = os.fdopen(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, PRIVATE_FILE), "a+")
         try:
             end = time.monotonic() + timeout
             while True:
