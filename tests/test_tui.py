@@ -82,6 +82,25 @@ async def test_live_update_from_another_process_and_notification(demo: Path):
         assert app.inbox_count == 4
 
 
+async def test_an_agents_request_counts_and_is_announced(demo: Path):
+    """A request from another process (an MCP client, Claude Code's gate)
+    raises the header's count and a notification, as a waiting loop does."""
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        loops_waiting = app.store.inbox_count
+        await wait_for(pilot, lambda: app.inbox_count == loops_waiting, what="the first count")
+        with open_ars(demo) as other:
+            req = other.request_approval("claude-code:s-1", "Bash: rm -rf build/", details="rm -rf build/",
+                                         risk="high")
+        await wait_for(pilot, lambda: app.inbox_count == loops_waiting + 1, what="the agent's request counted")
+        await wait_for(pilot, lambda: any("claude-code:s-1" in str(n.message) for n in app._notifications),
+                       what="the notification")
+        with open_ars(demo) as other:
+            other.inbox_decide(req.id, "approve")
+        await wait_for(pilot, lambda: app.inbox_count == loops_waiting, what="the decided request uncounted")
+
+
 # -- Inbox -------------------------------------------------------------------------------
 async def _confirm_shown(pilot, app) -> None:
     await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")

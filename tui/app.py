@@ -27,9 +27,10 @@ from textual.reactive import reactive
 from textual.screen import Screen
 
 from core.api import ARS, BadInput
+from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
-from .messages import LoopsChanged, LoopsListed, StoreChanged
+from .messages import AgentsChanged, LoopsChanged, LoopsListed, StoreChanged
 from .modals import HelpModal
 from .screens.checkpoints import CheckpointsScreen
 from .screens.inbox import InboxScreen
@@ -81,6 +82,8 @@ class ArsApp(App[None]):
         self._initial_mode = initial_mode
         self.episode_count: int | None = None
         self.problems: list[str] = []
+        self.agent_requests: dict[str, InboxRequest] = {}  # agents' pending requests, by id
+        self._agents_seen = False  # the first listing is not news
 
     # -- start and stop -----------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -117,6 +120,7 @@ class ArsApp(App[None]):
     @work(thread=True, exclusive=True, group="listing")
     def load_all(self) -> None:
         self.episode_count = self.ars.episode_count()
+        self._load_agents()
         states, problems = self.ars.loop_list()
         running = {s.loop_id for s in states if s.status == "active" and self.ars.loop_running(s.loop_id)}
         self.post_message(LoopsListed(states, problems, running))
@@ -127,7 +131,7 @@ class ArsApp(App[None]):
         import watchfiles
 
         root = self.ars.state_dir
-        relevant = ("checkpoints", "approvals")
+        relevant = ("checkpoints", "approvals", "inbox")
 
         def wanted(_change: Any, path: str) -> bool:
             p = Path(path)
@@ -146,6 +150,12 @@ class ArsApp(App[None]):
 
     def _reload(self, paths: Iterable[str]) -> None:
         """Read the loops behind changed files (worker thread) and post them."""
+        paths = list(paths)
+        if any(Path(p).parent.name == "inbox" for p in paths):
+            self._load_agents()
+            paths = [p for p in paths if Path(p).parent.name != "inbox"]
+            if not paths:
+                return
         ids, rescan = self.ars.loop_ids_for_paths(paths)
         if rescan:
             states, problems = self.ars.loop_list()
@@ -157,6 +167,24 @@ class ArsApp(App[None]):
         states, gone, problems = self.ars.loop_states(ids)
         running = {i for i, s in states.items() if s.status == "active" and self._is_running(i)}
         self.post_message(LoopsChanged(list(states.values()), gone, problems, running))
+
+    def _load_agents(self) -> None:
+        """Agents' pending requests (worker thread): they count in the header
+        beside the loops', and a new one is announced like a waiting loop."""
+        try:
+            pending = self.ars.inbox.list("pending")
+        except Exception:  # noqa: BLE001 - an unreadable inbox leaves the loops' requests
+            return
+        self.post_message(AgentsChanged(pending))
+
+    def on_agents_changed(self, msg: AgentsChanged) -> None:
+        fresh = [r for r in msg.pending if r.id not in self.agent_requests]
+        self.agent_requests = {r.id: r for r in msg.pending}
+        self.inbox_count = self.store.inbox_count + len(self.agent_requests)
+        for r in fresh if self._agents_seen else []:
+            self.notify(f"{r.source}: {r.summary[:160]}", title="Waiting for you (press 2)", severity="warning",
+                        timeout=8)
+        self._agents_seen = True
 
     def _is_running(self, loop_id: str) -> bool:
         with self._ours_lock:
@@ -191,7 +219,7 @@ class ArsApp(App[None]):
                                        + ("live" if self.watching else "not watching"))
 
     def _after_change(self, changes) -> None:
-        self.inbox_count = self.store.inbox_count
+        self.inbox_count = self.store.inbox_count + len(self.agent_requests)
         for c in changes:
             if c.new in ATTENTION and c.old != c.new:
                 s = c.state

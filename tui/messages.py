@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
 
@@ -30,3 +31,11 @@ class LoopsChanged(Message):
 
 class StoreChanged(Message):
     """Posted to each view: the loop store moved; redraw what changed."""
+
+
+class AgentsChanged(Message):
+    """Agents' pending requests in the inbox (MCP clients, Claude Code's gate)."""
+
+    def __init__(self, pending: list[InboxRequest]):
+        super().__init__()
+        self.pending = pending
