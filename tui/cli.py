@@ -392,17 +392,22 @@ RequestOpt = Annotated[Optional[str], typer.Option("--request", help="the reques
 NoResumeOpt = Annotated[bool, typer.Option("--no-resume", help="record the decision only; resume later")]
 
 
-def _loop_call(fn):
-    """Run a loop API call; people's errors exit 2, failures (busy, corrupt,
-    a state file that cannot be read or written) exit 1, each as one line."""
+def _loop_call(fn, *, second_decision_fails: bool = False):
+    """Run a loop or inbox API call; people's errors exit 2, failures (busy,
+    corrupt, a state file that cannot be read or written) exit 1, each as one
+    line. ``second_decision_fails``: an inbox decision already taken by
+    someone else exits 1 (``ars inbox``; the loop commands keep exit 2)."""
+    from core.inbox import AlreadyDecided, CorruptRequest
     from core.loop.checkpoints import CorruptCheckpoint, LoopBusy
     from core.loop.decisions import CorruptDecision
 
     try:
         return fn()
+    except AlreadyDecided as exc:
+        fail(_esc(str(exc)), code=1 if second_decision_fails else 2)
     except BadInput as exc:
         fail(_esc(str(exc)))
-    except (LoopBusy, CorruptCheckpoint) as exc:
+    except (LoopBusy, CorruptCheckpoint, CorruptRequest) as exc:
         fail(_esc(str(exc)), code=1)
     except CorruptDecision as exc:
         fail(_esc(f"{exc}: `ars loop show` says what to do"), code=1)

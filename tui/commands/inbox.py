@@ -29,27 +29,9 @@ RISK_STYLE = {"high": "red bold", "medium": "yellow", "low": "dim"}
 
 def _call(fn):
     """Run an inbox call: a second decision and failures exit 1, people's errors 2, each as one line."""
-    from core.api import BadInput
-    from core.inbox import AlreadyDecided, CorruptRequest
-    from core.loop.checkpoints import CorruptCheckpoint, LoopBusy
-    from core.loop.decisions import CorruptDecision
-    from tui.cli import fail
+    from tui.cli import _loop_call
 
-    try:
-        return fn()
-    except AlreadyDecided as exc:
-        fail(_esc(str(exc)), code=1)
-    except BadInput as exc:
-        fail(_esc(str(exc)))
-    except (LoopBusy, CorruptCheckpoint, CorruptRequest) as exc:
-        fail(_esc(str(exc)), code=1)
-    except CorruptDecision as exc:
-        fail(_esc(f"{exc}: `ars loop show` says what to do"), code=1)
-    except OSError as exc:
-        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        fail(_esc(f"cannot use{where}: {exc.strerror or ' '.join(str(exc).split())[:200]}; check that it is "
-                  "a file you can read and write"), code=1)
-    raise AssertionError("unreachable")
+    return _loop_call(fn, second_decision_fails=True)
 
 
 def _warn(lines) -> None:
