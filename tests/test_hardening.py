@@ -382,3 +382,53 @@ def test_the_shared_breaker_closes_when_neo4j_answers(seeded: Path, neo4j_uri: s
                                                                     "ARS_NEO4J_DEADLINE": "5"})
     assert tiers_of(r.stdout)["neo4j"] in ("ok", "empty"), r.stdout
     assert not path.exists()
+
+
+# -- ars recall --json: the fast path answers as the full CLI does ------------------------------
+def _entry(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "tui.entry", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=e, timeout=120)
+
+
+def _comparable(stdout: str) -> dict:
+    d = json.loads(stdout)
+    d.pop("latency_ms")
+    for t in d["tiers"]:
+        t.pop("latency_ms")
+    return d
+
+
+@pytest.mark.parametrize("args", [
+    ["recall", "Neo4j outage", "--json"],
+    ["recall", "--json", "-k", "3", "--tiers", "sqlite,files", "--", "第一性原理 outage"],
+])
+def test_fast_recall_prints_what_the_cli_prints(seeded: Path, args: list[str]):
+    placed = [args[0], "--state", str(seeded), *args[1:]]  # before a "--"
+    fast = _entry(*placed)
+    full = ars(*placed)
+    assert fast.returncode == full.returncode == 0, (fast.stderr, full.stderr)
+    assert _comparable(fast.stdout) == _comparable(full.stdout)
+
+
+@pytest.mark.parametrize("args,env", [
+    (["recall", "", "--json"], {}),
+    (["recall", "x", "--json", "-k", "0"], {}),
+    (["recall", "x", "--json", "--tiers", "bogus"], {}),
+    (["recall", "x", "--json"], {"ARS_NEO4J_URI": "http://x"}),
+])
+def test_fast_recall_errors_as_the_cli_does(seeded: Path, args: list[str], env: dict):
+    fast = _entry(*args, "--state", str(seeded), env=env)
+    full = ars(*args, state=seeded, env=env)
+    assert fast.returncode == full.returncode == 2
+    assert one_line_error(fast) == one_line_error(full)
+
+
+def test_other_recall_lines_go_to_the_full_cli(seeded: Path, tmp_path: Path):
+    table = _entry("recall", "Neo4j outage", "--state", str(seeded))  # no --json: a table for a person
+    assert table.returncode == 0 and "tokens: neo4j outage" in table.stdout
+    helped = _entry("recall", "--help")
+    assert helped.returncode == 0 and "--explain" in helped.stdout
+    missing = _entry("recall", "x", "--json", "--state", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "does not exist" in one_line_error(missing)

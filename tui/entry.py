@@ -3,7 +3,9 @@
 ``ars hook claude-code`` runs on every tool call Claude Code makes, each time
 in a fresh process, so it goes straight to its handler: no typer, rich,
 pydantic or core.api until a gate rule matches (then it needs them anyway).
-Every other command line goes to the typer CLI in tui/cli.py.
+``ars recall ... --json`` (how agents and hooks recall) skips the typer
+app and rich too (tui/fast_recall.py). Every other command line goes to
+the typer CLI in tui/cli.py.
 """
 
 from __future__ import annotations
@@ -27,8 +29,19 @@ def hook(args: list[str]) -> int:
 
 def main() -> None:
     argv = sys.argv[1:]
-    if is_hook(argv):
-        code = hook(argv[2:])
+    recall = None
+    if argv[:1] == ["recall"]:
+        from tui.fast_recall import parse
+
+        recall = parse(argv[1:])
+    if is_hook(argv) or recall is not None:
+        if recall is not None:  # `ars recall ... --json`, as agents call it: no CLI framework
+            from tui.fast_recall import run
+
+            os.umask(os.umask(0o077) | 0o077)
+            code = run(recall)
+        else:
+            code = hook(argv[2:])
         # Claude Code takes the answer when the process ends: skip the interpreter's
         # teardown (~100 ms once a held call loaded pydantic and core.api). Everything
         # the hook wrote is closed by now (ARS is used in `with` blocks); only the

@@ -1,0 +1,87 @@
+"""``ars recall ... --json`` without the CLI framework.
+
+Agents and hooks call recall as a fresh process and read its JSON; building
+the typer app and loading rich cost ~100 ms of each call, a third of it.
+This path answers exactly the command lines it fully understands (a query,
+``-k``, ``--tiers``, ``--state``, ``--json``); anything else (``--help``,
+``--explain``, a table for a person, a malformed option) goes to the full CLI
+in tui/cli.py, which answers and reports errors as it always has. The JSON,
+the one-line errors and the exit codes are the same either way (tested).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+
+@dataclass
+class RecallArgs:
+    query: str
+    k: int = 10
+    tiers: str | None = None
+    state: str | None = None
+
+
+def parse(argv: list[str]) -> RecallArgs | None:
+    """The arguments after ``recall``, or None for the full CLI to handle."""
+    query: str | None = None
+    opts: dict[str, str] = {}
+    as_json = False
+    i, rest_are_args = 0, False
+    while i < len(argv):
+        a = argv[i]
+        if rest_are_args or not a.startswith("-") or a == "-":
+            if query is not None:
+                return None  # a second query: let the CLI say so
+            query = a
+        elif a == "--":
+            rest_are_args = True
+        elif a == "--json":
+            as_json = True
+        elif a in ("-k", "--tiers", "--state") and i + 1 < len(argv) and a not in opts:
+            opts[a] = argv[i + 1]
+            i += 1
+        else:
+            return None
+        i += 1
+    if not as_json or query is None:
+        return None
+    try:
+        k = int(opts.get("-k", "10"))
+    except ValueError:
+        return None
+    return RecallArgs(query=query, k=k, tiers=opts.get("--tiers"), state=opts.get("--state"))
+
+
+def run(args: RecallArgs) -> int:
+    """Recall and print the ``RecallResult`` as JSON; the exit code."""
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from core.api import ARS, BadInput
+    from core.config import config_error, load_settings
+    from core.errors import failure_line
+
+    try:
+        settings = load_settings(state_dir=Path(args.state) if args.state is not None else None)
+        with ARS(settings, create=False) as ars:
+            result = ars.recall(args.query, k=args.k, tiers=args.tiers)
+    except ValidationError as exc:
+        return _error(f"bad configuration: {config_error(exc)}", 2)
+    except BadInput as exc:
+        return _error(str(exc), 2)
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (as tui.cli.main)
+        if os.environ.get("ARS_DEBUG"):
+            raise
+        code, message = failure_line(exc)
+        return _error(message, code)
+    sys.stdout.write(result.model_dump_json() + "\n")
+    return 0
+
+
+def _error(message: str, code: int) -> int:
+    sys.stderr.write(f"error: {message}\n")
+    return code
