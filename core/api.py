@@ -306,9 +306,8 @@ class ARS:
 
         if not is_loop_id(request_id):
             return self.inbox.decide(request_id, verdict, note)
-        from .inbox import AlreadyDecided
-        from .loop.decisions import AlreadyDecided as LoopAlreadyDecided
         from .loop.decisions import describe, read_decision
+        from .once import AlreadyDecided
 
         if verdict not in ("approve", "reject", "respond", "edit"):
             raise BadInput(f"unknown verdict {verdict!r}: approve, reject or respond")
@@ -321,10 +320,7 @@ class ARS:
             d = read_decision(self.state_dir, loop_id, req_id)
             raise AlreadyDecided(f"{describe(d) if d else f'request {req_id} of loop {loop_id} was already decided'}; "
                                  "a second decision is refused")
-        try:
-            state = self.loop_decide(loop_id, verdict, note=note, request_id=req_id)
-        except LoopAlreadyDecided as exc:
-            raise AlreadyDecided(str(exc)) from None
+        state = self.loop_decide(loop_id, verdict, note=note, request_id=req_id)
         d = read_decision(self.state_dir, loop_id, req_id)
         if d is None:  # not expected: the claim wrote it before the loop resumed
             raise RuntimeError(f"{request_id}: the decision was recorded but cannot be read back")

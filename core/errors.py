@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+
+class BadQuery(ValueError):
+    """A query or option a person must fix (the CLI exits 2 on it)."""
 
 
 def first_error(exc: ValidationError, whole: str = "", more: bool = False) -> str:

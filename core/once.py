@@ -17,7 +17,13 @@ import socket
 import uuid
 from pathlib import Path
 
+from .errors import BadQuery
 from .fsutil import PRIVATE_FILE, fsync_dir, private_dir
+
+
+class AlreadyDecided(BadQuery):
+    """A second decision on a request that already has one; the message says
+    who decided what and when. One class for loops' and agents' requests."""
 
 
 def who() -> str:

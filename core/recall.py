@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 from pydantic import ValidationError
 
 from .config import Settings
-from .errors import first_error
+from .errors import BadQuery, first_error
 from .fsutil import fsync_dir
 from .ledger import EPISODE_EVENT, BadEvent, Event, Ledger, content_id
 from .models import TIER_NAMES, Episode, Explanation, RecallResult, TierExplanation, TierReport
@@ -44,10 +44,6 @@ MAX_QUERY_TOKENS = 200  # a tier's one-time set-up (it opens files, creates a dr
 def _sqlite_files(path: Path) -> list[Path]:
     """A database file and its WAL and shared-memory side files."""
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
-
-
-class BadQuery(ValueError):
-    """A query or option a person must fix (the CLI exits 2 on it)."""
 
 
 def parse_tiers(tiers: str | Sequence[str] | None) -> list[str] | None:

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from ..errors import first_error
 from ..fsutil import atomic_write, private_dir
 from ..ledger import Event, Ledger, content_id
-from ..once import create_once, who
+from ..once import AlreadyDecided, create_once, who
 from ..recall import BadQuery
 from .models import KINDS, RISKS, STATUS_OF, STATUSES, VERDICTS, InboxDecision, InboxRequest
 
@@ -45,10 +45,6 @@ class UnknownRequest(BadQuery):
     """No such request."""
 
 
-class AlreadyDecided(BadQuery):
-    """A second decision on a request that already has one; says who decided what and when."""
-
-
 class CorruptRequest(RuntimeError):
     """A request or decision file that cannot be read (damage: both are written whole)."""
 
@@ -57,6 +53,23 @@ class CorruptRequest(RuntimeError):
         self.error = error
         super().__init__(f"inbox file {INBOX}/{self.path.name} cannot be read ({error}); "
                          f"move it aside (mv {self.path} {self.path}.bad)")
+
+
+def _read_model(path: Path, model):
+    """A request or decision file as its model; ``CorruptRequest`` (one line)
+    when it cannot be read or parsed, ``FileNotFoundError`` when it is absent."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise CorruptRequest(path, exc.strerror or str(exc)) from None
+    try:
+        return model.model_validate_json(raw)
+    except (ValidationError, ValueError) as exc:
+        what = "empty" if not raw.strip() else \
+            first_error(exc) if isinstance(exc, ValidationError) else _one_line(str(exc))[:160]
+        raise CorruptRequest(path, what) from None
 
 
 def _one_line(text: str) -> str:
@@ -120,33 +133,13 @@ class Inbox:
 
     # -- read ----------------------------------------------------------------------
     def _read_request(self, path: Path) -> InboxRequest:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            raise CorruptRequest(path, exc.strerror or str(exc)) from None
-        try:
-            return InboxRequest.model_validate_json(raw)
-        except (ValidationError, ValueError) as exc:
-            what = "empty" if not raw.strip() else \
-                first_error(exc) if isinstance(exc, ValidationError) else _one_line(str(exc))[:160]
-            raise CorruptRequest(path, what) from None
+        return _read_model(path, InboxRequest)  # FileNotFoundError passes: no such request
 
     def read_decision(self, request_id: str) -> InboxDecision | None:
-        path = self.decision_path(request_id)
         try:
-            raw = path.read_bytes()
+            return _read_model(self.decision_path(request_id), InboxDecision)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            raise CorruptRequest(path, exc.strerror or str(exc)) from None
-        try:
-            return InboxDecision.model_validate_json(raw)
-        except (ValidationError, ValueError) as exc:
-            what = "empty" if not raw.strip() else \
-                first_error(exc) if isinstance(exc, ValidationError) else _one_line(str(exc))[:160]
-            raise CorruptRequest(path, what) from None
 
     def _with_decision(self, req: InboxRequest) -> InboxRequest:
         d = self.read_decision(req.id)

@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from ..errors import first_error
 from ..fsutil import fsync_dir
 from ..ledger import Event, Ledger, content_id
-from ..once import create_once, who  # noqa: F401 - who() is also this module's API
+from ..once import AlreadyDecided, create_once, who  # noqa: F401 - who() is also this module's API
 from ..recall import BadQuery
 from .checkpoints import LOOP_NAME_BYTES, CheckpointStore, safe_name
 from .models import Decision, LoopState, PendingApproval
@@ -48,10 +48,6 @@ from .tools import ToolRegistry
 
 APPROVALS = "approvals"
 PAST = {"approve": "approved", "reject": "rejected", "edit": "edited and approved", "respond": "answered"}
-
-
-class AlreadyDecided(BadQuery):
-    """A second decision on a request that already has one."""
 
 
 class NotWaiting(BadQuery):
