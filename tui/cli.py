@@ -381,6 +381,8 @@ from tui.commands.mcp import mcp_command  # noqa: E402
 app.command("mcp")(mcp_command)
 from tui.commands.inbox import inbox_app  # noqa: E402
 app.add_typer(inbox_app, name="inbox")
+from tui.commands.daemon import daemon_app  # noqa: E402
+app.add_typer(daemon_app, name="daemon")
 from tui.commands.agents import register as _register_agents  # noqa: E402
 _register_agents(app)  # ars hook, ars install
 
