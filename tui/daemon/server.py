@@ -63,6 +63,8 @@ class Daemon:
         self._state_id = _file_id(state)
         self._sock_id = None
         self.ready = False
+        self._rewarming = False
+        self._rewarmed = float("-inf")
         self.server: socketserver.UnixStreamServer | None = None
 
     # -- the ARS, in step with the state directory ------------------------------
@@ -138,10 +140,32 @@ class Daemon:
             return {"error": "state directory gone"}  # the client answers by itself
         with self._lock:
             self.last = time.monotonic()
-            code, out, err = answer(args, ars=self.ars())
+            ars = self.ars()
+            code, out, err = answer(args, ars=ars)
             self.served += 1
             self.last = time.monotonic()
+        self._rewarm(ars)
         return {"code": code, "stdout": out, "stderr": err}
+
+    def _rewarm(self, ars) -> None:
+        """After Neo4j failed an answer (a restart leaves a cold JVM whose first
+        plans miss every read deadline), plan the search once off the read path,
+        at most once per breaker cooldown, so the daemon's answers get Neo4j back
+        in seconds rather than one timed-out probe at a time."""
+        neo = ars.memory.neo4j
+        now = time.monotonic()
+        if neo is None or not neo.breaker.troubled():
+            return
+        if self._rewarming or now - self._rewarmed < ars.settings.neo4j_breaker_cooldown:
+            return
+        self._rewarming, self._rewarmed = True, now
+
+        def work() -> None:
+            try:
+                neo.warm()
+            finally:
+                self._rewarming = False
+        threading.Thread(target=work, daemon=True, name="ars-daemon-rewarm").start()
 
     def _still_ours(self) -> bool:
         return _file_id(self.state) == self._state_id and _file_id(self.sock_path) == self._sock_id
