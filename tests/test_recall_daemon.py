@@ -209,3 +209,20 @@ def test_daemon_keeps_neo4j_warm(seeded: Path, neo4j_uri: str):
         tiers = {t["tier"]: t["status"] for t in json.loads(r.stdout)["tiers"]}
         assert tiers["neo4j"] == "ok" and tiers["sqlite"] == "ok", r.stdout
     assert served(seeded, neo) == 3
+
+
+def test_a_state_path_too_long_for_a_socket_listens_in_a_private_user_dir(tmp_path: Path):
+    state = tmp_path / ("deep-" * 20) / "state"
+    assert run("ingest", str(SAMPLE), "--state", str(state)).returncode == 0
+    try:
+        q = ["recall", "outage", "--json", "--state", str(state)]
+        assert run(*q).returncode == 0
+        (d,) = wait_ready(state)
+        sock = Path(d["socket"])
+        assert not sock.is_relative_to(state) and len(str(sock)) < 108
+        for directory in (sock.parent, sock.parent.parent):  # ars-<uid>/<state's tag>/
+            st = directory.stat()
+            assert st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) == 0o700
+        assert run(*q).returncode == 0 and served(state) == 1
+    finally:
+        run("daemon", "stop", "--state", str(state))

@@ -31,7 +31,7 @@ def _daemons(state: Optional[Path]) -> tuple[Path, list[dict]]:
     sock_dir = address.socket_dir(st)
     found = []
     for sock in sorted(sock_dir.glob("recall-*.sock")) if sock_dir.is_dir() else []:
-        status = client.request(sock, {"op": "status"}, timeout=2.0)
+        status = client.request(sock, {"op": "status"}, timeout=2.0, state=st)
         if status is not None and "pid" in status:
             found.append(status)
     return sock_dir, found

@@ -71,9 +71,12 @@ def state_path(state: str | os.PathLike | None, env=os.environ) -> Path:
 
 
 def socket_dir(state: Path) -> Path:
-    """The directory of ``state``'s daemon sockets (not created here)."""
+    """The directory of ``state``'s daemon sockets (not created here): in the
+    state directory, unless its path is too long for a socket or it is
+    read-only (a read-only mount still gets its daemon)."""
     preferred = state / DIR_NAME
-    if len(os.fsencode(preferred)) + 30 <= MAX_SOCKET_PATH:
+    if len(os.fsencode(preferred)) + 30 <= MAX_SOCKET_PATH and (
+            os.path.isdir(preferred) or os.access(state, os.W_OK)):
         return preferred
     base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
     tag = hashlib.sha256(os.fsencode(state)).hexdigest()[:12]
@@ -82,6 +85,12 @@ def socket_dir(state: Path) -> Path:
 
 def socket_path(state: Path, fp: str) -> Path:
     return socket_dir(state) / f"recall-{fp}.sock"
+
+
+def socket_dir_ok(sock_dir: Path, state: Path) -> bool:
+    """The socket directory, and the per-user directory above it when it is
+    not in the state directory, are ours and private."""
+    return private_dir_ok(sock_dir) and (sock_dir.parent == state or private_dir_ok(sock_dir.parent))
 
 
 def private_dir_ok(path: Path) -> bool:

@@ -26,7 +26,7 @@ MAX_REPLY = 64 << 20
 def _connect(path: Path, timeout: float) -> socket.socket | None:
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    except OSError:
+    except (OSError, AttributeError):  # AttributeError: a platform without Unix sockets
         return None
     sock.settimeout(timeout)
     try:
@@ -37,9 +37,10 @@ def _connect(path: Path, timeout: float) -> socket.socket | None:
     return sock
 
 
-def request(path: Path, message: dict, timeout: float = ANSWER_TIMEOUT) -> dict | None:
-    """Send one request line and read one reply line; None on any failure."""
-    if not address.private_dir_ok(path.parent):
+def request(path: Path, message: dict, timeout: float = ANSWER_TIMEOUT, state: Path | None = None) -> dict | None:
+    """Send one request line and read one reply line; None on any failure
+    (or when the socket's directory is not private to this user)."""
+    if not (address.socket_dir_ok(path.parent, state) if state is not None else address.private_dir_ok(path.parent)):
         return None
     sock = _connect(path, timeout)
     if sock is None:
@@ -69,7 +70,7 @@ def recall(query: str, k: int, tiers: str | None, state: str | None) -> dict | N
         return None
     st = address.state_path(state)
     reply = request(address.socket_path(st, address.fingerprint()),
-                    {"op": "recall", "query": query, "k": k, "tiers": tiers})
+                    {"op": "recall", "query": query, "k": k, "tiers": tiers}, state=st)
     if reply is None or not isinstance(reply.get("code"), int):
         return None
     return reply

@@ -176,7 +176,7 @@ class Daemon:
         try:
             for d in ([sock_dir.parent, sock_dir] if sock_dir.parent != self.state else [sock_dir]):
                 d.mkdir(mode=0o700, exist_ok=True)
-            if not address.private_dir_ok(sock_dir):
+            if not address.socket_dir_ok(sock_dir, self.state):
                 return 1
             lock = open(self.sock_path.with_suffix(".lock"), "a")
             os.chmod(lock.name, 0o600)
