@@ -226,3 +226,15 @@ def test_a_state_path_too_long_for_a_socket_listens_in_a_private_user_dir(tmp_pa
         assert run(*q).returncode == 0 and served(state) == 1
     finally:
         run("daemon", "stop", "--state", str(state))
+
+
+def test_a_socket_directory_others_can_enter_is_never_used(seeded: Path):
+    q = ["recall", "outage", "--json", "--state", str(seeded)]
+    expected = comparable(run(*q).stdout)
+    (d,) = wait_ready(seeded)
+    sock_dir = Path(d["socket"]).parent
+    sock_dir.chmod(0o755)  # as if another user could reach (or plant) the socket
+    r = run(*q)
+    assert r.returncode == 0 and comparable(r.stdout) == expected
+    sock_dir.chmod(0o700)
+    assert served(seeded) == 0  # the process answered by itself
