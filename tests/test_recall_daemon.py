@@ -238,3 +238,14 @@ def test_a_socket_directory_others_can_enter_is_never_used(seeded: Path):
     assert r.returncode == 0 and comparable(r.stdout) == expected
     sock_dir.chmod(0o700)
     assert served(seeded) == 0  # the process answered by itself
+
+
+def test_the_table_for_a_person_comes_from_the_daemon_too(seeded: Path):
+    q = ["recall", "Neo4j outage", "--state", str(seeded)]
+    alone = run(*q, env={"ARS_RECALL_DAEMON": "off", "COLUMNS": "160"})
+    assert run(*q, env={"COLUMNS": "160"}).returncode == 0  # leaves a daemon
+    wait_ready(seeded, {"COLUMNS": "160"})
+    via = run(*q, env={"COLUMNS": "160"})
+    assert via.returncode == 0 and served(seeded) == 1
+    strip = lambda out: [ln for ln in out.splitlines() if " ms" not in ln and "ms ·" not in ln]  # noqa: E731
+    assert "openclaw:s-0412:0" in via.stdout and strip(via.stdout) == strip(alone.stdout)
