@@ -526,5 +526,17 @@ class Memory:
             verdict = f"would rank {look.rank} in {name}, but {name} was not consulted ({report.error if report else 'not asked'})"
         else:
             verdict = f"ranked {look.rank} in {name} when asked alone"
+        verdict += _context_note(look.breakdown or {}, look.raw_score)
         return TierExplanation(status=status, stored=True, raw_score=look.raw_score, rank=look.rank,
-                               verdict=verdict, **base)
+                               breakdown=look.breakdown or {}, verdict=verdict, **base)
+
+
+def _context_note(breakdown: dict[str, float], score: float | None) -> str:
+    """What the session context did for a tier's score, as part of a verdict."""
+    ctx = breakdown.get("context", 0.0)
+    if ctx <= 0 or not score:
+        return ""
+    own = sum(v for name, v in breakdown.items() if name in ("bm25", "lucene", "scan"))
+    how = "only through" if own <= 1e-6 else "partly through"
+    return (f"; matched {how} its session context (neighbouring episodes' words): "
+            f"context {ctx:.3f} of score {score:.3f}")
