@@ -370,7 +370,7 @@ class Memory:
         return RecallResult(query=q.text, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
                             degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000)
 
-    def prepare(self, names: Sequence[str] = TIER_NAMES) -> None:
+    def prepare(self, names: Sequence[str] | None = None) -> None:
         """One-time set-up of the tiers about to be asked, before any tier's
         clock starts: imports, the Neo4j driver, the SQLite connection of the
         pool thread that will search and its statistics.
@@ -379,7 +379,12 @@ class Memory:
         hundreds of ms, far more than a search; done inside the fan-out it ran
         on the tiers' clocks, and on a busy CPU the Neo4j import alone used up
         SQLite's deadline. Each tier's set-up runs once per process; a set-up
-        failure becomes that tier's status, never the others'."""
+        failure becomes that tier's status, never the others'.
+
+        Without ``names``: the tiers a recall without --tiers asks (dense only
+        once vectors exist: a long-running server loads no model for nothing)."""
+        if names is None:
+            names = [t for t in TIER_NAMES if t != "dense" or self.dense_in_default()]
         for name in names:
             if name in self._prepared:
                 continue

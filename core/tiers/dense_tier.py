@@ -89,8 +89,10 @@ class DenseTier:
         def probe() -> TierReport:
             if self.embedder is None:
                 return TierReport(tier=self.name, status="skipped", error="off (ARS_EMBEDDER=off)")
-            vs = self.memory.vectors_readonly()
-            n = vs.count(self.embedder.model_id)
+            try:
+                n = self.memory.vectors_readonly().count(self.embedder.model_id)
+            except FileNotFoundError:
+                n = 0  # nothing embedded yet
             missing = self._not_embedded(n)
             return TierReport(tier=self.name, status="ok" if n else "empty",
                               error=f"{n} vectors ({self.embedder.model_id}), {missing} episodes not embedded yet")
