@@ -106,6 +106,25 @@ def test_not_embedded_yet_is_counted_and_explained(embedded, tmp_path):
     assert "returned by dense at rank 1" in ex2.tiers[0].verdict
 
 
+def test_large_indexes_prefilter_by_sign_bits_and_agree_with_the_exact_scan(embedded, monkeypatch):
+    from core.embed import index as vindex
+
+    monkeypatch.setattr(vindex, "EXACT_MAX", 2)  # "large" from 3 vectors on: the prefiltered path
+    monkeypatch.setattr(vindex, "RESCORE", 3)
+    emb = embedder_for(embedded.settings)
+    ix = vindex.VectorIndex(embedded.vectors, emb.model_id)
+    ix.refresh()
+    from core.embed.query import query_vector
+
+    for q in ("trekking outdoors with a pet", "dental appointment", "expired certificate", "breakfast"):
+        qv = query_vector(emb, q)
+        approx, exact = ix.top(qv, 2), ix.top(qv, 2, exact=True)
+        assert approx[0][0] == exact[0][0] and approx[0][1] == pytest.approx(exact[0][1], abs=1e-6)
+        d = vindex._hamming(np, ix.bits[: ix.n], vindex._signs(np, qv.reshape(1, -1))[0])
+        assert d.tolist() == np.bitwise_count(np.bitwise_xor(ix.bits[: ix.n], vindex._signs(
+            np, qv.reshape(1, -1))[0])).sum(axis=1).tolist()
+
+
 def test_recall_before_any_embedding_says_how_many_are_missing(tmp_path, state_dir):
     mem = make_memory(state_dir)
     ingest(mem, [corpus(tmp_path)], fmt="episodes")
