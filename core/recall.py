@@ -477,6 +477,9 @@ class Memory:
             elif ranked and all(t.rank > k for t in ranked):
                 best = min(ranked, key=lambda t: t.rank)
                 verdict = f"cut off: best tier rank {best.rank} ({best.tier}) is below k={k}; raise -k or add distinctive words"
+            elif not matched and any(t.tier == "dense" and "not embedded yet" in t.verdict for t in out):
+                verdict = ("stored, but it shares no query token and is not embedded yet: "
+                           "`ars sync run` lets the dense tier find it by meaning")
             elif not matched:
                 verdict = "stored, but it shares no query token: the words differ (try the episode's own terms)"
             else:
