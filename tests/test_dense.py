@@ -400,3 +400,19 @@ def test_settings_accept_the_embedders():
     assert Settings(embedder="off").embedder == "off"
     with pytest.raises(ValueError, match="not an embedder"):
         Settings(embedder="word2vec")
+
+
+def test_cli_sync_run_reports_an_unreachable_embeddings_server_in_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    state = tmp_path / "state"
+    assert _ars("ingest", str(corpus(tmp_path)), "--format", "episodes", state=state).returncode == 0
+    env = {"ARS_EMBEDDER": "openai", "ARS_EMBED_BASE_URL": f"http://127.0.0.1:{port}/v1", "ARS_EMBED_TIMEOUT": "2"}
+    r = _ars("sync", "run", state=state, env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "embeddings: APIConnectionError" in r.stderr and "nothing is lost" in r.stderr
+    st = json.loads(_ars("sync", "status", "--json", state=state, env=env).stdout)["embeddings"]
+    assert st["not_embedded"] == len(EPISODES) and st["failed"] == 1 and "APIConnectionError" in st["last_error"]
