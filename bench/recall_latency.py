@@ -226,7 +226,7 @@ def drain(memory: Memory, timeout: float = 600.0) -> float:
     its thread and holds the GIL); returns the seconds waited."""
     t0 = time.monotonic()
     for pool in memory._pools.values():
-        n = pool._max_workers
+        n = getattr(pool, "_max_workers", None) or pool._workers  # ThreadPoolExecutor or DaemonPool
         barrier = threading.Barrier(n + 1)
         for _ in range(n):
             pool.submit(barrier.wait, timeout)
