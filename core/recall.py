@@ -4,8 +4,8 @@ Fan-out: the index tiers (Neo4j, SQLite) run in parallel, each with its own
 deadline; recall never waits longer than a tier's deadline for it. The raw
 file scan is the fallback: it runs when no index tier answered (or when asked
 for by name), because it is the slowest and always there. Answers are fused
-by rank, duplicates collapsed; ``degraded`` says a tier that should have
-answered did not.
+by score (``scoring.fuse``: each tier's scores normalised, weighted, summed),
+duplicates collapsed; ``degraded`` says a tier that should have answered did not.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ def _sqlite_files(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
+def _not_configured(tier: str) -> str:
+    return "off (ARS_EMBEDDER=off)" if tier == "dense" else "not configured (set ARS_NEO4J_URI)"
+
+
 def parse_tiers(tiers: str | Sequence[str] | None) -> list[str] | None:
     if tiers is None:
         return None
@@ -83,6 +87,9 @@ class Memory:
         self._neo4j = None
         self._warming: list[Future] = []
         self._sync = None
+        self._dense = None  # the dense tier (core/tiers/dense_tier.py), built on first use
+        self._vectors = None  # state/vectors.sqlite (core/embed/store.py)
+        self._embed_sync = None
         self.ledger = Ledger(self.state_dir)
         self.ledger_problems: list[BadEvent] = []  # lines the last apply skipped
         self.files = FilesTier(self.state_dir)
@@ -98,6 +105,7 @@ class Memory:
             "neo4j": settings.neo4j_deadline,
             "sqlite": settings.sqlite_deadline,
             "files": settings.files_deadline,
+            "dense": settings.dense_deadline,
         }
 
     # -- tiers, opened lazily so one broken store never stops the others ------
@@ -122,11 +130,61 @@ class Memory:
             )
         return self._neo4j
 
+    # -- the dense tier: vectors in state/vectors.sqlite (and Neo4j), embedded by `ars sync run`
+    @property
+    def vectors(self):
+        """The vector store, created if missing (the embedding consumer writes it)."""
+        if self._vectors is None:
+            from .embed.store import VectorStore
+
+            self._vectors = VectorStore(self.state_dir)
+        return self._vectors
+
+    def vectors_readonly(self):
+        """The vector store; FileNotFoundError when nothing was embedded yet (a reader creates no file)."""
+        if self._vectors is None:
+            from .embed.store import VectorStore
+
+            self._vectors = VectorStore(self.state_dir, create=False)
+        return self._vectors
+
+    @property
+    def dense(self):
+        """The dense tier, or None when ARS_EMBEDDER=off."""
+        if self._dense is None and self.settings.embedder != "off":
+            from .tiers.dense_tier import DenseTier
+
+            self._dense = DenseTier(self)
+        return self._dense
+
+    def dense_in_default(self) -> bool:
+        """Whether recall without --tiers asks the dense tier: an embedder is
+        configured and vectors exist. A state directory nothing was embedded
+        in pays no model load and no numpy import (every fresh `ars recall`)."""
+        if self.settings.embedder == "off":
+            return False
+        if self._dense is not None and self._dense._index is not None and self._dense._index.n:
+            return True
+        from .embed import VECTORS_FILE, has_vectors
+
+        return has_vectors(self.state_dir / VECTORS_FILE)
+
+    @property
+    def embeddings(self):
+        """The embedding consumer (core/embed/consumer.py)."""
+        if self._embed_sync is None:
+            from .embed.consumer import EmbedSync
+
+            self._embed_sync = EmbedSync(self)
+        return self._embed_sync
+
     def tier(self, name: str) -> Tier | None:
         if name == "sqlite":
             return self.sqlite
         if name == "neo4j":
             return self.neo4j
+        if name == "dense":
+            return self.dense
         return self.files
 
     def close(self) -> None:
@@ -134,6 +192,8 @@ class Memory:
             pool.shutdown(wait=False, cancel_futures=True)
         if self._sqlite is not None:
             self._sqlite.close()
+        if self._vectors is not None:
+            self._vectors.close()
         if self._neo4j is not None and not self._pools["neo4j"].busy():
             # a search still connecting keeps the driver: closing it under the
             # thread would only turn its timeout into an error; exit frees both
@@ -293,7 +353,7 @@ class Memory:
         q = prepare_query(query)
         wanted = parse_tiers(tiers)
         reports: dict[str, TierReport] = {}
-        primary = wanted or ["neo4j", "sqlite"]
+        primary = wanted or ["neo4j", "sqlite", *(["dense"] if self.dense_in_default() else [])]
         self.prepare(primary if wanted else [*primary, "files"])
         start = time.monotonic()  # the tiers' clocks start once their set-up is done
         reports.update(self._fan_out(q, k, primary, start))
@@ -310,7 +370,7 @@ class Memory:
         return RecallResult(query=q.text, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
                             degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000)
 
-    def prepare(self, names: Sequence[str] = TIER_NAMES) -> None:
+    def prepare(self, names: Sequence[str] | None = None) -> None:
         """One-time set-up of the tiers about to be asked, before any tier's
         clock starts: imports, the Neo4j driver, the SQLite connection of the
         pool thread that will search and its statistics.
@@ -319,7 +379,12 @@ class Memory:
         hundreds of ms, far more than a search; done inside the fan-out it ran
         on the tiers' clocks, and on a busy CPU the Neo4j import alone used up
         SQLite's deadline. Each tier's set-up runs once per process; a set-up
-        failure becomes that tier's status, never the others'."""
+        failure becomes that tier's status, never the others'.
+
+        Without ``names``: the tiers a recall without --tiers asks (dense only
+        once vectors exist: a long-running server loads no model for nothing)."""
+        if names is None:
+            names = [t for t in TIER_NAMES if t != "dense" or self.dense_in_default()]
         for name in names:
             if name in self._prepared:
                 continue
@@ -354,7 +419,7 @@ class Memory:
                 out[name] = TierReport(tier=name, status="error", error=one_line(exc))
                 continue
             if tier is None:
-                out[name] = TierReport(tier=name, status="skipped", error="not configured (set ARS_NEO4J_URI)")
+                out[name] = TierReport(tier=name, status="skipped", error=_not_configured(name))
                 continue
             deadline = start + self.deadlines[name]
             futures[name] = self._pools[name].submit(tier.search, q, k, deadline)
@@ -383,7 +448,7 @@ class Memory:
                 out.append(TierReport(tier=name, status="error", error=one_line(exc)))
                 continue
             if tier is None:
-                out.append(TierReport(tier=name, status="skipped", error="not configured (set ARS_NEO4J_URI)"))
+                out.append(TierReport(tier=name, status="skipped", error=_not_configured(name)))
             else:
                 out.append(tier.health())
         return out
@@ -412,6 +477,9 @@ class Memory:
             elif ranked and all(t.rank > k for t in ranked):
                 best = min(ranked, key=lambda t: t.rank)
                 verdict = f"cut off: best tier rank {best.rank} ({best.tier}) is below k={k}; raise -k or add distinctive words"
+            elif not matched and any(t.tier == "dense" and "not embedded yet" in t.verdict for t in out):
+                verdict = ("stored, but it shares no query token and is not embedded yet: "
+                           "`ars sync run` lets the dense tier find it by meaning")
             elif not matched:
                 verdict = "stored, but it shares no query token: the words differ (try the episode's own terms)"
             else:
@@ -451,7 +519,8 @@ class Memory:
         except Exception as exc:  # noqa: BLE001
             return TierExplanation(status="error", stored=None, verdict=f"{name} could not be asked: {one_line(exc)}", **base)
         if not look.stored:
-            return TierExplanation(status=status, stored=False, verdict=f"not stored in {name}", **base)
+            return TierExplanation(status=status, stored=False, verdict=look.verdict or f"not stored in {name}",
+                                   **base)
         if look.rank is None:
             return TierExplanation(status=status, stored=True,
                                    verdict=f"stored in {name} but not matched: it contains none of the query's terms",
@@ -465,5 +534,17 @@ class Memory:
             verdict = f"would rank {look.rank} in {name}, but {name} was not consulted ({report.error if report else 'not asked'})"
         else:
             verdict = f"ranked {look.rank} in {name} when asked alone"
+        verdict += _context_note(look.breakdown or {}, look.raw_score)
         return TierExplanation(status=status, stored=True, raw_score=look.raw_score, rank=look.rank,
-                               verdict=verdict, **base)
+                               breakdown=look.breakdown or {}, verdict=verdict, **base)
+
+
+def _context_note(breakdown: dict[str, float], score: float | None) -> str:
+    """What the session context did for a tier's score, as part of a verdict."""
+    ctx = breakdown.get("context", 0.0)
+    if ctx <= 0 or not score:
+        return ""
+    own = sum(v for name, v in breakdown.items() if name in ("bm25", "lucene", "scan"))
+    how = "only through" if own <= 1e-6 else "partly through"
+    return (f"; matched {how} its session context (neighbouring episodes' words): "
+            f"context {ctx:.3g} of score {score:.3g}")
