@@ -197,8 +197,9 @@ class EpisodePicker(ModalScreen[str | None]):
             return  # typed on since
         self._selected = None
         rows = [(eid, snip, "") for eid, snip in found]
-        if " " not in text and ":" in text and text not in {e for e, _s, _t in rows}:
-            rows.insert(0, (text, "(the id as typed)", ""))
+        if " " not in text and ":" in text:  # an id typed whole comes first
+            same = [r for r in rows if r[0] == text]
+            rows = (same or [(text, "(the id as typed)", "")]) + [r for r in rows if r[0] != text]
         self._fill(rows, f"episodes holding “{text}”")
 
     def action_to_list(self) -> None:
