@@ -106,6 +106,7 @@ class ArsApp(App[None]):
         self._agents_seen = False  # the first listing is not news
         self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)  # the event log (l)
         self._held: list[dict[str, Any]] = []  # notices held while a decision dialog is open
+        self.next_first = False  # n from another view: the Inbox selects its oldest item when it shows
         self.recall_samples: deque[tuple[float, float]] = deque(maxlen=300)  # (monotonic s, recall ms)
 
     # -- start and stop -----------------------------------------------------------------------
@@ -417,8 +418,8 @@ class ArsApp(App[None]):
             self.notify("nothing is waiting for you", timeout=3)
             return
         if self.current_mode != "inbox":
+            self.next_first = True  # the Inbox takes it when it shows (mounted or resumed)
             self.switch_mode("inbox")
-            self.call_after_refresh(lambda: getattr(self.screen, "select_next", lambda first=False: None)(first=True))
         else:
             self.screen.select_next()  # type: ignore[attr-defined]
 

@@ -92,6 +92,16 @@ class InboxScreen(DashboardView):
         self.query_one("#request").border_title = "Request"
         self.call_after_refresh(table.fit)
         super().on_mount()
+        self._take_next()
+
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        self._take_next()
+
+    def _take_next(self) -> None:
+        if getattr(self.app, "next_first", False) and self.store.loaded:
+            self.app.next_first = False  # type: ignore[attr-defined]
+            self.select_next(first=True)
 
     @property
     def table(self) -> KeyedTable:
