@@ -261,8 +261,9 @@ class Term:
 
 
 def _cursor_line(raw: str) -> str:
-    """The highlighted row of the focused table (the cursor's background colour, textual-dark)."""
-    for line in raw.splitlines():
+    """The highlighted row of the focused table (the cursor's background colour, textual-dark;
+    the header's brand has it too: skip the first line)."""
+    for line in raw.splitlines()[1:]:
         if "48;5;32m" in line or "48;2;1;120;212m" in line:
             return re.sub(r"\x1b\[[0-9;]*m", "", line)
     return ""

@@ -5,13 +5,16 @@ changes), relative times redrawn on a timer, and a layout class for narrow
 
 from __future__ import annotations
 
+import time
+
 from textual.app import ComposeResult
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from ..messages import EventLogged, StoreChanged
 from ..widgets.event_log import EventLog
+from ..widgets.footer import ArsFooter
 from ..widgets.header import ArsHeader
 
 WIDE = 120  # columns from which detail panes sit beside their table
@@ -35,19 +38,20 @@ class DashboardView(Screen):
 
     def compose_footer(self) -> ComposeResult:
         yield EventLog(id="event-log")
-        yield Footer(compact=True)
+        yield ArsFooter(compact=True)
 
     def on_mount(self) -> None:
         still_cursors(self)
         self.app.register_view(self)  # type: ignore[attr-defined]
         self.watch(self.app, "theme", lambda _t: self.sync(theme=True), init=False)
         self.watch(self.app, "log_open", self._log_open, init=True)
-        self.set_interval(TICK_S, self.retime)
+        self.set_interval(TICK_S, self._retime)
         self.sync()
 
     def on_screen_resume(self) -> None:
         self.sync()
-        self.retime()
+        if time.monotonic() - self.__dict__.get("_retimed", 0.0) >= TICK_S:
+            self._retime()  # back after a while: ages as of now (a quick switch keeps the last tick's)
         self.app.flush_held()  # type: ignore[attr-defined]  (notices held while a dialog was open)
 
     def on_store_changed(self, _msg: StoreChanged) -> None:
@@ -69,6 +73,10 @@ class DashboardView(Screen):
 
     def sync(self, theme: bool = False) -> None:
         """Redraw what changed in the store since the last call."""
+
+    def _retime(self) -> None:
+        self.__dict__["_retimed"] = time.monotonic()
+        self.retime()
 
     def retime(self) -> None:
         """Redraw relative times (ages): called every ``TICK_S`` and on return to the view."""

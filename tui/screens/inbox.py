@@ -201,7 +201,7 @@ class InboxScreen(DashboardView):
             keep = table.cursor_key()
         self.selected = keep
         self.show_request()
-        self.refresh_bindings()
+        self.bindings_follow()
 
     @staticmethod
     def shorts(items: dict[str, InboxRequest]) -> dict[str, str]:
@@ -264,14 +264,15 @@ class InboxScreen(DashboardView):
         self.selected = table.cursor_key()
         table.focus()
         self.show_request()
-        self.refresh_bindings()
+        self.bindings_follow()
 
     @on(DataTable.RowHighlighted, "#inbox-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = event.row_key.value if event.row_key is not None else None
+        # the row under the cursor now: a queued event may name a row that has since moved away
+        key = self.table.cursor_key()
         if key in self.cells:
             self.selected = key
-        self.refresh_bindings()  # the footer shows the keys this item takes
+        self.bindings_follow()  # the footer shows the keys this item takes
         self.soon("request", self.show_request)
 
     @on(DataTable.RowSelected, "#inbox-table")
@@ -299,6 +300,14 @@ class InboxScreen(DashboardView):
         what = {"approval": "an approval request", "question": "a question", "blocker": "a blocked loop"}[r.kind]
         self.notify(f"cannot {kind} {what}: use " + " or ".join(f"{KEY_OF[k]} ({k})" for k in self.allowed()),
                     severity="warning")
+
+    def bindings_follow(self) -> None:
+        """Redraw the footer when the keys the selected item takes changed (a
+        footer redraw restyles every key: not on every cursor move)."""
+        allowed = self.allowed()
+        if allowed != self.__dict__.get("_footer_for"):
+            self.__dict__["_footer_for"] = allowed
+            self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in KEY_OF:

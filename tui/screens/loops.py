@@ -272,7 +272,8 @@ class LoopsScreen(DashboardView):
 
     @on(DataTable.RowHighlighted, "#loops-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = event.row_key.value if event.row_key is not None else None
+        # the row under the cursor now: a queued event may name a row that has since moved away
+        key = self.table.cursor_key()
         if key is not None and key in self.cells:
             self.selected = key
         self.soon("detail", self.show_detail)
