@@ -232,13 +232,14 @@ class Term:
                 return (time.perf_counter() - t0) * 1000
         raise RuntimeError("the screen never showed the key's effect")
 
-    def timed(self, keys: tuple[str, ...], changed, presses: int, rest: float = 0.12) -> list[float]:
-        """Each press: key -> ``changed(before, now)`` holds for the screen."""
+    def timed(self, keys, changed, presses: int, rest: float = 0.12) -> list[float]:
+        """Each press: key -> ``changed(before, now)`` holds for the screen.
+        ``keys``: a tuple of keys, or a function of the press number giving them."""
         out = []
-        for _ in range(presses):
+        for i in range(presses):
             before = self.screen(escapes=True)
             t0 = time.perf_counter()
-            self.key(*keys)
+            self.key(*(keys(i) if callable(keys) else keys))
             while not changed(before, self.screen(escapes=True)):
                 if time.perf_counter() - t0 > 20:
                     raise RuntimeError(f"{keys}: the screen never changed")
@@ -273,7 +274,7 @@ def _region(raw: str, top: int, bottom: int) -> str:
     return "\n".join(re.sub(r"\x1b\[[0-9;]*m", "", ln) for ln in raw.splitlines()[top:bottom])
 
 
-def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT) -> dict:
+def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, word: str = "bench-07") -> dict:
     """Keypress -> answered on screen, in a real terminal, for each key a person
     leans on: cursor, history [ ], view switch, n, the filter; first paint; RSS."""
     if shutil.which("tmux") is None:
@@ -287,7 +288,9 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT) -> 
             term.until(lambda: f"{loops} loops" in term.screen(), 120) + out["first paint: process start -> header drawn (ms)"])
         time.sleep(1.0)
         out["rss after load (MB)"] = term.rss_mb()
-        cur = term.timed(("Down",), lambda b, n: _cursor_line(n) and _cursor_line(n) != _cursor_line(b), presses)
+        span = max(1, min(loops - 1, 20))  # down through the rows, then back up (a short table has an end)
+        cur = term.timed(lambda i: ("Down",) if (i // span) % 2 == 0 else ("Up",),
+                         lambda b, n: _cursor_line(n) and _cursor_line(n) != _cursor_line(b), presses)
         out["cursor down (Loops): key -> next row highlighted, p50/p95/max (ms)"] = stat(cur)
         sw = []
         for _ in range(presses // 3):
@@ -324,7 +327,7 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT) -> 
         time.sleep(0.3)
         typed = ""
         typing = []
-        for ch in "bench-07":
+        for ch in word:
             typed += ch
             t0 = time.perf_counter()
             term.key("-l", ch)
@@ -337,21 +340,23 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT) -> 
         filt = (time.perf_counter() - t0) * 1000
         out["filter: key -> the box shows it, p50/p95/max (ms)"] = stat(typing)
         out["filter: last key -> table filtered (incl. 120 ms typing pause) (ms)"] = filt
-        term.key("Escape")
+        # history: [ and ] in Checkpoints on the filtered loop's entries (enter: focus the table, enter: history)
+        term.key("Enter")
+        time.sleep(0.3)
+        term.key("Enter")
+        term.until(lambda: "entry #" in term.screen(), 60)
+        time.sleep(0.5)
+        entry = lambda raw: (re.search(r"entry #(\d+)", raw) or [None, ""])[1]  # noqa: E731
+        hist = term.timed(lambda i: ("[",) if (i // 4) % 2 == 0 else ("]",),
+                          lambda b, n: entry(n) and entry(n) != entry(b), presses)
+        out["[ / ] step history (Checkpoints): key -> next entry shown, p50/p95/max (ms)"] = stat(hist)
+        term.key("1")
+        time.sleep(0.5)
+        term.key("Escape")  # the filter cleared
         time.sleep(0.5)
         if "w Waiting only" in term.screen():
             ww = term.timed(("w",), lambda b, n: _region(n, 4, 30) != _region(b, 4, 30), presses // 3, rest=0.3)
             out["w (only waiting/blocked, on/off): key -> table redrawn, p50/p95/max (ms)"] = stat(ww)
-        # history: [ and ] in Checkpoints on a loop's 100 entries
-        term.key("1")
-        time.sleep(0.5)
-        term.key("Enter")  # the selected loop's history
-        term.until(lambda: "entry #" in term.screen(), 60)
-        time.sleep(0.5)
-        entry = lambda raw: (re.search(r"entry #(\d+)", raw) or [None, ""])[1]  # noqa: E731
-        hist = term.timed(("[",), lambda b, n: entry(n) and entry(n) != entry(b), presses)
-        hist += term.timed(("]",), lambda b, n: entry(n) and entry(n) != entry(b), presses // 2)
-        out["[ / ] step history (Checkpoints): key -> next entry shown, p50/p95/max (ms)"] = stat(hist)
         out["rss at the end (MB)"] = term.rss_mb()
     finally:
         term.close()
@@ -416,8 +421,9 @@ def main() -> None:
         for name, state, loops in (("demo state (8 loops)", demo, 8),
                                    (f"large state: {args.loops} loops, {total} history entries ({size:.0f} MB)",
                                     big, args.loops)):
-            after = tmux_keys(state, loops, args.presses)
-            before = tmux_keys(state, loops, args.presses, root=base) if base else {}
+            word = "nightly" if loops == 8 else "bench-07"
+            after = tmux_keys(state, loops, args.presses, word=word)
+            before = tmux_keys(state, loops, args.presses, root=base, word=word) if base else {}
             side_by_side(f"{name}, real terminal (tmux 160x48), keypress -> screen answered", before, after)
         if args.headless:
             show("demo state, headless 160x48 (key times include Pilot's idle wait, ~85 ms)",
