@@ -403,6 +403,7 @@ def main() -> None:
     ap.add_argument("--baseline", default="main", help="git ref measured beside this tree ('' for none)")
     ap.add_argument("--presses", type=int, default=30)
     ap.add_argument("--headless", action="store_true", help="also the in-process (Pilot) measures")
+    ap.add_argument("--large-only", action="store_true", help="only the large state")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ars-bench-"))
     base = baseline_tree(args.baseline) if args.baseline else None
@@ -417,10 +418,16 @@ def main() -> None:
         else:
             big = args.keep or (work / "big")
             total = make_large_state(big, args.loops, args.entries)
+        with ARS(settings(big)) as ars:  # people have something waiting: agents' requests (n, the Inbox)
+            waiting = len(ars.inbox.list("pending"))
+            for i in range(max(0, 12 - waiting)):
+                ars.request_approval(f"claude-code:bench-{i}", f"Bash: make deploy-{i}", details=f"make deploy-{i}",
+                                     risk="high" if i % 3 == 0 else "medium")
         size = sum(f.stat().st_size for f in (big / "checkpoints").iterdir()) / 2**20
-        for name, state, loops in (("demo state (8 loops)", demo, 8),
-                                   (f"large state: {args.loops} loops, {total} history entries ({size:.0f} MB)",
-                                    big, args.loops)):
+        runs = [("demo state (8 loops)", demo, 8),
+                (f"large state: {args.loops} loops, {total} history entries ({size:.0f} MB of checkpoints, "
+                 "12 agents' requests waiting)", big, args.loops)]
+        for name, state, loops in runs[1:] if args.large_only else runs:
             word = "nightly" if loops == 8 else "bench-07"
             after = tmux_keys(state, loops, args.presses, word=word)
             before = tmux_keys(state, loops, args.presses, root=base, word=word) if base else {}

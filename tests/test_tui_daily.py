@@ -517,3 +517,30 @@ async def test_search_every_loops_history_and_open_the_entry(demo: Path):
         await wait_for(pilot, lambda: screen_name(app) == "CheckpointsScreen" and cp.selected_entry() is not None
                        and cp.selected_entry().state.loop_id == target.loop_id, what="the entry opened")
         assert "1,900 USD" in cp.selected_entry().model_dump_json()
+
+
+async def test_health_view_with_neo4j_follows_the_sync_backlog_live(demo: Path, neo4j_uri: str):
+    """With a real Neo4j: the tier answers, the breaker is closed, the push
+    backlog is the demo's unsynced events; another process drains it and the
+    view shows the backlog and the drift at 0 without a key pressed."""
+    from core.api import ARS
+    from tui.app import ArsApp
+    from tuihelp import settings
+
+    app = ArsApp(ARS(settings(demo, neo4j_uri=neo4j_uri)))
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("5")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen_name(app) == "HealthScreen" and screen.report, what="health")
+        await wait_for(pilot, lambda: str(screen.cells.get("neo4j", ("", ""))[1]) == "ok", what="neo4j ok")
+        report = screen.report
+        assert report["breaker"]["state"] == "closed"
+        backlog = report["sync"]["pending"]
+        assert backlog > 0
+        body = lambda: text_of(screen.query_one("#health-body-text"))  # noqa: E731
+        assert f"backlog {backlog} events" in body() and "closed" in body()
+        with ARS(settings(demo, neo4j_uri=neo4j_uri)) as other:
+            assert other.sync_run().ok
+        await wait_for(pilot, lambda: "backlog 0 events" in body() and "drift 0" in body(), timeout=30,
+                       what="the drained backlog, live")

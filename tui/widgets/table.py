@@ -124,3 +124,18 @@ class KeyedTable(FlexTable):
         self.hover_coordinate = self.hover_coordinate
         self._update_count += 1
         self.refresh(layout=True)
+
+    def _update_dimensions(self, new_rows) -> None:
+        """DataTable measures every cell of every new row to size its auto-width
+        columns: 6,000 measurements when a filter is cleared on 1,000 loops
+        (~0.6 s on a busy CPU). These tables' columns all have fixed widths once
+        laid out (``fit``), so only the virtual size needs computing then."""
+        if any(c.auto_width for c in self.columns.values()) or any(
+                self.rows[rk].auto_height for rk in new_rows if rk in self.rows):
+            super()._update_dimensions(new_rows)
+            return
+        from textual.geometry import Size
+
+        width = sum(c.get_render_width(self) for c in self.columns.values()) + self._row_label_column_width
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(width, self._total_row_height + header)
