@@ -529,6 +529,35 @@ def machine_busy(a: tuple[int, int], b: tuple[int, int]) -> float:
     return (b[0] - a[0]) / (b[1] - a[1]) if b[1] > a[1] else float("nan")
 
 
+DAEMON_MODES = ("off", "on")
+
+
+def daemon_status(ars: list[str], state: Path, env: dict[str, str], cwd: Path) -> list[dict]:
+    """The recall daemons of ``state`` (``ars daemon status --json``; [] for a core without one)."""
+    _, p, _ = time_process(ars + ["daemon", "status", "--json", "--state", str(state)], env, cwd)
+    try:
+        return json.loads(p.stdout)["daemons"] if p is not None and p.returncode == 0 else []
+    except (ValueError, KeyError):
+        return []
+
+
+def wait_daemon(ars: list[str], state: Path, env: dict[str, str], cwd: Path, limit: float = 60.0) -> float:
+    """Seconds until this configuration's daemon is warm (NaN if none came up within ``limit``)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        if any(d.get("current") and d.get("ready") for d in daemon_status(ars, state, env, cwd)):
+            return time.monotonic() - t0
+        time.sleep(0.1)
+    return float("nan")
+
+
+def stop_daemons(ars: list[str], state: Path, env: dict[str, str], cwd: Path) -> int:
+    """Stop the state's daemons; how many answers the current one served."""
+    served = sum(int(d.get("served", 0)) for d in daemon_status(ars, state, env, cwd) if d.get("current"))
+    time_process(ars + ["daemon", "stop", "--state", str(state)], env, cwd)
+    return served
+
+
 class BusyLoops:
     """Two (``n``) shell busy loops beside the series; killed, by their own pids, on exit."""
 
@@ -568,6 +597,8 @@ class FreshRow:
     la_after: str = ""
     cpu_busy: float = float("nan")  # share of the whole machine's CPU in use during the row
     is_ars: bool = True
+    daemon_ready_s: float = float("nan")  # daemon rows: from the untimed first calls to a warm daemon
+    daemon_served: int | None = None  # daemon rows: timed answers the daemon gave (the rest answered alone)
 
     def row(self) -> list[str]:
         n = len(self.wall)
@@ -580,13 +611,16 @@ class FreshRow:
                                              if self.sqlite else "")) if self.is_ars else "–",
                 (f"{self.lost_neo4j}/{n}" if self.neo4j_expected else "n/a") if self.is_ars else "–",
                 ", ".join(f"{k} {v}" for k, v in sorted(self.neo4j.items())) or "–",
-                failed.replace("|", "/"), f"{self.cpu_busy * 100:.0f} %", self.la_after]
+                failed.replace("|", "/"),
+                "–" if self.daemon_served is None else f"{self.daemon_served}/{n} (warm after {self.daemon_ready_s:.1f} s)",
+                f"{self.cpu_busy * 100:.0f} %", self.la_after]
 
 
 FRESH_HEADERS = ["condition", "load", "n", "wall p50 ms", "wall p95 ms", "wall max ms",
                  "in-process recall p50 ms (latency_ms)", "wall − in-process p50 ms",
                  "lost sqlite (not ok/empty)", "lost neo4j (where up)", "neo4j status (count)",
-                 "failed runs (exit ≠ 0 / no JSON)", "machine CPU busy during row", "load avg 1 min after"]
+                 "failed runs (exit ≠ 0 / no JSON)", "answered by the daemon", "machine CPU busy during row",
+                 "load avg 1 min after"]
 
 
 def time_process(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 120.0) -> tuple[float, subprocess.CompletedProcess | None, str]:
@@ -670,25 +704,35 @@ def fresh_series(out: Out, args, state: Path, queries: list[str], server=None) -
 
     def series(condition: str, uri: str | None, *, expected: bool = False, cmd: list[str] | None = None,
                before: Callable[[], object] | None = None) -> None:
-        for load in ("idle", "2 busy loops"):
-            if before is not None:
-                before()
-            jvm = server.proc.pid if server is not None and server.proc is not None else None
-            if jvm:
-                wait_quiet(jvm)  # the JVM's compiling/collecting after the last series is not this one's cost
-            row = FreshRow(condition, load, neo4j_expected=expected, is_ars=cmd is None)
-            reset_shared_breaker(state)
-            env = child_env(uri, pycache)
-            progress(f"fresh process: {condition}, {load} ({len(qs)} runs)")
-            with (BusyLoops(2) if load != "idle" else _Nothing()):
-                for q in qs[: args.fresh_warmup]:  # untimed: page cache, pyc, the JVM's plan for a new connection
-                    time_process(cmd or recall_cmd(q), env, cwd)
-                c0 = machine_cpu()
-                for q in qs:
-                    fresh_run(row, cmd or recall_cmd(q), env, cwd)
-                row.cpu_busy = machine_busy(c0, machine_cpu())
-                row.la_after = f"{os.getloadavg()[0]:.2f}"
-            rows.append(row)
+        # ARS rows twice: every call answering alone (no daemon), and the default, where the
+        # first (untimed) call leaves a warm recall daemon that the timed calls hand their query to
+        for daemon in ((None,) if cmd is not None else DAEMON_MODES):
+            for load in ("idle", "2 busy loops"):
+                if before is not None:
+                    before()
+                jvm = server.proc.pid if server is not None and server.proc is not None else None
+                if jvm:
+                    wait_quiet(jvm)  # the JVM's compiling/collecting after the last series is not this one's cost
+                label = condition if daemon is None else f"{condition}; daemon {daemon}"
+                row = FreshRow(label, load, neo4j_expected=expected, is_ars=cmd is None)
+                reset_shared_breaker(state)
+                env = child_env(uri, pycache)
+                if daemon is not None:
+                    env["ARS_RECALL_DAEMON"] = "auto" if daemon == "on" else "off"
+                progress(f"fresh process: {label}, {load} ({len(qs)} runs)")
+                with (BusyLoops(2) if load != "idle" else _Nothing()):
+                    for q in qs[: args.fresh_warmup]:  # untimed: page cache, pyc, the JVM's plan for a new connection
+                        time_process(cmd or recall_cmd(q), env, cwd)
+                    if daemon == "on":
+                        row.daemon_ready_s = wait_daemon(ars, state, env, cwd)
+                    c0 = machine_cpu()
+                    for q in qs:
+                        fresh_run(row, cmd or recall_cmd(q), env, cwd)
+                    row.cpu_busy = machine_busy(c0, machine_cpu())
+                    row.la_after = f"{os.getloadavg()[0]:.2f}"
+                if daemon == "on":
+                    row.daemon_served = stop_daemons(ars, state, env, cwd)
+                rows.append(row)
 
     la0 = loadavg()
     series("baseline: `python -c 'import sys'`", None, cmd=[py, "-c", "import sys"])
@@ -733,7 +777,10 @@ def fresh_series(out: Out, args, state: Path, queries: list[str], server=None) -
               else "unset)"))
         + ". Each row starts without a shared Neo4j breaker"
         " in the state directory (`neo4j-breaker.json`, when this core has one), so no row inherits the last"
-        f" condition's verdict; within a row it works as in use. Command: `{' '.join(ars)}`. The black hole held"
+        f" condition's verdict; within a row it works as in use. Each ARS condition runs twice: \"daemon off\""
+        " (`ARS_RECALL_DAEMON=off`: every process answers by itself, imports, driver and connection included) and"
+        " \"daemon on\" (the default: the untimed first calls leave a recall daemon, the bench waits until it is warm,"
+        " then the timed processes hand their query to it; the daemon is stopped after the row). Command: `{' '.join(ars)}`. The black hole held"
         f" {held} connections. Load average before: {la0}; after: {loadavg()}. \"idle\" means no busy loops"
         " of ours: other processes on the machine are not stopped, and the CPU column shows how busy all"
         f" {os.cpu_count()} cores were during each row (the `ars` process under test counts too: one"
@@ -762,7 +809,9 @@ def fresh_targets(rows: list[FreshRow]) -> list[list[str]]:
     for r in ars_rows:
         if r.load == "idle":
             v = pct(r.wall, 50)
-            out.append([f"fresh process `ars recall` wall p50, {r.condition.split(' (')[0]}, idle",
+            daemon = r.condition.rsplit("; ", 1)[1] if "; daemon " in r.condition else ""
+            name = r.condition.split(' (')[0].split("; daemon ")[0] + (f", {daemon}" if daemon else "")
+            out.append([f"fresh process `ars recall` wall p50, {name}, idle",
                         f"≤ {TARGET_FRESH_P50:.0f} ms", ms(v), "met" if v <= TARGET_FRESH_P50 else "MISSED"])
     return out
 

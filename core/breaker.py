@@ -87,6 +87,11 @@ class CircuitBreaker:
             self.failures += 1
             self.last_error = error
 
+    def troubled(self) -> bool:
+        """Whether the last calls failed (open, or soft timeouts not yet enough to open it)."""
+        with self._lock:
+            return self._opened_at is not None or self._soft > 0
+
     def snapshot(self) -> BreakerState:
         with self._lock:
             if self._opened_at is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -50,6 +50,14 @@ class Settings(BaseModel):
     # long, except by one probe.
     neo4j_breaker_cooldown: float = 5.0
 
+    # The recall daemon (tui/daemon/): a fresh `ars recall --json` hands its
+    # query to a warm process of the same settings and code, and starts one when
+    # there is none; it exits after this many idle seconds. Read by the client
+    # with the stdlib (tui/daemon/address.py); declared here so a bad value is
+    # the usual one-line error.
+    recall_daemon: Literal["auto", "off"] = "auto"
+    recall_daemon_idle: float = 600.0
+
     openai_base_url: str | None = None
     openai_model: str = "gpt-4o-mini"
     openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
@@ -80,12 +88,17 @@ class Settings(BaseModel):
         return value
 
     @field_validator("neo4j_deadline", "sqlite_deadline", "files_deadline", "neo4j_connect_timeout",
-                     "neo4j_breaker_cooldown", "openai_timeout")
+                     "neo4j_breaker_cooldown", "openai_timeout", "recall_daemon_idle")
     @classmethod
     def _seconds(cls, value: float) -> float:
         if not value >= 0 or value == float("inf"):
             raise ValueError(f"must be a number of seconds >= 0, got {value}")
         return value
+
+    @field_validator("recall_daemon", mode="before")
+    @classmethod
+    def _daemon_mode(cls, value: Any) -> Any:
+        return value.strip().lower() or "auto" if isinstance(value, str) else value
 
     def public(self) -> dict[str, Any]:
         """Settings without secret values (only whether they are set)."""

@@ -15,6 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# Fresh `ars recall --json` processes leave a warm recall daemon behind
+# (tui/daemon/); the suite's hundreds of temporary state directories must not
+# each keep one for ten minutes. tests/test_recall_daemon.py turns it on where
+# it is the subject; helpers that drop ARS_* from a child's environment keep
+# this one.
+os.environ["ARS_RECALL_DAEMON"] = "off"
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from core.config import Settings  # noqa: E402

@@ -175,7 +175,7 @@ def test_structured_premises_hypotheses_and_decisions():
 
 # -- ars check ---------------------------------------------------------------------------------
 def ars_check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
     return subprocess.run([sys.executable, "-m", "tui.cli", "check", *args], input=stdin, capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=60)
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def ars(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    e = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
     e.update(env or {})
     return subprocess.run([*ARS, *args], capture_output=True, text=True, cwd=ROOT, env=e, timeout=120)
 

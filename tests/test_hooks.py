@@ -30,7 +30,7 @@ TRANSCRIPT = TRANSCRIPTS / "4b2030ed-5563-49ea-b703-6a002f2d3cc8.jsonl"
 
 
 def _env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARS_", "CLAUDE_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARS_", "CLAUDE_")) or k == "ARS_RECALL_DAEMON"}
     env.update(extra)
     return env
 

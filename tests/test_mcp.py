@@ -33,7 +33,7 @@ TOKEN = "test-token-0123456789abcdef"
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
     env.update(extra)
     return env
 

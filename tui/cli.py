@@ -127,6 +127,18 @@ def recall(
     as_json: JsonOpt = False,
 ) -> None:
     """Recall memories from every tier, with per-tier scores."""
+    if explain is None:
+        from tui.daemon import client
+
+        reply = client.recall(query, k, tiers, None if state is None else str(state))
+        if reply is not None and reply["code"] == 0:  # a warm daemon answered (errors: said below, as always)
+            from core.models import RecallResult
+
+            if as_json:
+                sys.stdout.write(reply["stdout"])
+            else:
+                print_recall(RecallResult.model_validate_json(reply["stdout"]))
+            return
     with open_ars(state) as ars:
         try:
             if explain is not None:
@@ -136,10 +148,17 @@ def recall(
             result = ars.recall(query, k=k, tiers=tiers)
         except BadInput as exc:
             fail(str(exc))
-        if as_json:
-            sys.stdout.write(result.model_dump_json() + "\n")
-        else:
-            print_recall(result)
+    _print_result(result, as_json)
+    if explain is None:
+        sys.stdout.flush()
+        client.spawn(None if state is None else str(state))  # the next call finds it warm
+
+
+def _print_result(result, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(result.model_dump_json() + "\n")
+    else:
+        print_recall(result)
 
 
 def print_ingest(report) -> None:
@@ -381,6 +400,8 @@ from tui.commands.mcp import mcp_command  # noqa: E402
 app.command("mcp")(mcp_command)
 from tui.commands.inbox import inbox_app  # noqa: E402
 app.add_typer(inbox_app, name="inbox")
+from tui.commands.daemon import daemon_app  # noqa: E402
+app.add_typer(daemon_app, name="daemon")
 from tui.commands.agents import register as _register_agents  # noqa: E402
 _register_agents(app)  # ars hook, ars install
 

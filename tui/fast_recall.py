@@ -56,7 +56,29 @@ def parse(argv: list[str]) -> RecallArgs | None:
 
 
 def run(args: RecallArgs) -> int:
-    """Recall and print the ``RecallResult`` as JSON; the exit code."""
+    """Recall and print the ``RecallResult`` as JSON; the exit code.
+
+    A warm recall daemon of this state directory and configuration answers
+    when there is one (tui/daemon/); otherwise this process answers and then
+    leaves one behind for the next call (``ARS_RECALL_DAEMON=off``: never)."""
+    from tui.daemon import client
+
+    reply = client.recall(args.query, args.k, args.tiers, args.state)
+    if reply is not None:
+        code, out, err = reply["code"], reply.get("stdout", ""), reply.get("stderr", "")
+    else:
+        code, out, err = answer(args)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    if reply is None and code == 0:
+        sys.stdout.flush()  # the answer is out before a daemon is started
+        client.spawn(args.state)
+    return code
+
+
+def answer(args: RecallArgs, ars=None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``ars recall --json``: by a new ARS on
+    the state directory, or by ``ars`` (the recall daemon's, kept open)."""
     from pathlib import Path
 
     from pydantic import ValidationError
@@ -66,22 +88,23 @@ def run(args: RecallArgs) -> int:
     from core.errors import failure_line
 
     try:
-        settings = load_settings(state_dir=Path(args.state) if args.state is not None else None)
-        with ARS(settings, create=False) as ars:
+        if ars is not None:
             result = ars.recall(args.query, k=args.k, tiers=args.tiers)
+        else:
+            settings = load_settings(state_dir=Path(args.state) if args.state is not None else None)
+            with ARS(settings, create=False) as opened:
+                result = opened.recall(args.query, k=args.k, tiers=args.tiers)
     except ValidationError as exc:
-        return _error(f"bad configuration: {config_error(exc)}", 2)
+        return 2, "", _error(f"bad configuration: {config_error(exc)}")
     except BadInput as exc:
-        return _error(str(exc), 2)
+        return 2, "", _error(str(exc))
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (as tui.cli.main)
         if os.environ.get("ARS_DEBUG"):
             raise
         code, message = failure_line(exc)
-        return _error(message, code)
-    sys.stdout.write(result.model_dump_json() + "\n")
-    return 0
+        return code, "", _error(message)
+    return 0, result.model_dump_json() + "\n", ""
 
 
-def _error(message: str, code: int) -> int:
-    sys.stderr.write(f"error: {message}\n")
-    return code
+def _error(message: str) -> str:
+    return f"error: {message}\n"
