@@ -478,7 +478,7 @@ async def test_sort_status_filter_copy_and_the_event_log(demo: Path):
         await pilot.pause()
         statuses = [states[i].status for i in order()]
         assert statuses[:3] == ["waiting_human", "waiting_human", "blocked"] and statuses[-1] == "done"
-        assert "sorted by status" in text_of(screen.query_one("#loops-mode"))
+        assert "sorted by status (waiting first)" in text_of(screen.query_one("#loops-mode"))
         await pilot.press("S")
         await pilot.pause()
         assert [states[i].status for i in order()][0] == "done"

@@ -18,6 +18,7 @@ from ..widgets.footer import ArsFooter
 from ..widgets.header import ArsHeader
 
 WIDE = 120  # columns from which detail panes sit beside their table
+XWIDE = 150  # columns from which a detail pane gets more of the width (the table has room to spare)
 DETAIL_DELAY = 0.05  # seconds the cursor rests before a detail pane is redrawn
 TICK_S = 5.0  # relative times ("42s", "updated 3m ago") are redrawn this often
 
@@ -70,6 +71,7 @@ class DashboardView(Screen):
 
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width >= WIDE, "-wide")
+        self.set_class(event.size.width >= XWIDE, "-xwide")
 
     def sync(self, theme: bool = False) -> None:
         """Redraw what changed in the store since the last call."""

@@ -151,7 +151,8 @@ class HealthScreen(DashboardView):
             if status.STILL:  # whether this machine has ripgrep is not the dashboard's picture
                 detail = detail.replace("ripgrep", "scan").replace("python scan", "scan")
             new = (name, tier_text(self.app, str(t.get("status", "?"))),
-                   ms(lat) if isinstance(lat, (int, float)) and t.get("status") != "skipped" else "-", detail)
+                   "-" if not isinstance(lat, (int, float)) or t.get("status") == "skipped" else
+                   "<1 ms" if lat < 1 and not status.STILL else ms(lat), detail)
             old = self.cells.get(name)
             if old is None:
                 table.add_row(*new, key=name)

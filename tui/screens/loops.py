@@ -241,7 +241,7 @@ class LoopsScreen(DashboardView):
 
     def mode_line(self) -> None:
         name = SORTS[self.sort_by][0]
-        order = {"updated": ("newest first", "oldest first"), "status": ("waiting first", "done first"),
+        order = {"updated": ("newest first", "oldest first"), "status": ("done first", "waiting first"),
                  "iteration": ("most first", "fewest first")}.get(name, ("Z→A", "A→Z"))
         parts = [f"sorted by [b]{name}[/] ({order[0] if self.reverse else order[1]}) · s next · S reverse"]
         if self.needs_you:
