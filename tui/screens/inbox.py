@@ -223,7 +223,8 @@ class InboxScreen(DashboardView):
             text = ""
         empty.update(text)
         empty.display = bool(text)
-        self.query_one("#inbox-body").display = not text
+        # filtered to nothing: the empty table keeps the focus (see LoopsScreen.empty_state)
+        self.query_one("#inbox-body").display = not text or bool(self.filter)
 
     def retime(self) -> None:
         table = self.table

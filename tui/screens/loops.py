@@ -237,7 +237,9 @@ class LoopsScreen(DashboardView):
             text = ""
         empty.update(text)
         empty.display = bool(text)
-        self.query_one("#loops-body").display = not text or bool(self.cells)
+        # a filter that matches nothing keeps the (empty) table and its focus: hiding it would move the
+        # focus into the filter box, and the next key (w, a view number) would be typed there
+        self.query_one("#loops-body").display = bool(store.states) or not text
 
     def mode_line(self) -> None:
         name = SORTS[self.sort_by][0]
