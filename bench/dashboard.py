@@ -183,7 +183,7 @@ async def headless(state: Path, loops: int) -> dict:
     return res
 
 
-def tmux_first_paint(state: Path, text: str, runs: int = 3) -> list[float]:
+def tmux_first_paint(state: Path, text: str, runs: int = 3, root: Path = ROOT) -> list[float]:
     """Process start -> the screen shows ``text`` (in a real terminal, tmux 160x48)."""
     if shutil.which("tmux") is None:
         return []
@@ -192,7 +192,7 @@ def tmux_first_paint(state: Path, text: str, runs: int = 3) -> list[float]:
         sock = f"ars-bench-{os.getpid()}-{i}"
         t0 = time.perf_counter()
         subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", f"b{i}", "-x", "160", "-y", "48",
-                        f"{sys.executable} -m tui.cli tui --state {state}"], check=True, cwd=ROOT)
+                        f"{sys.executable} -m tui.cli tui --state {state}"], check=True, cwd=root)
         try:
             while time.perf_counter() - t0 < 60:
                 screen = subprocess.run(["tmux", "-L", sock, "capture-pane", "-p", "-t", f"b{i}"],
@@ -206,73 +206,171 @@ def tmux_first_paint(state: Path, text: str, runs: int = 3) -> list[float]:
     return out
 
 
-def tmux_keys(state: Path, loops: int, presses: int = 40) -> dict:
-    """Keypress -> answered on screen, in a real terminal: send a key with tmux,
-    poll capture-pane until the screen shows its effect."""
-    if shutil.which("tmux") is None:
-        return {}
-    sock = f"ars-bench-keys-{os.getpid()}"
-    T = ["tmux", "-L", sock]
+class Term:
+    """The dashboard in a real terminal (tmux): send a key, poll the screen."""
 
-    def screen() -> str:
-        return subprocess.run([*T, "capture-pane", "-p", "-t", "k"], capture_output=True, text=True).stdout
+    def __init__(self, state: Path, root: Path, size=(160, 48)):
+        self.sock = f"ars-bench-keys-{os.getpid()}-{abs(hash(str(root))) % 10000}"
+        self.T = ["tmux", "-L", self.sock]
+        self.t0 = time.perf_counter()
+        subprocess.run([*self.T, "new-session", "-d", "-s", "k", "-x", str(size[0]), "-y", str(size[1]),
+                        f"{sys.executable} -m tui.cli tui --state {state}"], check=True, cwd=root)
+        self.pid = subprocess.run([*self.T, "display", "-p", "-t", "k", "#{pane_pid}"], capture_output=True,
+                                  text=True).stdout.strip()
 
-    def cursor_id() -> str:
-        """The loop id on the highlighted row (the cursor's background, textual-dark)."""
-        raw = subprocess.run([*T, "capture-pane", "-e", "-p", "-t", "k"], capture_output=True, text=True).stdout
-        m = re.search(r"48;5;32m (loop-[0-9a-f]+)", raw)
-        return m.group(1) if m else ""
+    def screen(self, escapes: bool = False) -> str:
+        return subprocess.run([*self.T, "capture-pane", *(["-e"] if escapes else []), "-p", "-t", "k"],
+                              capture_output=True, text=True).stdout
 
-    def detail_id(text: str) -> str:
-        for line in text.splitlines():
-            parts = line.split("│")
-            if len(parts) >= 3 and " · goal " in parts[-2]:
-                return parts[-2].strip().split(" ")[0]
-        return ""
+    def key(self, *keys: str) -> None:
+        subprocess.run([*self.T, "send-keys", "-t", "k", *keys])
 
-    def until(cond, limit: float = 20.0) -> float:
+    def until(self, cond, limit: float = 20.0) -> float:
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < limit:
-            if cond(screen()):
+            if cond():
                 return (time.perf_counter() - t0) * 1000
         raise RuntimeError("the screen never showed the key's effect")
 
-    subprocess.run([*T, "new-session", "-d", "-s", "k", "-x", "160", "-y", "48",
-                    f"{sys.executable} -m tui.cli tui --state {state}"], check=True, cwd=ROOT)
-    out: dict = {}
-    try:
-        until(lambda s: f"{loops} loops" in s and detail_id(s), 120)
-        time.sleep(0.5)
-        down, detail = [], []
-        for _ in range(presses):
-            before = cursor_id()
+    def timed(self, keys, changed, presses: int, rest: float = 0.12) -> list[float]:
+        """Each press: key -> ``changed(before, now)`` holds for the screen.
+        ``keys``: a tuple of keys, or a function of the press number giving them."""
+        out = []
+        for i in range(presses):
+            before = self.screen(escapes=True)
             t0 = time.perf_counter()
-            subprocess.run([*T, "send-keys", "-t", "k", "Down"])
-            while cursor_id() in ("", before):
+            self.key(*(keys(i) if callable(keys) else keys))
+            while not changed(before, self.screen(escapes=True)):
                 if time.perf_counter() - t0 > 20:
-                    raise RuntimeError("the cursor never moved")
-            down.append((time.perf_counter() - t0) * 1000)
-            now = cursor_id()
-            until(lambda s: detail_id(s) == now)
-            detail.append((time.perf_counter() - t0) * 1000)
-            time.sleep(0.1)
-        out["down in the loops table: key -> cursor on the next row, p50 / p95 / max (ms)"] = (
-            p(down, .5), p(down, .95), max(down))
-        out["down: key -> detail pane shows that loop (50 ms rest), p50 / p95 / max (ms)"] = (
-            p(detail, .5), p(detail, .95), max(detail))
-        switch = []
-        time.sleep(0.5)
-        for _ in range(10):
+                    raise RuntimeError(f"{keys}: the screen never changed")
+            out.append((time.perf_counter() - t0) * 1000)
+            time.sleep(rest)
+        return out
+
+    def rss_mb(self) -> float:
+        try:
+            with open(f"/proc/{self.pid}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return float("nan")
+
+    def close(self) -> None:
+        subprocess.run([*self.T, "kill-server"], capture_output=True)
+
+
+def _cursor_line(raw: str) -> str:
+    """The highlighted row of the focused table (the cursor's background colour, textual-dark;
+    the header's brand has it too: skip the first line)."""
+    for line in raw.splitlines()[1:]:
+        if "48;5;32m" in line or "48;2;1;120;212m" in line:
+            return re.sub(r"\x1b\[[0-9;]*m", "", line)
+    return ""
+
+
+def _region(raw: str, top: int, bottom: int) -> str:
+    return "\n".join(re.sub(r"\x1b\[[0-9;]*m", "", ln) for ln in raw.splitlines()[top:bottom])
+
+
+def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, word: str = "bench-07") -> dict:
+    """Keypress -> answered on screen, in a real terminal, for each key a person
+    leans on: cursor, history [ ], view switch, n, the filter; first paint; RSS."""
+    if shutil.which("tmux") is None:
+        return {}
+    term = Term(state, root)
+    out: dict = {}
+    stat = lambda v: (p(v, .5), p(v, .95), max(v))  # noqa: E731
+    try:
+        out["first paint: process start -> header drawn (ms)"] = term.until(lambda: "ARS" in term.screen(), 60)
+        out["first paint: process start -> every loop listed (ms)"] = (
+            term.until(lambda: f"{loops} loops" in term.screen(), 120) + out["first paint: process start -> header drawn (ms)"])
+        time.sleep(1.0)
+        out["rss after load (MB)"] = term.rss_mb()
+        span = max(1, min(loops - 1, 20))  # down through the rows, then back up (a short table has an end)
+        cur = term.timed(lambda i: ("Down",) if (i // span) % 2 == 0 else ("Up",),
+                         lambda b, n: _cursor_line(n) and _cursor_line(n) != _cursor_line(b), presses)
+        out["cursor down (Loops): key -> next row highlighted, p50/p95/max (ms)"] = stat(cur)
+        sw = []
+        for _ in range(presses // 3):
             for key, signs in (("2", ("Request", "Nothing is waiting")), ("1", ("it/max",))):
                 t0 = time.perf_counter()
-                subprocess.run([*T, "send-keys", "-t", "k", key])
-                until(lambda s: any(x in s for x in signs))
-                switch.append((time.perf_counter() - t0) * 1000)
-        out["switch view 2 <-> 1: key -> new view drawn, p50 / p95 / max (ms)"] = (
-            p(switch, .5), p(switch, .95), max(switch))
+                term.key(key)
+                term.until(lambda: any(x in term.screen() for x in signs))
+                sw.append((time.perf_counter() - t0) * 1000)
+                time.sleep(0.1)
+        out["view switch 2 <-> 1: key -> new view drawn, p50/p95/max (ms)"] = stat(sw)
+        # n: the next waiting request (a key this dashboard has; main has none)
+        term.key("1")
+        time.sleep(0.5)
+        if " n Next" in term.screen() or "n Next waiting" in term.screen():
+            nn = []
+            for _ in range(presses // 3):
+                term.key("1")
+                term.until(lambda: "it/max" in term.screen())
+                time.sleep(0.1)
+                t0 = time.perf_counter()
+                term.key("n")
+                term.until(lambda: "Request" in term.screen() or "Nothing is waiting" in term.screen())
+                nn.append((time.perf_counter() - t0) * 1000)
+                time.sleep(0.1)
+            out["n from Loops: key -> Inbox with the next item, p50/p95/max (ms)"] = stat(nn)
+            more = term.timed(("n",), lambda b, n: _cursor_line(n) != _cursor_line(b), presses // 3)
+            out["n in the Inbox: key -> next item highlighted, p50/p95/max (ms)"] = stat(more)
+        else:
+            out["n from Loops: key -> Inbox with the next item, p50/p95/max (ms)"] = "no such key"
+        # the filter: typing in it (each key -> the box shows it), then the table filtered
+        term.key("1")
+        time.sleep(0.5)
+        term.key("/")
+        time.sleep(0.3)
+        typed = ""
+        typing = []
+        for ch in word:
+            typed += ch
+            t0 = time.perf_counter()
+            term.key("-l", ch)
+            term.until(lambda: typed in term.screen().splitlines()[1])
+            typing.append((time.perf_counter() - t0) * 1000)
+        before = term.screen()
+        t0 = time.perf_counter()
+        term.until(lambda: _region(term.screen(), 4, 30) != _region(before, 4, 30) or
+                   time.perf_counter() - t0 > 3)
+        filt = (time.perf_counter() - t0) * 1000
+        out["filter: key -> the box shows it, p50/p95/max (ms)"] = stat(typing)
+        out["filter: last key -> table filtered (incl. 120 ms typing pause) (ms)"] = filt
+        # history: [ and ] in Checkpoints on the filtered loop's entries (enter: focus the table, enter: history)
+        term.key("Enter")
+        time.sleep(0.3)
+        term.key("Enter")
+        term.until(lambda: "entry #" in term.screen(), 60)
+        time.sleep(0.5)
+        entry = lambda raw: (re.search(r"entry #(\d+)", raw) or [None, ""])[1]  # noqa: E731
+        hist = term.timed(lambda i: ("[",) if (i // 4) % 2 == 0 else ("]",),
+                          lambda b, n: entry(n) and entry(n) != entry(b), presses)
+        out["[ / ] step history (Checkpoints): key -> next entry shown, p50/p95/max (ms)"] = stat(hist)
+        term.key("1")
+        time.sleep(0.5)
+        term.key("Escape")  # the filter cleared
+        time.sleep(0.5)
+        if "w Waiting only" in term.screen():
+            ww = term.timed(("w",), lambda b, n: _region(n, 4, 30) != _region(b, 4, 30), presses // 3, rest=0.3)
+            out["w (only waiting/blocked, on/off): key -> table redrawn, p50/p95/max (ms)"] = stat(ww)
+        out["rss at the end (MB)"] = term.rss_mb()
     finally:
-        subprocess.run([*T, "kill-server"], capture_output=True)
+        term.close()
     return out
+
+
+def side_by_side(title: str, before: dict, after: dict) -> None:
+    print(f"\n{title}\n")
+    print("| measure | main (before) | this branch (after) |")
+    print("|---|---|---|")
+    fmt = lambda v: (" / ".join(f"{x:.0f}" for x in v) if isinstance(v, tuple) else  # noqa: E731
+                     f"{v:.0f}" if isinstance(v, float) else str(v) if v is not None else "-")
+    for k in list(dict.fromkeys([*before, *after])):
+        print(f"| {k} | {fmt(before.get(k))} | {fmt(after.get(k))} |")
 
 
 def show(title: str, rows: dict) -> None:
@@ -288,46 +386,61 @@ def show(title: str, rows: dict) -> None:
         print(f"  {k:<{width}}  {val}")
 
 
+def baseline_tree(ref: str) -> Path:
+    """A checkout of ``ref`` (git archive) to measure beside this tree, in the same run."""
+    dest = Path(tempfile.mkdtemp(prefix="ars-bench-base-"))
+    archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loops", type=int, default=1000)
     ap.add_argument("--entries", type=int, default=100)
     ap.add_argument("--keep", type=Path, help="build the large state here and keep it")
+    ap.add_argument("--big", type=Path, help="use this large state (made by an earlier --keep) instead of building")
+    ap.add_argument("--baseline", default="main", help="git ref measured beside this tree ('' for none)")
+    ap.add_argument("--presses", type=int, default=30)
+    ap.add_argument("--headless", action="store_true", help="also the in-process (Pilot) measures")
+    ap.add_argument("--large-only", action="store_true", help="only the large state")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ars-bench-"))
+    base = baseline_tree(args.baseline) if args.baseline else None
     try:
         from core.demo import seed
 
         demo = work / "demo"
-        t = time.perf_counter()
         seed(settings=settings(demo))
-        seeded = (time.perf_counter() - t) * 1000
-        paint = tmux_first_paint(demo, "8 loops")
-        show("demo state (8 loops, 18 sessions + loop episodes)", {
-            "seed (ars demo --no-tui, in-process) (ms)": seeded,
-            "process start -> first paint with the loops, tmux 160x48, each run (ms)":
-                tuple(paint) if paint else "tmux missing",
-        })
-        show("demo state, real terminal (tmux 160x48)", tmux_keys(demo, 8, presses=7))
-        demo_res = asyncio.run(headless(demo, 8))
-        show("demo state, headless 160x48 (key times include Pilot's idle wait, ~85 ms)", demo_res)
-
-        big = args.keep or (work / "big")
-        t = time.perf_counter()
-        total = make_large_state(big, args.loops, args.entries)
-        built = (time.perf_counter() - t) * 1000
+        if args.big:
+            big = args.big
+            total = sum(1 for f in (big / "checkpoints").glob("*.history.jsonl") for _ in open(f, "rb"))
+        else:
+            big = args.keep or (work / "big")
+            total = make_large_state(big, args.loops, args.entries)
+        with ARS(settings(big)) as ars:  # people have something waiting: agents' requests (n, the Inbox)
+            waiting = len(ars.inbox.list("pending"))
+            for i in range(max(0, 12 - waiting)):
+                ars.request_approval(f"claude-code:bench-{i}", f"Bash: make deploy-{i}", details=f"make deploy-{i}",
+                                     risk="high" if i % 3 == 0 else "medium")
         size = sum(f.stat().st_size for f in (big / "checkpoints").iterdir()) / 2**20
-        paint = tmux_first_paint(big, f"{args.loops} loops", runs=2)
-        show(f"large state: {args.loops} loops, {total} history entries ({size:.0f} MB of checkpoints)", {
-            "built (ms)": built,
-            "process start -> header shows every loop listed, tmux 160x48 (ms)": tuple(paint) if paint else "-",
-        })
-        show(f"large state, real terminal (tmux 160x48, {args.loops} loops)", tmux_keys(big, args.loops))
-        big_res = asyncio.run(headless(big, args.loops))
-        show(f"large state, headless 160x48 ({args.loops} loops; key times include Pilot's idle wait)", big_res)
+        runs = [("demo state (8 loops)", demo, 8),
+                (f"large state: {args.loops} loops, {total} history entries ({size:.0f} MB of checkpoints, "
+                 "12 agents' requests waiting)", big, args.loops)]
+        for name, state, loops in runs[1:] if args.large_only else runs:
+            word = "nightly" if loops == 8 else "bench-07"
+            after = tmux_keys(state, loops, args.presses, word=word)
+            before = tmux_keys(state, loops, args.presses, root=base, word=word) if base else {}
+            side_by_side(f"{name}, real terminal (tmux 160x48), keypress -> screen answered", before, after)
+        if args.headless:
+            show("demo state, headless 160x48 (key times include Pilot's idle wait, ~85 ms)",
+                 asyncio.run(headless(demo, 8)))
+            show(f"large state, headless 160x48 ({args.loops} loops)", asyncio.run(headless(big, args.loops)))
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+        if base is not None:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

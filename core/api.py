@@ -166,6 +166,33 @@ class ARS:
             "config": self.settings.public(),
         }
 
+    def health(self) -> dict[str, Any]:
+        """What ``ars doctor`` reports (each tier's status and latency, the sync
+        counts, backlog and drift, the ledger's lines), plus the Neo4j breaker's
+        state and the ledger file's size and last write, for a live view. Read
+        only. A number core does not have is absent, not made up: the dashboard
+        says so, and shows any key a later core adds."""
+        from dataclasses import asdict
+        from datetime import datetime, timezone
+
+        report = self.doctor()
+        report["config"] = {}  # the settings are `ars doctor`'s business, not a live number
+        store = self.memory.neo4j  # None when ARS_NEO4J_URI is unset
+        report["breaker"] = asdict(store.breaker.snapshot()) if store is not None else None
+        embeddings = (report.get("sync") or {}).get("embeddings") or {}
+        if embeddings.get("embedder", "off") != "off" and embeddings.get("not_embedded") is not None:
+            report["embedding_backlog"] = embeddings["not_embedded"]  # episodes `ars sync run` has yet to embed
+        path = self.memory.ledger.path
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            report["ledger_file"] = {"path": str(path), "bytes": 0, "last_fsync": None}
+        else:
+            # every append fsyncs before it returns, so the file's last change is its last fsync
+            report["ledger_file"] = {"path": str(path), "bytes": st.st_size,
+                                     "last_fsync": datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat()}
+        return report
+
     # -- loops ---------------------------------------------------------------------
     # The autonomous loop (core/loop): start and run, supervise (approve, reject,
     # edit, respond, cancel), replay, fork, first-principles check, rehydrate.
@@ -243,6 +270,57 @@ class ARS:
         entries, _ = self.loops.store.history(loop_id)
         return entries
 
+    def loop_search(self, text: str, limit: int = 100,
+                    stop: "Callable[[], bool] | None" = None) -> list[dict[str, Any]]:
+        """Loops whose history holds every word of ``text`` (case-insensitive):
+        premises, hypotheses, outputs, reasons, decisions. One hit per loop, at
+        the first entry that holds them (where it came in), as ``{loop_id,
+        goal_id, index, status, field, snippet}``; at most ``limit`` loops. Reads
+        the history files as bytes and parses only the lines that match, so
+        100,000 entries take seconds, not minutes; ``stop()`` ends it early."""
+        import json as _json
+
+        from .loop.checkpoints import CHECKPOINTS
+
+        words = [w.casefold() for w in text.split()][:8]
+        if not words:
+            raise BadInput("say what to look for in the loops' histories")
+        needles = [w.encode() for w in words]
+        out: list[dict[str, Any]] = []
+        folder = self.state_dir / CHECKPOINTS
+        try:
+            files = sorted(folder.glob("*.history.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+        except FileNotFoundError:
+            return []
+        for path in files:
+            if len(out) >= limit or (stop is not None and stop()):
+                break
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            low = data.lower()
+            if not all(n in low for n in needles):
+                continue
+            start = 0
+            for line in low.split(b"\n"):
+                end = start + len(line) + 1
+                if line and all(n in line for n in needles):
+                    try:
+                        entry = _json.loads(data[start:end])
+                    except ValueError:
+                        start = end
+                        continue
+                    where, snippet = _find_words(entry, words)
+                    if where:
+                        st = entry.get("state") or {}
+                        out.append({"loop_id": st.get("loop_id", ""), "goal_id": st.get("goal_id", ""),
+                                    "index": entry.get("index"), "status": entry.get("to_status", ""),
+                                    "field": where, "snippet": snippet})
+                        break
+                start = end
+        return out
+
     def loop_entry(self, loop_id: str, index: int) -> "HistoryEntry":
         entries = self.loop_history(loop_id)
         for e in entries:
@@ -300,6 +378,13 @@ class ARS:
             items.extend(r for r in (from_pending(s) for s in states) if r is not None)
         items.sort(key=lambda r: (r.created_at, r.id), reverse=True)
         return items
+
+    @staticmethod
+    def inbox_request_of(state: "LoopState") -> "InboxRequest | None":
+        """A loop's open request as the inbox shows it (no I/O), or None."""
+        from .inbox.loops import from_pending
+
+        return from_pending(state)
 
     def inbox_get(self, request_id: str) -> "InboxRequest":
         """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""
@@ -482,3 +567,29 @@ class ARS:
             return self.memory.sqlite.count()
         except Exception:  # noqa: BLE001 - a broken store is shown as unknown
             return None
+
+
+def _find_words(value: Any, words: list[str], path: str = "") -> tuple[str, str]:
+    """The first string inside ``value`` that holds every word: (its path, a snippet)."""
+    if isinstance(value, str):
+        low = value.casefold()
+        if all(w in low for w in words):
+            at = low.find(words[0])
+            text = " ".join(value[max(0, at - 60): at + 140].split())
+            return path or "-", text
+        return "", ""
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = ((str(i), v) for i, v in enumerate(value))
+    else:
+        return "", ""
+    for k, v in items:
+        if k == "state" and path == "":
+            continue  # the entry's own fields first; the state snapshot after
+        found = _find_words(v, words, f"{path}.{k}" if path else str(k))
+        if found[0]:
+            return found
+    if isinstance(value, dict) and path == "" and "state" in value:
+        return _find_words(value["state"], words, "state")
+    return "", ""

@@ -59,11 +59,14 @@ snap() {  # snap NAME: keep the screen for the report
 
 "${T[@]}" new-session -d -s "$SESSION" -x "$W" -y "$H" "$ARS_BIN demo --state $STATE"
 wait_for "8 loops" 60
-wait_for "waiting_human"
+wait_for "? waiting"
 snap loops
 echo "ok: loops view (${SIZE})"
 
 keys 2
+wait_for "Request"
+keys /
+keys hotfix Enter
 wait_for "Approval needed"
 snap inbox
 keys a
@@ -76,7 +79,7 @@ keys 3
 keys /
 keys "neo4j outage" Enter
 wait_for "sqlite ok" 30
-wait_for "Score components"
+wait_for "Score ·"
 snap recall
 keys x
 wait_for "Explain an episode"

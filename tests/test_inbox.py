@@ -358,7 +358,7 @@ async def test_dashboard_lists_agents_beside_loops_and_decides_through_the_inbox
         assert loop_id in screen.cells
         table = screen.query_one("#inbox-table")
         assert str(table.get_cell(push.id, "source")) == "claude-code:s1"
-        assert str(table.get_cell(loop_id, "source")) == "loop"
+        assert str(table.get_cell(loop_id, "source")).startswith("loop:")  # loop:<goal id>
 
         select_row(table, push.id)
         body = screen.query_one("#request-body")

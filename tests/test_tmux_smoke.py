@@ -37,4 +37,4 @@ def test_dashboard_in_tmux(tmux: str, size: str, tmp_path: Path):
     assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
     assert f"tmux smoke passed ({size})" in r.stdout
     loops = (tmp_path / f"loops-{size}.txt").read_text()
-    assert "waiting_human" in loops and "blocked" in loops
+    assert "? waiting" in loops and "blocked" in loops  # the status column: waiting_human drawn short

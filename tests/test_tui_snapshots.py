@@ -1,4 +1,4 @@
-"""Snapshots of the four views on the demo state (pytest-textual-snapshot).
+"""Snapshots of the five views (and Recall's explain pane) on the demo state (pytest-textual-snapshot).
 
 The demo is seeded with numbered loop ids, and the dashboard prints ages,
 clock times, latencies and the state path as fixed placeholders
@@ -78,7 +78,26 @@ async def _checkpoints(pilot):
     await settle(pilot, 0.3)  # the tree measures its lines on idle: the picture once it has
 
 
-VIEWS = {"loops": _loops, "inbox": _inbox, "recall": _recall, "checkpoints": _checkpoints}
+async def _health(pilot):
+    await loaded(pilot)
+    app = pilot.app
+    await pilot.press("5")
+    await wait_for(pilot, lambda: app.screen.report is not None, what="the health report")
+    await settle(pilot)
+
+
+async def _explain(pilot):
+    await _recall(pilot)
+    app = pilot.app
+    await pilot.press("x")
+    await wait_for(pilot, lambda: type(app.screen).__name__ == "EpisodePicker", what="the picker")
+    await pilot.press("enter")  # the selected hit
+    await wait_for(pilot, lambda: app.screen.explanation is not None, what="the explanation")
+    await settle(pilot)
+
+
+VIEWS = {"loops": _loops, "inbox": _inbox, "recall": _recall, "checkpoints": _checkpoints, "health": _health,
+         "explain": _explain}
 
 
 @pytest.mark.parametrize("view", list(VIEWS))

@@ -1,6 +1,8 @@
 """The supervision dashboard: a Textual app with four modes (views).
 
-* ``1`` Loops, ``2`` Inbox, ``3`` Recall, ``4`` Checkpoints (``tui/screens/``);
+* ``1`` Loops, ``2`` Inbox, ``3`` Recall, ``4`` Checkpoints, ``5`` Health
+  (``tui/screens/``); ``n`` from any view selects the next request waiting
+  for a person; ``l`` shows the event log (every notification and decision);
 * a watcher thread (watchfiles) reports changed checkpoint and decision files;
   only the loops they belong to are read again, in the thread, and the views
   redraw only the rows whose loop changed;
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections import deque
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -24,22 +28,33 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from core.api import ARS, BadInput
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
-from .messages import AgentsChanged, LoopsChanged, LoopsListed, StoreChanged
-from .modals import HelpModal
+from .messages import AgentsChanged, EventLogged, LoopsChanged, LoopsListed, SelectLoop, StoreChanged
+from .modals import ConfirmModal, HelpModal, InputModal
 from .screens.checkpoints import CheckpointsScreen
+from .screens.health import HealthScreen
 from .screens.inbox import InboxScreen
 from .screens.loops import LoopsScreen
 from .screens.recall import RecallScreen
 from .store import ATTENTION, LoopStore
+from .widgets.event_log import Event
+from .widgets.status import one_line
 
 STYLES = Path(__file__).resolve().parents[1] / "styles"
 WATCH_DEBOUNCE_MS = 150
+AGENT_POLL_S = 1.0  # agents' requests are also listed this often (a missed watcher event cannot hide one)
+TOAST_CHARS = 140  # a notice in the corner is at most this long; the event log keeps it whole
+EVENTS_KEPT = 500
+
+
+RAN_TITLE = {"done": "Loop done", "waiting_human": "Loop waits for you", "blocked": "Loop blocked",
+             "aborted": "Loop aborted", "active": "Loop paused"}
 
 
 class ArsApp(App[None]):
@@ -51,6 +66,7 @@ class ArsApp(App[None]):
         "inbox": InboxScreen,
         "recall": RecallScreen,
         "checkpoints": CheckpointsScreen,
+        "health": HealthScreen,
     }
     DEFAULT_MODE = "loops"
     BINDINGS = [
@@ -58,6 +74,9 @@ class ArsApp(App[None]):
         Binding("2", "switch_mode('inbox')", "Inbox", show=False),
         Binding("3", "switch_mode('recall')", "Recall", show=False),
         Binding("4", "switch_mode('checkpoints')", "Checkpoints", show=False),
+        Binding("5", "switch_mode('health')", "Health", show=False),
+        Binding("n", "next_waiting", "Next waiting", show=True),
+        Binding("l", "toggle_log", "Log", show=True),
         Binding("slash", "focus_search", "Search", show=True, key_display="/"),
         Binding("question_mark", "help", "Help", show=True, key_display="?"),
         Binding("q", "quit", "Quit", show=True),
@@ -65,6 +84,7 @@ class ArsApp(App[None]):
 
     inbox_count: reactive[int] = reactive(0)
     live_status: reactive[str] = reactive("")
+    log_open: reactive[bool] = reactive(False)
 
     def __init__(self, ars: ARS, *, resume_in_process: bool = True, watch: bool = True,
                  initial_mode: str | None = None, blink: bool = True):
@@ -84,6 +104,10 @@ class ArsApp(App[None]):
         self.problems: list[str] = []
         self.agent_requests: dict[str, InboxRequest] = {}  # agents' pending requests, by id
         self._agents_seen = False  # the first listing is not news
+        self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)  # the event log (l)
+        self._held: list[dict[str, Any]] = []  # notices held while a decision dialog is open
+        self.next_first = False  # n from another view: the Inbox selects its oldest item when it shows
+        self.recall_samples: deque[tuple[float, float]] = deque(maxlen=300)  # (monotonic s, recall ms)
 
     # -- start and stop -----------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -168,6 +192,10 @@ class ArsApp(App[None]):
         running = {i for i, s in states.items() if s.status == "active" and self._is_running(i)}
         self.post_message(LoopsChanged(list(states.values()), gone, problems, running))
 
+    @work(thread=True, exclusive=True, group="agents")
+    def poll_agents(self) -> None:
+        self._load_agents()
+
     def _load_agents(self) -> None:
         """Agents' pending requests (worker thread): they count in the header
         beside the loops', and a new one is announced like a waiting loop."""
@@ -178,13 +206,18 @@ class ArsApp(App[None]):
         self.post_message(AgentsChanged(pending))
 
     def on_agents_changed(self, msg: AgentsChanged) -> None:
+        now = {r.id: r for r in msg.pending}
+        if self._agents_seen and now.keys() == self.agent_requests.keys() and all(
+                r == self.agent_requests[i] for i, r in now.items()):
+            return
         fresh = [r for r in msg.pending if r.id not in self.agent_requests]
-        self.agent_requests = {r.id: r for r in msg.pending}
+        self.agent_requests = now
         self.inbox_count = self.store.inbox_count + len(self.agent_requests)
         for r in fresh if self._agents_seen else []:
-            self.notify(f"{r.source}: {r.summary[:160]}", title="Waiting for you (press 2)", severity="warning",
+            self.notify(f"{r.source}: {r.summary[:160]}", title="Waiting for you (n)", severity="warning",
                         timeout=8)
         self._agents_seen = True
+        self._broadcast()
 
     def _is_running(self, loop_id: str) -> bool:
         with self._ours_lock:
@@ -207,6 +240,7 @@ class ArsApp(App[None]):
                             severity="warning", timeout=8)
             if self.watching:
                 self.watch_state()
+                self.set_interval(AGENT_POLL_S, self.poll_agents)
         self.live_status = self._where(f"{len(self.store.states)} loops · "
                                        + ("live" if self.watching else "not watching"))
 
@@ -224,7 +258,7 @@ class ArsApp(App[None]):
             if c.new in ATTENTION and c.old != c.new:
                 s = c.state
                 what = s.pending_approval.prompt if s.pending_approval else (s.exit_reason or c.new)
-                title = "Waiting for you" if c.new == "waiting_human" else "Blocked"
+                title = "Waiting for you (n)" if c.new == "waiting_human" else "Blocked (n)"
                 self.notify(f"{s.goal_id} ({s.loop_id}): {what[:160]}", title=title,
                             severity="warning" if c.new == "waiting_human" else "error", timeout=8)
         self._broadcast()
@@ -291,7 +325,8 @@ class ArsApp(App[None]):
             self._say(f"{loop_id}: {past}; another process runs this loop and applies it", title="Decision recorded")
         else:
             self._say(f"{loop_id}: {past} → {state.status}" + (f" ({state.exit_reason})" if state.exit_reason else ""),
-                      "information" if state.status not in ("blocked", "aborted") else "warning", "Loop resumed")
+                      "information" if state.status not in ("blocked", "aborted") else "warning",
+                      RAN_TITLE.get(state.status, f"Loop {state.status}"))
         self._refresh_loops([loop_id])
 
     def _decision_failed(self, loop_id: str) -> None:
@@ -313,7 +348,8 @@ class ArsApp(App[None]):
             self._say(f"{loop_id} is being run by another process", "warning", "Not resumed")
         else:
             self._say(f"{loop_id} → {state.status}" + (f" ({state.exit_reason})" if state.exit_reason else ""),
-                      title="Loop ran")
+                      "information" if state.status not in ("blocked", "aborted") else "warning",
+                      RAN_TITLE.get(state.status, f"Loop {state.status}"))
         self._refresh_loops([loop_id])
 
     @work(thread=True, group="engine")
@@ -324,8 +360,14 @@ class ArsApp(App[None]):
             self._say(str(exc), "error", "Not forked")
             return
         self._say(f"{state.loop_id} forked from {loop_id}@{at} ({state.status}, step {state.current_step}); "
-                  "R resumes it", title="Forked")
+                  "it is selected: R resumes it", title="Forked")
         self._refresh_loops([state.loop_id])
+        self.call_from_thread(self.select_everywhere, state.loop_id)
+
+    def select_everywhere(self, loop_id: str) -> None:
+        """Every view selects ``loop_id`` (when its row or node shows up)."""
+        for view in self._views:
+            view.post_message(SelectLoop(loop_id))
 
     @work(thread=True, group="engine")
     def cancel(self, loop_id: str, reason: str) -> None:
@@ -338,6 +380,48 @@ class ArsApp(App[None]):
             return
         self._say(f"{loop_id} → {state.status}", title="Cancelled")
         self._refresh_loops([loop_id])
+
+    # -- notices: the event log, and none over a decision being read ----------------------------
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notice goes into the event log (``l``) whole; the corner shows
+        it cut to one short line, and not while a decision dialog is open (it
+        would cover what the person is reading): held until the dialog closes."""
+        text = str(message)
+        self.events.append(Event(datetime.now(timezone.utc), severity, title, text))
+        for view in self._views:
+            view.post_message(EventLogged())
+        toast = dict(message=one_line(text, TOAST_CHARS), title=title, severity=severity, timeout=timeout,
+                     markup=markup)
+        if isinstance(self.screen, (ConfirmModal, InputModal)):
+            self._held.append(toast)
+            return
+        super().notify(**toast)
+
+    def flush_held(self) -> None:
+        held, self._held = self._held, []
+        for toast in held[-3:]:  # the rest are in the event log
+            super().notify(**toast)
+
+    def record_recall(self, latency_ms: float) -> None:
+        """A recall's latency for the Health view's sparkline (its probes, the Recall view's searches)."""
+        import time
+
+        self.recall_samples.append((time.monotonic(), latency_ms))
+
+    def action_toggle_log(self) -> None:
+        self.log_open = not self.log_open
+
+    def action_next_waiting(self) -> None:
+        """``n``: the next request waiting for a person, from any view."""
+        if not self.inbox_count:
+            self.notify("nothing is waiting for you", timeout=3)
+            return
+        if self.current_mode != "inbox":
+            self.next_first = True  # the Inbox takes it when it shows (mounted or resumed)
+            self.switch_mode("inbox")
+        else:
+            self.screen.select_next()  # type: ignore[attr-defined]
 
     # -- navigation -------------------------------------------------------------------------------
     def action_focus_search(self) -> None:
@@ -362,6 +446,11 @@ class ArsApp(App[None]):
         yield SystemCommand("Recall", "Search memory with per-tier scores (3)", lambda: self.switch_mode("recall"))
         yield SystemCommand("Checkpoints", "Goals, loops and history: replay, fork, resume (4)",
                             lambda: self.switch_mode("checkpoints"))
+        yield SystemCommand("Health", "Tiers, breaker, sync backlog, ledger, drift, recall latency (5)",
+                            lambda: self.switch_mode("health"))
+        yield SystemCommand("Next waiting", "The next request waiting for you (n)", self.action_next_waiting)
+        yield SystemCommand("Event log", "Every notification and decision of this session (l)",
+                            self.action_toggle_log)
         for name, help_, action in getattr(screen, "PALETTE", ()):
             yield SystemCommand(name, help_, getattr(screen, f"action_{action}"))
         yield SystemCommand("Help", "Every key of every view (?)", self.action_help)

@@ -560,12 +560,22 @@ def loop_list(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     if not states:
         out.print("no loops yet: ars loop run --goal-file samples/goals/release-notes.json")
         return
-    table = Table("loop", "goal", "status", "iteration", "step", "updated", "waiting on", expand=True)
+    # the loop id is what a person copies into the next command: never cut or wrapped (the goal,
+    # then the other columns give way, folding onto a second line)
+    from rich import box
+
+    table = Table(expand=True, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True)
+    table.add_column("loop", no_wrap=True, min_width=max(len(s.loop_id) for s in states))
+    table.add_column("goal", overflow="fold", ratio=2, min_width=10)
+    table.add_column("status", no_wrap=True)
+    table.add_column("it step", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    table.add_column("asks", overflow="fold", ratio=1, min_width=8)
     for s in states:
         style = LOOP_STYLE.get(s.status, "")
         p = s.pending_approval
-        table.add_row(s.loop_id, _esc(s.goal_id), f"[{style}]{s.status}[/]", str(s.iteration), s.current_step,
-                      s.updated_at.strftime("%Y-%m-%d %H:%M:%S"), _esc(f"{p.request_id} {p.kind}") if p else "")
+        table.add_row(s.loop_id, _esc(s.goal_id), f"[{style}]{s.status}[/]", f"{s.iteration} {s.current_step}",
+                      s.updated_at.strftime("%m-%d %H:%M"), p.kind if p else "")
     out.print(table)
 
 

@@ -39,3 +39,15 @@ class AgentsChanged(Message):
     def __init__(self, pending: list[InboxRequest]):
         super().__init__()
         self.pending = pending
+
+
+class EventLogged(Message):
+    """Posted to each view: a notification or decision went into the event log."""
+
+
+class SelectLoop(Message):
+    """Posted to each view: select this loop when it shows up (a fork just made)."""
+
+    def __init__(self, loop_id: str):
+        super().__init__()
+        self.loop_id = loop_id

@@ -11,40 +11,70 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual import on, work
+from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
 
 
 class ConfirmModal(ModalScreen[bool]):
-    """Ask before a decision is written: ``y`` confirms, ``n`` or escape cancels."""
+    """Ask before a decision is written: ``y`` confirms, ``n`` or escape cancels.
+
+    With ``note=True`` (approvals) it also holds an optional note: ``y`` still
+    approves at once; ``tab`` goes to the note, ``enter`` there approves with
+    it. The caller reads ``modal.note`` after a yes."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", show=True),
         Binding("n", "answer(False)", "No", show=True),
         Binding("escape", "answer(False)", "Cancel", show=False),
+        Binding("tab", "to_note", "Note", show=False),
     ]
 
-    def __init__(self, title: str, body: str = "", *, yes: str = "Yes (y)", no: str = "No (n)"):
+    def __init__(self, title: str, body: str = "", *, yes: str = "Yes (y)", no: str = "No (n)", note: bool = False):
         super().__init__(classes="confirm")
         self._title, self._body, self._yes, self._no = title, body, yes, no
+        self._ask_note = note
+        self.note = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self._title, id="title", markup=False)
             if self._body:
                 yield Static(self._body, id="body", markup=False)
+            if self._ask_note:
+                yield Input(placeholder="note (optional): tab here, type, enter approves with it", id="note",
+                            compact=True)
             with Horizontal(id="buttons"):
                 yield Button(self._yes, variant="primary", id="yes")
                 yield Button(self._no, id="no")
 
     def on_mount(self) -> None:
+        for box in self.query(Input):
+            box.cursor_blink = getattr(self.app, "blink", True)
         self.query_one("#yes", Button).focus()
 
     def action_answer(self, value: bool) -> None:
+        self._close(value)
+
+    def action_to_note(self) -> None:
+        notes = self.query("#note")
+        if notes and not notes.first().has_focus:
+            notes.first().focus()
+        else:
+            self.focus_next()
+
+    def _close(self, value: bool) -> None:
+        if value and self._ask_note:
+            self.note = self.query_one("#note", Input).value.strip()
         self.dismiss(value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._close(True)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id == "yes")
+        self._close(event.button.id == "yes")
 
 
 class InputModal(ModalScreen[str | None]):
@@ -90,6 +120,174 @@ class InputModal(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class EpisodePicker(ModalScreen[str | None]):
+    """Pick the episode to explain: the current hits (and those past the
+    cut-off) are listed; typing searches episodes by their content (``find``
+    runs in a thread); an episode id typed whole is offered as it is.
+    ``enter`` on an episode explains it, escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", show=True),
+                Binding("down", "to_list", "List", show=False)]
+
+    def __init__(self, query: str, k: int, hits: list[tuple[str, str, int]],
+                 find: Callable[[str], list[tuple[str, str]]], selected: str | None = None):
+        super().__init__(classes="picker")
+        self._query, self._k, self._hits, self._find, self._selected = query, k, hits, find, selected
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"Explain an episode for “{self._query}” (k={self._k})", id="title", markup=False)
+            yield Input(placeholder="type words it holds (or its id); ↓ to the list, enter explains", id="find")
+            yield Label("", id="status", markup=False)
+            yield OptionList(id="episodes")
+            yield Static("[b]enter[/] explain · [b]↓[/] list · [b]escape[/] cancel", id="hint")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#find", Input)
+        box.cursor_blink = getattr(self.app, "blink", True)
+        self._fill([(eid, snip, f"#{rank}" + (" past cut-off" if rank > self._k else "")) for eid, snip, rank in
+                    self._hits], "the hits of this search" if self._hits else "no hits: type words the episode holds")
+        box.focus()
+
+    def _fill(self, rows: list[tuple[str, str, str]], what: str) -> None:
+        options = self.query_one("#episodes", OptionList)
+        options.clear_options()
+        for eid, snippet, tag in rows:
+            options.add_option(Option(f"{eid}  [{tag}]  {' '.join(snippet.split())[:120]}" if tag else
+                                      f"{eid}  {' '.join(snippet.split())[:120]}", id=eid))
+        self.query_one("#status", Label).update(f"{len(rows)} · {what}")
+        if self._selected is not None:
+            try:
+                options.highlighted = options.get_option_index(self._selected)
+            except Exception:  # noqa: BLE001 - not listed
+                options.highlighted = 0 if rows else None
+        elif rows:
+            options.highlighted = 0
+
+    @on(Input.Changed, "#find")
+    def _changed(self, event: Input.Changed) -> None:
+        text = event.value.strip()
+        timer = getattr(self, "_timer", None)
+        if timer is not None:
+            timer.stop()
+        self._timer = self.set_timer(0.2, lambda: self._search(text))
+
+    def _search(self, text: str) -> None:
+        if not text:
+            self._selected = None
+            self.on_mount_list()
+            return
+        self.query_one("#status", Label).update(f"searching “{text}”…")
+        self._run(text)
+
+    def on_mount_list(self) -> None:
+        self._fill([(e, s, f"#{r}") for e, s, r in self._hits], "the hits of this search")
+
+    @work(thread=True, exclusive=True, group="picker")
+    def _run(self, text: str) -> None:
+        try:
+            found = self._find(text)
+        except Exception as exc:  # noqa: BLE001 - say it in the dialog
+            self.app.call_from_thread(self.query_one("#status", Label).update, f"search failed: {exc}")
+            return
+        self.app.call_from_thread(self._found, text, found)
+
+    def _found(self, text: str, found: list[tuple[str, str]]) -> None:
+        if self.query_one("#find", Input).value.strip() != text:
+            return  # typed on since
+        self._selected = None
+        rows = [(eid, snip, "") for eid, snip in found]
+        if " " not in text and ":" in text:  # an id typed whole comes first
+            same = [r for r in rows if r[0] == text]
+            rows = (same or [(text, "(the id as typed)", "")]) + [r for r in rows if r[0] != text]
+        self._fill(rows, f"episodes holding “{text}”")
+
+    def action_to_list(self) -> None:
+        self.query_one("#episodes", OptionList).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        options = self.query_one("#episodes", OptionList)
+        if options.highlighted is not None and options.option_count:
+            self.dismiss(options.get_option_at_index(options.highlighted).id)
+
+    @on(OptionList.OptionSelected, "#episodes")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class HistorySearch(ModalScreen["tuple[str, int] | None"]):
+    """Search every loop's history (premises, outputs, reasons, decisions):
+    ``search`` runs in a thread; ``enter`` on a hit opens that loop's entry."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", show=True),
+                Binding("down", "to_list", "List", show=False)]
+
+    def __init__(self, search: Callable[[str], list[dict]]):
+        super().__init__(classes="picker")
+        self._search_fn = search
+        self._hits: dict[str, tuple[str, int]] = {}
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Search every loop's history", id="title")
+            yield Input(placeholder="words in a premise, an output, a reason… enter searches", id="find")
+            yield Label("premises, hypotheses, outputs, reasons, decisions: the entry where they came in",
+                        id="status", markup=False)
+            yield OptionList(id="episodes")
+            yield Static("[b]enter[/] search / open · [b]↓[/] list · [b]escape[/] cancel", id="hint")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#find", Input)
+        box.cursor_blink = getattr(self.app, "blink", True)
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            return
+        self.query_one("#status", Label).update(f"searching “{text}” in every loop's history…")
+        self._run(text)
+
+    @work(thread=True, exclusive=True, group="history-search")
+    def _run(self, text: str) -> None:
+        try:
+            hits = self._search_fn(text)
+        except Exception as exc:  # noqa: BLE001 - say it in the dialog
+            self.app.call_from_thread(self.query_one("#status", Label).update, f"search failed: {exc}")
+            return
+        self.app.call_from_thread(self._found, text, hits)
+
+    def _found(self, text: str, hits: list[dict]) -> None:
+        options = self.query_one("#episodes", OptionList)
+        options.clear_options()
+        self._hits = {}
+        for n, h in enumerate(hits):
+            key = f"h{n}"
+            self._hits[key] = (h["loop_id"], h["index"])
+            options.add_option(Option(f"{h['loop_id']} #{h['index']} {h['status']}  {h['field']}: "
+                                      f"{' '.join(str(h['snippet']).split())[:110]}", id=key))
+        self.query_one("#status", Label).update(f"{len(hits)} loops hold “{text}”" +
+                                                (" (the first 100)" if len(hits) >= 100 else ""))
+        if hits:
+            options.highlighted = 0
+            options.focus()
+
+    def action_to_list(self) -> None:
+        self.query_one("#episodes", OptionList).focus()
+
+    @on(OptionList.OptionSelected, "#episodes")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self._hits.get(event.option.id or ""))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 def json_object(text: str) -> str | None:
     """``InputModal`` validator: a JSON object, or why not."""
     try:
@@ -101,8 +299,10 @@ def json_object(text: str) -> str | None:
 
 HELP = {
     "Anywhere": [
-        ("1 2 3 4", "Loops · Inbox · Recall · Checkpoints"),
-        ("/", "focus the search or filter box"),
+        ("1 2 3 4 5", "Loops · Inbox · Recall · Checkpoints · Health"),
+        ("n", "the next request waiting for you (from any view)"),
+        ("l", "show / hide the event log: every notification and decision"),
+        ("/", "this view's filter or search box"),
         ("ctrl+p", "command palette: views, actions, themes"),
         ("?", "this help"),
         ("q", "quit"),
@@ -110,25 +310,36 @@ HELP = {
     "Loops (1)": [
         ("↑ ↓", "select a loop; the detail pane follows"),
         ("R", "resume the selected loop (runs to its next exit)"),
-        ("c", "cancel the selected loop (asks first)"),
+        ("c", "cancel the selected loop (asks a reason, then y/n)"),
         ("enter", "open its history in Checkpoints"),
+        ("w", "only loops waiting for you (waiting/blocked), or all"),
+        ("s S", "sort by the next column / reverse (or click a header)"),
+        ("y", "copy the loop id"),
     ],
     "Inbox (2)": [
-        ("a", "approve the proposed action"),
+        ("a", "approve (tab to add an optional note)"),
         ("r", "reject (asks for a reason)"),
         ("e", "edit the proposed action's arguments, then approve"),
         ("enter", "respond to a question or unblock with guidance"),
-        ("", "every decision asks y/n before it is written"),
+        ("y", "copy the request id"),
+        ("", "every decision asks y/n before it is written; the footer shows the keys the item takes"),
     ],
     "Recall (3)": [
         ("enter", "search (in the query box)"),
-        ("x", "explain an episode: per tier stored, tokens, score, rank, cut-off"),
+        ("+ -", "k up / down by 5, and search again"),
+        ("m", "page past the cut-off: the next hits below k, dimmed"),
+        ("x", "explain an episode (pick it by its content): verdict, then per tier stored, rank, cut-off"),
         ("t", "tiers: every tier side by side / as the agent asks"),
     ],
     "Checkpoints (4)": [
         ("[ ]", "previous / next history entry, with the diff"),
-        ("f", "fork a new loop from the selected entry"),
+        ("f", "fork a new loop from the selected entry (the fork is selected)"),
         ("R", "resume the selected loop"),
+        ("/", "search every loop's history: premises, outputs, reasons"),
+        ("y", "copy the loop id"),
+    ],
+    "Health (5)": [
+        ("", "tiers, breaker, sync backlog, ledger and drift, live; recall latency sparkline"),
     ],
 }
 

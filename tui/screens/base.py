@@ -1,19 +1,26 @@
-"""What every view shares: the header, the footer, redraws when the store moves
-(and when it comes back into view, or the theme changes), and a layout class
-for narrow (80 columns) and wide (120+) terminals."""
+"""What every view shares: the header, the event log pane and the footer,
+redraws when the store moves (and when it comes back into view, or the theme
+changes), relative times redrawn on a timer, and a layout class for narrow
+(80 columns) and wide (120+) terminals."""
 
 from __future__ import annotations
+
+import time
 
 from textual.app import ComposeResult
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
-from ..messages import StoreChanged
+from ..messages import EventLogged, StoreChanged
+from ..widgets.event_log import EventLog
+from ..widgets.footer import ArsFooter
 from ..widgets.header import ArsHeader
 
 WIDE = 120  # columns from which detail panes sit beside their table
+XWIDE = 150  # columns from which a detail pane gets more of the width (the table has room to spare)
 DETAIL_DELAY = 0.05  # seconds the cursor rests before a detail pane is redrawn
+TICK_S = 5.0  # relative times ("42s", "updated 3m ago") are redrawn this often
 
 
 def still_cursors(screen: Screen) -> None:
@@ -31,25 +38,50 @@ class DashboardView(Screen):
         yield ArsHeader(self.MODE)
 
     def compose_footer(self) -> ComposeResult:
-        yield Footer(compact=True)
+        yield EventLog(id="event-log")
+        yield ArsFooter(compact=True)
 
     def on_mount(self) -> None:
         still_cursors(self)
         self.app.register_view(self)  # type: ignore[attr-defined]
         self.watch(self.app, "theme", lambda _t: self.sync(theme=True), init=False)
+        self.watch(self.app, "log_open", self._log_open, init=True)
+        self.set_interval(TICK_S, self._retime)
         self.sync()
 
     def on_screen_resume(self) -> None:
         self.sync()
+        if time.monotonic() - self.__dict__.get("_retimed", 0.0) >= TICK_S:
+            self._retime()  # back after a while: ages as of now (a quick switch keeps the last tick's)
+        self.app.flush_held()  # type: ignore[attr-defined]  (notices held while a dialog was open)
 
     def on_store_changed(self, _msg: StoreChanged) -> None:
         self.sync()
 
+    def on_event_logged(self, _msg: EventLogged) -> None:
+        log = self.query_one("#event-log", EventLog)
+        if log.display:
+            log.show_events(self.app.events)  # type: ignore[attr-defined]
+
+    def _log_open(self, open_: bool) -> None:
+        log = self.query_one("#event-log", EventLog)
+        log.display = open_
+        if open_:
+            log.show_events(self.app.events)  # type: ignore[attr-defined]
+
     def on_resize(self, event: Resize) -> None:
         self.set_class(event.size.width >= WIDE, "-wide")
+        self.set_class(event.size.width >= XWIDE, "-xwide")
 
     def sync(self, theme: bool = False) -> None:
         """Redraw what changed in the store since the last call."""
+
+    def _retime(self) -> None:
+        self.__dict__["_retimed"] = time.monotonic()
+        self.retime()
+
+    def retime(self) -> None:
+        """Redraw relative times (ages): called every ``TICK_S`` and on return to the view."""
 
     def soon(self, name: str, callback, delay: float = DETAIL_DELAY) -> None:
         """Run ``callback`` once the cursor rests for ``delay`` seconds: held
@@ -59,6 +91,14 @@ class DashboardView(Screen):
         if old is not None:
             old.stop()
         timers[name] = self.set_timer(delay, callback)
+
+    def copy_id(self, text: str | None, what: str = "loop id") -> None:
+        """``y``: put an id on the clipboard (OSC 52: works over ssh and in tmux with set-clipboard)."""
+        if not text:
+            self.notify("nothing selected to copy", severity="warning")
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"copied {what} {text}", timeout=3)
 
     @property
     def store(self):

@@ -4,6 +4,10 @@
 of what changed between consecutive entries; ``f`` forks a new loop from the
 selected entry (its parent recorded, the original untouched); ``R`` resumes
 the loop. A loop's history is read (in a thread) when its node is opened.
+``/`` searches every loop's history (premises, outputs, reasons) and opens
+the entry where the words came in; ``y`` copies the loop id. A new fork is
+selected, so ``R`` resumes the fork. The Entry pane is redrawn whenever the
+loop it shows moves, and its ages on a timer.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from core.api import BadInput
 from core.loop.models import TERMINAL, HistoryEntry, LoopState
 
 from ..diff import diff
+from ..messages import SelectLoop
+from ..modals import HistorySearch
 from ..widgets import status
 from ..widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, still, theme_style
 from .base import DashboardView
@@ -41,12 +47,15 @@ class CheckpointsScreen(DashboardView):
         Binding("right_square_bracket", "step(1)", "Newer", show=True, key_display="]"),
         Binding("f", "fork", "Fork here", show=True),
         Binding("R", "resume", "Resume", show=True),
+        Binding("y", "copy", "Copy id", show=True),
     ]
     PALETTE = (
         ("Fork from entry", "A new loop from the selected history entry (f)", "fork"),
         ("Resume loop", "Run the selected loop to its next exit (R)", "resume"),
         ("Older entry", "Step back through the loop's history ([)", "step_back"),
         ("Newer entry", "Step forward through the loop's history (])", "step_on"),
+        ("Search loop histories", "Premises, outputs, reasons in every loop's history (/)", "search_history"),
+        ("Copy loop id", "Put the selected loop's id on the clipboard (y)", "copy"),
     )
 
     def __init__(self) -> None:
@@ -58,6 +67,8 @@ class CheckpointsScreen(DashboardView):
         self.history: dict[str, list[HistoryEntry]] = {}
         self.loading: set[str] = set()
         self.after_load: dict[str, int | str] = {}  # loop id -> entry index, "first" or "last"
+        self._want: str | None = None  # a loop to select once its node shows up (a fork)
+        self._shown_data: tuple | None = None  # what the Entry pane shows
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
@@ -143,6 +154,15 @@ class CheckpointsScreen(DashboardView):
         for goal_id in goals_touched:
             if goal_id in self.goal_nodes:
                 self.goal_nodes[goal_id].set_label(self.goal_label(goal_id))
+        want = getattr(self, "_want", None)
+        if want is not None and want in self.loop_nodes:
+            self._want = None
+            self.select_loop(want)
+        cursor = tree.cursor_node
+        if cursor is not None and cursor.data and (
+                (cursor.data[0] != "goal" and cursor.data[1] in changed)
+                or (cursor.data[0] == "goal" and cursor.data[1] in goals_touched)):
+            self.show_node(cursor)  # what the Entry pane says follows the loop (status, iteration)
         empty = self.query_one("#cp-empty", Static)
         text = "" if store.states else ("Loading…" if not store.loaded else
                                          "[b]No checkpoints yet.[/]\n\nEvery loop transition is checkpointed "
@@ -212,12 +232,28 @@ class CheckpointsScreen(DashboardView):
         tree.move_cursor(node)
         self.show_node(node)
 
+    def on_select_loop(self, msg: SelectLoop) -> None:
+        """A fork was made: select it here (now, or when its node shows up)."""
+        if msg.loop_id in self.loop_nodes:
+            self.select_loop(msg.loop_id)
+        else:
+            self._want = msg.loop_id
+
+    def retime(self) -> None:
+        node = self.query_one("#cp-tree", Tree).cursor_node
+        if node is not None:
+            self.show_node(node, keep_scroll=True)
+
     # -- the entry pane --------------------------------------------------------------------------
-    def show_node(self, node: TreeNode) -> None:
+    def show_node(self, node: TreeNode, keep_scroll: bool = False) -> None:
         body = self.query_one("#entry-body", Static)
         data = node.data
         if not data:
             return
+        if not keep_scroll and data != getattr(self, "_shown_data", None):
+            # a new entry starts at its header ("entry #N"), not where the last one was scrolled to
+            self.query_one("#entry-pane", VerticalScroll).scroll_home(animate=False)
+        self._shown_data = data
         if data[0] == "goal":
             loops = [s for s in self.store.states.values() if s.goal_id == data[1]]
             lines = [f"[b]{escape(data[1])}[/]  [dim]{len(loops)} loops[/]"]
@@ -296,8 +332,18 @@ class CheckpointsScreen(DashboardView):
 
     # -- keys ----------------------------------------------------------------------------------------
     def focus_search(self) -> None:
-        self.app.switch_mode("recall")
-        self.app.call_after_refresh(lambda: getattr(self.app.screen, "focus_search", lambda: None)())
+        self.action_search_history()
+
+    @work(exclusive=True, group="history-search")
+    async def action_search_history(self) -> None:
+        found = await self.app.push_screen_wait(HistorySearch(self.app.ars.loop_search))  # type: ignore[attr-defined]
+        if found:
+            loop_id, index = found
+            self.select_loop(loop_id, index)
+
+    def action_copy(self) -> None:
+        data = self._cursor()
+        self.copy_id(data[1] if data and data[0] != "goal" else None)
 
     def _cursor(self) -> tuple | None:
         node = self.query_one("#cp-tree", Tree).cursor_node
@@ -378,14 +424,15 @@ class CheckpointsScreen(DashboardView):
         self.app.resume(s.loop_id)  # type: ignore[attr-defined]
         self.notify(f"resuming {s.loop_id}…")
 
-    def select_loop(self, loop_id: str) -> None:
-        """Open one loop's history and select its newest entry (from the Loops view)."""
+    def select_loop(self, loop_id: str, index: int | None = None) -> None:
+        """Open one loop's history and select its newest entry (or entry ``index``)."""
         node = self.loop_nodes.get(loop_id)
         if node is None:
+            self._want = loop_id
             return
         if node.parent is not None:
             node.parent.expand()
-        self.after_load[loop_id] = "last"
+        self.after_load[loop_id] = "last" if index is None else index
         if loop_id in self.history:
             self.show_history(loop_id, self.history[loop_id])
         else:

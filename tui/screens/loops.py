@@ -1,12 +1,18 @@
 """Loops (1): every loop in a table keyed by loop id, and the selected loop's
-state in a detail pane. Rows are updated cell by cell, only for loops whose
-version moved in the store; ages tick every few seconds."""
+state in a detail pane.
+
+The selection is a loop id, not a row position: when another process adds a
+loop, the list re-sorts or the filter changes, the cursor stays on the same
+loop, and Detail, ``c`` and ``R`` act on it. Rows are updated cell by cell,
+only for loops whose version moved in the store; ages tick on a timer.
+``s`` sorts by the next column (``S`` reverses), ``w`` shows only the loops
+waiting for a person, ``/`` filters by text, ``y`` copies the loop id.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,16 +21,34 @@ from textual.widgets import DataTable, Input, Static
 
 from core.loop.models import LoopState
 
+from ..messages import SelectLoop
 from ..modals import ConfirmModal, InputModal
 from ..widgets.loop_detail import LoopDetail
-from ..widgets.table import FlexTable
-from ..widgets.status import age, one_line, status_text
+from ..widgets.status import age, one_line, status_text, unique_prefixes
+from ..widgets.table import KeyedTable
 from .base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
-COLUMNS = (("loop", "loop", 17), ("status", "status", 15), ("step", "step", 7), ("iter", "it/max", 6),
+# (key, label, width); the loop column's width follows the ids' unique prefixes, goal takes the rest
+COLUMNS = (("loop", "loop", 6), ("status", "status", 13), ("step", "step", 7), ("iter", "it/max", 6),
            ("goal", "goal", None), ("age", "age", 4))
-AGE_TICK = 15.0
+STATUS_ORDER = {"waiting_human": 0, "blocked": 1, "active": 2, "initialized": 3, "aborted": 4, "done": 5}
+# sort keys (s cycles them): name, how a loop sorts, and whether newest/most urgent first is the natural order
+SORTS: tuple[tuple[str, str], ...] = (("updated", "age"), ("status", "status"), ("goal", "goal"),
+                                      ("loop", "loop"), ("iteration", "iter"))
+NEEDS_YOU = ("waiting_human", "blocked")
+
+
+def sort_key(name: str):
+    if name == "updated":
+        return lambda s: s.updated_at.timestamp()
+    if name == "status":
+        return lambda s: (STATUS_ORDER.get(s.status, 9), -s.updated_at.timestamp())
+    if name == "goal":
+        return lambda s: ((s.goal.name or s.goal_id).casefold(), -s.updated_at.timestamp())
+    if name == "iteration":
+        return lambda s: (s.iteration, s.updated_at.timestamp())
+    return lambda s: s.loop_id
 
 
 class LoopsScreen(DashboardView):
@@ -33,14 +57,21 @@ class LoopsScreen(DashboardView):
     CSS_PATH = [STYLES / "loops.tcss"]
     BINDINGS = [
         Binding("R", "resume", "Resume", show=True),
-        Binding("c", "cancel_loop", "Cancel loop", show=True),
+        Binding("c", "cancel_loop", "Cancel", show=True),
         Binding("enter", "history", "History", show=True),
+        Binding("w", "needs_you", "Waiting only", show=True),
+        Binding("s", "sort", "Sort", show=True),
+        Binding("S", "sort_reverse", "Reverse", show=False),
+        Binding("y", "copy", "Copy id", show=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
     PALETTE = (
         ("Resume loop", "Run the selected loop to its next exit (R)", "resume"),
-        ("Cancel loop", "Abort the selected loop, after a y/n (c)", "cancel_loop"),
+        ("Cancel loop", "Abort the selected loop: asks a reason, then y/n (c)", "cancel_loop"),
         ("Loop history", "Open the selected loop in Checkpoints (enter)", "history"),
+        ("Only loops waiting for you", "Show only waiting/blocked loops, or all again (w)", "needs_you"),
+        ("Sort loops", "Sort by the next column: updated, status, goal, loop, iteration (s)", "sort"),
+        ("Copy loop id", "Put the selected loop's id on the clipboard (y)", "copy"),
     )
 
     def __init__(self) -> None:
@@ -48,102 +79,179 @@ class LoopsScreen(DashboardView):
         self.seen: dict[str, int] = {}
         self.cells: dict[str, tuple] = {}
         self.filter = ""
+        self.needs_you = False
+        self.sort_by = 0  # index into SORTS
+        self.reverse = True  # updated: newest first
+        self.selected: str | None = None  # the loop the person selected (the cursor follows it)
+        self.want: str | None = None  # a loop to select once its row shows up (a fork)
+        self.prefixes: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
         yield Input(placeholder="/ filter loops: id, goal, status, step", id="loops-filter", compact=True)
+        yield Static("", id="loops-mode")
         with Container(id="loops-body"):
-            yield FlexTable(id="loops-table", cursor_type="row", zebra_stripes=True, enter_label="History", flex="goal")
+            yield KeyedTable(id="loops-table", cursor_type="row", zebra_stripes=True, enter_label="History",
+                             flex="goal")
             yield LoopDetail(id="loop-detail")
         yield Static("", id="loops-empty")
         yield from self.compose_footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#loops-table", DataTable)
+        table = self.table
         for key, label, width in COLUMNS:
             table.add_column(label, key=key, width=width)
         table.focus()
         self.query_one(LoopDetail).show(None)
-        self.set_interval(AGE_TICK, self.tick_ages)
-        self.call_after_refresh(self.query_one("#loops-table", FlexTable).fit)
+        self.call_after_refresh(table.fit)
         super().on_mount()
+        self.mode_line()
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one("#loops-table", KeyedTable)
 
     # -- drawing -------------------------------------------------------------------------
     def row(self, s: LoopState) -> tuple:
         goal = s.goal.name or s.goal_id
         if s.parent:
             goal = f"⑂ {goal}"
-        return (s.loop_id, status_text(self.app, s.status), s.current_step,
-                f"{s.iteration}/{s.budget.max_iterations}", one_line(goal, 80), age(s.updated_at))
+        label = "waiting" if s.status == "waiting_human" else None
+        return (self.prefixes.get(s.loop_id, s.loop_id), status_text(self.app, s.status, label), s.current_step,
+                f"{s.iteration}/{s.budget.max_iterations}", one_line(goal, 200), age(s.updated_at))
 
     def matches(self, s: LoopState) -> bool:
+        if self.needs_you and s.status not in NEEDS_YOU:
+            return False
         if not self.filter:
             return True
         hay = f"{s.loop_id} {s.goal_id} {s.goal.name} {s.status} {s.current_step}".casefold()
         return all(w in hay for w in self.filter.casefold().split())
 
     def sync(self, theme: bool = False) -> None:
-        table = self.query_one("#loops-table", DataTable)
+        table = self.table
         store = self.store
-        if theme:  # status colours come from the theme: redraw those cells
-            for loop_id, cells in self.cells.items():
-                s = store.states.get(loop_id)
-                if s is not None:
-                    cells = (cells[0], status_text(self.app, s.status), *cells[2:])
-                    table.update_cell(loop_id, "status", cells[1])
-                    self.cells[loop_id] = cells
+        keep = self.selected or table.cursor_key()
+        if theme:  # status colours come from the theme: redraw every row's cells
+            self.seen.clear()
         changed, gone = store.changed_since(self.seen)
-        added = False
         for loop_id in gone:
             self.seen.pop(loop_id, None)
-            if loop_id in self.cells:
-                table.remove_row(loop_id)
-                del self.cells[loop_id]
+        drop = [i for i in gone if i in self.cells]
+        if len(store.states) != len(self.prefixes) or any(i not in self.prefixes for i in changed):
+            self._reprefix()
+        reorder = bool(drop)
+        key = sort_key(SORTS[self.sort_by][0])
         for loop_id in changed:
             s = store.states[loop_id]
             self.seen[loop_id] = store.versions[loop_id]
             if not self.matches(s):
                 if loop_id in self.cells:
-                    table.remove_row(loop_id)
-                    del self.cells[loop_id]
+                    drop.append(loop_id)
                 continue
             new = self.row(s)
             old = self.cells.get(loop_id)
             if old is None:
                 table.add_row(*new, key=loop_id)
-                added = True
+                reorder = True
             else:
-                for (key, _label, _w), before, after in zip(COLUMNS, old, new):
+                for (col, _label, _w), before, after in zip(COLUMNS, old, new):
                     if before != after:
-                        table.update_cell(loop_id, key, after)
+                        table.update_cell(loop_id, col, after)
+                reorder = reorder or key(s) != self._keys.get(loop_id)
+            self._keys[loop_id] = key(s)
             self.cells[loop_id] = new
-        if added:
-            order = {s.loop_id: i for i, s in enumerate(store.ordered())}
-            table.sort("loop", key=lambda loop_id: order.get(loop_id, 1 << 30))
+        if drop:
+            table.remove_rows(drop)
+            for loop_id in drop:
+                self.cells.pop(loop_id, None)
+                self._keys.pop(loop_id, None)
+        if reorder:
+            self.reorder()
         self.empty_state()
-        current = self.current()
-        if current is None or current in changed or theme:
+        self.follow(keep)
+        if theme or self.selected in changed or self.shown != self.selected:
             self.show_detail()
+
+    @property
+    def _keys(self) -> dict:
+        return self.__dict__.setdefault("_sort_keys", {})
+
+    @property
+    def shown(self) -> str | None:
+        return self.__dict__.get("_shown")
+
+    def _reprefix(self) -> None:
+        """Loop ids cut to their unique prefix; when a new loop lengthens them, redraw the id cells."""
+        prefixes = unique_prefixes(list(self.store.states))
+        width = max((len(p) for p in prefixes.values()), default=6)
+        table = self.table
+        for loop_id, cells in self.cells.items():
+            p = prefixes.get(loop_id, loop_id)
+            if cells[0] != p:
+                table.update_cell(loop_id, "loop", p)
+                self.cells[loop_id] = (p, *cells[1:])
+        self.prefixes = prefixes
+        from textual.widgets.data_table import ColumnKey
+
+        column = table.columns.get(ColumnKey("loop"))
+        if column is not None and column.width != width:
+            column.width = width
+            table._require_update_dimensions = True
+            table.fit()
+
+    def reorder(self) -> None:
+        key = sort_key(SORTS[self.sort_by][0])
+        states = self.store.states
+        ids = sorted(self.cells, key=lambda i: key(states[i]), reverse=self.reverse)
+        self.table.order_rows(ids)
+
+    def follow(self, loop_id: str | None) -> None:
+        """Keep the cursor on ``loop_id`` (or on the loop we are told to select)."""
+        table = self.table
+        if self.want is not None and self.want in self.cells:
+            loop_id, self.want = self.want, None
+        if loop_id is not None and table.go_to(loop_id):
+            self.selected = loop_id
+        elif table.row_count:
+            self.selected = table.cursor_key()
+        else:
+            self.selected = None
 
     def empty_state(self) -> None:
         store = self.store
         empty = self.query_one("#loops-empty", Static)
+        state = getattr(self.app, "ars", None)
+        where = f" --state {state.state_dir}" if state is not None else ""
         if not store.loaded:
             text = "Loading loops…"
         elif not store.states:
             text = ("[b]No loops yet.[/]\n\nStart one from a shell:\n"
-                    "  ars loop run --goal-file samples/goals/release-notes.json\n"
-                    "or try the whole dashboard with sample data:  ars demo")
+                    f"  ars loop run{where} --goal-file samples/goals/release-notes.json\n"
+                    f"or try the whole dashboard with sample data:  ars demo{where}")
         elif not self.cells:
-            text = f"No loop matches the filter “{self.filter}” (escape clears it)."
+            what = " and ".join(x for x in (f"the filter “{self.filter}”" if self.filter else "",
+                                            "waiting/blocked" if self.needs_you else "") if x)
+            text = f"No loop matches {what} (escape clears the filter, w shows every status)."
         else:
             text = ""
         empty.update(text)
         empty.display = bool(text)
-        self.query_one("#loops-body").display = not text or bool(self.cells)
+        # a filter that matches nothing keeps the (empty) table and its focus: hiding it would move the
+        # focus into the filter box, and the next key (w, a view number) would be typed there
+        self.query_one("#loops-body").display = bool(store.states) or not text
 
-    def tick_ages(self) -> None:
-        table = self.query_one("#loops-table", DataTable)
+    def mode_line(self) -> None:
+        name = SORTS[self.sort_by][0]
+        order = {"updated": ("newest first", "oldest first"), "status": ("done first", "waiting first"),
+                 "iteration": ("most first", "fewest first")}.get(name, ("Z→A", "A→Z"))
+        parts = [f"sorted by [b]{name}[/] ({order[0] if self.reverse else order[1]}) · s next · S reverse"]
+        if self.needs_you:
+            parts.append("[b $text-warning]only waiting/blocked[/] · w all")
+        self.query_one("#loops-mode", Static).update("[dim]" + "   ".join(parts) + "[/]")
+
+    def retime(self) -> None:
+        table = self.table
         for loop_id, cells in self.cells.items():
             s = self.store.states.get(loop_id)
             if s is None:
@@ -152,64 +260,104 @@ class LoopsScreen(DashboardView):
             if a != cells[5]:
                 table.update_cell(loop_id, "age", a)
                 self.cells[loop_id] = (*cells[:5], a)
+        self.show_detail()
 
     def current(self) -> str | None:
-        table = self.query_one("#loops-table", DataTable)
-        if not table.row_count:
-            return None
-        try:
-            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:  # noqa: BLE001 - no cursor yet
-            return None
+        return self.selected
 
     def show_detail(self) -> None:
-        loop_id = self.current()
+        loop_id = self.selected
         s = self.store.states.get(loop_id) if loop_id else None
         running = (loop_id in self.app.running) if s is not None and s.status == "active" else None  # type: ignore[attr-defined]
         self.query_one(LoopDetail).show(s, running)
+        self.__dict__["_shown"] = loop_id if s is not None else None
 
     @on(DataTable.RowHighlighted, "#loops-table")
-    def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        # the row under the cursor now: a queued event may name a row that has since moved away
+        key = self.table.cursor_key()
+        if key is not None and key in self.cells:
+            self.selected = key
         self.soon("detail", self.show_detail)
 
     @on(DataTable.RowSelected, "#loops-table")
     def _selected(self, _event: DataTable.RowSelected) -> None:
         self.action_history()
 
-    # -- filter ------------------------------------------------------------------------------
+    @on(DataTable.HeaderSelected, "#loops-table")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        col = event.column_key.value
+        for i, (_name, column) in enumerate(SORTS):
+            if column == col:
+                if i == self.sort_by:
+                    self.reverse = not self.reverse
+                else:
+                    self.sort_by, self.reverse = i, i in (0, 4)
+                self._resort()
+                return
+
+    def on_select_loop(self, msg: SelectLoop) -> None:
+        self.want = msg.loop_id
+        self.follow(self.selected)
+        self.show_detail()
+
+    # -- filter, sort ------------------------------------------------------------------------
     def focus_search(self) -> None:
         self.query_one("#loops-filter", Input).focus()
 
     @on(Input.Changed, "#loops-filter")
     def _filter(self, event: Input.Changed) -> None:
         value = event.value.strip()
-        self.soon("filter", lambda: self.apply_filter(value), delay=0.12)  # one rebuild per typing pause
+        self.soon("filter", lambda: self.apply_filter(value), delay=0.12)  # one redraw per typing pause
 
-    def apply_filter(self, value: str) -> None:
-        if value == self.filter:
-            return
-        self.filter = value
-        table = self.query_one("#loops-table", DataTable)
-        table.clear()
-        self.cells.clear()
-        self.seen.clear()
+    def apply_filter(self, value: str | None = None) -> None:
+        if value is not None:
+            if value == self.filter:
+                return
+            self.filter = value
+        self.seen.clear()  # every loop is matched again; rows that stay are left as they are
         self.sync()
+        self.mode_line()
 
     @on(Input.Submitted, "#loops-filter")
     def _filter_done(self, _event: Input.Submitted) -> None:
-        self.query_one("#loops-table", DataTable).focus()
+        self.table.focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#loops-filter", Input)
         if box.value:
             box.value = ""
             self.apply_filter("")
-        self.query_one("#loops-table", DataTable).focus()
+        self.table.focus()
+
+    def action_needs_you(self) -> None:
+        self.needs_you = not self.needs_you
+        self.apply_filter()
+
+    def action_sort(self) -> None:
+        self.sort_by = (self.sort_by + 1) % len(SORTS)
+        self.reverse = SORTS[self.sort_by][0] in ("updated", "iteration")
+        self._resort()
+
+    def action_sort_reverse(self) -> None:
+        self.reverse = not self.reverse
+        self._resort()
+
+    def _resort(self) -> None:
+        key = sort_key(SORTS[self.sort_by][0])
+        for loop_id in self.cells:
+            self._keys[loop_id] = key(self.store.states[loop_id])
+        keep = self.selected
+        self.reorder()
+        self.follow(keep)
+        self.mode_line()
 
     # -- actions -----------------------------------------------------------------------------
     def selected_state(self) -> LoopState | None:
-        loop_id = self.current()
-        return self.store.states.get(loop_id) if loop_id else None
+        return self.store.states.get(self.selected) if self.selected else None
+
+    def action_copy(self) -> None:
+        self.copy_id(self.selected)
 
     def action_resume(self) -> None:
         s = self.selected_state()
@@ -220,7 +368,7 @@ class LoopsScreen(DashboardView):
                         severity="warning")
             return
         if s.status in ("waiting_human", "blocked"):
-            self.notify(f"{s.loop_id} waits for a decision: answer it in the Inbox (2)", severity="warning")
+            self.notify(f"{s.loop_id} waits for a decision: answer it in the Inbox (2, or n)", severity="warning")
             return
         self.app.resume(s.loop_id)  # type: ignore[attr-defined]
         self.notify(f"resuming {s.loop_id}…")

@@ -1,10 +1,17 @@
-"""Recall (3): search memory and see why each hit ranks where it does.
+"""Recall (3): search memory and see why each hit ranks where it does, and
+why an episode was missed, without a second shell.
 
-A query box (and ``k``); the tier status bar (ok / down / timeout with
-latency, ``DEGRADED`` plainly); results with each tier's rank and score side by
-side (Neo4j / SQLite / files); the selected hit's score components per tier;
-``x`` explains a selected or typed episode id: per tier, is it stored, which
-query tokens it holds, its raw score and rank, and what cut it off.
+A query box and ``k`` (``+``/``-`` change it and search again); the tier
+status bar (ok / down / timeout with latency, ``DEGRADED`` plainly); the hits
+with each tier's rank; ``m`` pages past the cut-off (the hits below ``k``
+are drawn dimmed under a cut-off line); the selected hit's score pane shows
+how its fused score is made, in numbers that add up to it, and each tier's
+components, which add up to that tier's score. ``x`` picks an episode to
+explain by searching its content (or the hits and the ones past the cut-off)
+and shows the explanation in its own pane, its verdict first.
+
+Every tier, component and ``fuse_<tier>`` contribution is drawn from what the
+result holds, so a tier or component core adds later shows up as it comes.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.style import Style
+from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,16 +30,20 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from core.api import BadInput
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
+from core.scoring import FUSION, RRF_K, TIER_WEIGHT
 
-from ..modals import InputModal
-from ..widgets.table import FlexTable, RowsTable
-from ..widgets.status import ms, one_line, theme_style, tier_text
+from ..modals import EpisodePicker
+from ..widgets.status import ms, one_line, short_ids, theme_style, tier_text
+from ..widgets.table import KeyedTable
 from .base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 ALL_TIERS = ",".join(TIER_NAMES)
-COMPONENT_ORDER = ("bm25", "lucene", "scan", "token_match", "phrase", "entity", "recency", "source", "tier_weight")
+COMPONENT_ORDER = ("bm25", "lucene", "scan", "cosine", "context", "token_match", "phrase", "entity", "recency", "source", "tier_weight")
 EXAMPLES = "Neo4j outage · 第一性原理 检查 · staging rollout runbook · 熔断器 冷却"
+PAGE = 10  # hits one ``m`` adds past the cut-off
+K_STEP = 5
+ID_WIDTH = 20
 
 
 class RecallScreen(DashboardView):
@@ -40,11 +52,15 @@ class RecallScreen(DashboardView):
     CSS_PATH = [STYLES / "recall.tcss"]
     BINDINGS = [
         Binding("x", "explain", "Explain", show=True),
+        Binding("plus,equals_sign", "k(1)", "k+", show=True, key_display="+"),
+        Binding("minus", "k(-1)", "k-", show=True, key_display="-"),
+        Binding("m", "more", "Past cut-off", show=True),
         Binding("t", "toggle_tiers", "Tiers", show=True),
         Binding("escape", "leave_box", "Results", show=False),
     ]
     PALETTE = (
-        ("Explain an episode", "Why recall did or did not return an episode, per tier (x)", "explain"),
+        ("Explain an episode", "Why recall did or did not return an episode: pick it by its content (x)", "explain"),
+        ("More past the cut-off", f"The next {PAGE} hits below k, dimmed (m)", "more"),
         ("Toggle tiers", "All three tiers side by side, or as the agent asks (t)", "toggle_tiers"),
     )
 
@@ -53,6 +69,8 @@ class RecallScreen(DashboardView):
         self.result: RecallResult | None = None
         self.explanation: Explanation | None = None
         self.all_tiers = True
+        self.extra = 0  # hits fetched past the cut-off (m)
+        self.cut = 10  # the k the result was asked for (the cut-off)
         self.shown: tuple[int, str] | None = None  # (result, episode) the score pane draws
 
     def compose(self) -> ComposeResult:
@@ -64,30 +82,29 @@ class RecallScreen(DashboardView):
             yield Label("", id="tiers-mode")
         yield Static("", id="tierbar")
         with Container(id="recall-body"):
-            yield FlexTable(id="hits", cursor_type="row", zebra_stripes=True, flex="snippet")
+            yield KeyedTable(id="hits", cursor_type="row", zebra_stripes=True, flex="snippet")
             with VerticalScroll(id="hit-pane"):
                 yield Static("", id="hit-title")
-                yield RowsTable(id="breakdown", cursor_type="none", show_cursor=False)
+                yield Static("", id="breakdown")
                 yield Static("", id="hit-snippet")
-                yield Static("", id="explain-title")
-                yield Static("", id="explain-table")
+            with VerticalScroll(id="explain-pane"):
                 yield Static("", id="explain-verdict")
+                yield Static("", id="explain-table")
         yield from self.compose_footer()
 
     def on_mount(self) -> None:
         hits = self.query_one("#hits", DataTable)
         hits.add_column("#", key="rank", width=3)
-        hits.add_column("episode", key="episode", width=22)
+        hits.add_column("episode", key="episode", width=ID_WIDTH)
         hits.add_column("score", key="score", width=6)
-        for t in TIER_NAMES:
-            hits.add_column(t, key=t, width=8)
+        hits.add_column("n·s·f", key="tiers", width=8)
         hits.add_column("snippet", key="snippet")
-        self.query_one("#hit-pane").border_title = "Score components"
-        self.query_one("#breakdown").display = False
-        self.query_one("#explain-table").display = False
+        self.query_one("#hit-pane").border_title = "Score"
+        self.query_one("#explain-pane").border_title = "Explain"
+        self.query_one("#explain-pane").display = False
         self._mode_label()
         self.show_intro()
-        self.call_after_refresh(self.query_one("#hits", FlexTable).fit)
+        self.call_after_refresh(self.query_one("#hits", KeyedTable).fit)
         super().on_mount()
 
     # -- search ------------------------------------------------------------------------------
@@ -95,6 +112,9 @@ class RecallScreen(DashboardView):
         self.query_one("#query", Input).focus()
 
     def action_leave_box(self) -> None:
+        if self.query_one("#explain-pane").display and self.focused is self.query_one("#hits"):
+            self.close_explain()
+            return
         self.query_one("#hits", DataTable).focus()
 
     def action_toggle_tiers(self) -> None:
@@ -120,6 +140,19 @@ class RecallScreen(DashboardView):
         dense = self.app.ars.dense_available()  # type: ignore[attr-defined]
         return ",".join(t for t in TIER_NAMES if t != "dense" or dense)
 
+    def action_k(self, step: int) -> None:
+        k = max(1, min(500, self.k() + step * K_STEP))
+        self.query_one("#k", Input).value = str(k)
+        if self.result is not None:
+            self.search(self.result.query)
+
+    def action_more(self) -> None:
+        if self.result is None:
+            self.notify("search first (/ then enter)", severity="warning")
+            return
+        self.extra += PAGE
+        self.search(self.result.query, keep_extra=True)
+
     @on(Input.Submitted, "#query")
     @on(Input.Submitted, "#k")
     def _submitted(self, _event: Input.Submitted) -> None:
@@ -130,18 +163,22 @@ class RecallScreen(DashboardView):
         self.search(query)
         self.query_one("#hits", DataTable).focus()
 
-    def search(self, query: str) -> None:
+    def search(self, query: str, keep_extra: bool = False) -> None:
+        if not keep_extra:
+            self.extra = 0
+        self.cut = self.k()
         self.query_one("#tierbar", Static).update(f"[dim]searching {escape(query)!s}…[/]")
-        self.run_recall(query, self.k(), self.tiers())
+        self.run_recall(query, self.cut, self.extra, self.tiers())
 
     @work(thread=True, exclusive=True, group="recall")
-    def run_recall(self, query: str, k: int, tiers: str | None) -> None:
+    def run_recall(self, query: str, k: int, extra: int, tiers: str | None) -> None:
         try:
-            result = self.app.ars.recall(query, k=k, tiers=tiers)  # type: ignore[attr-defined]
+            result = self.app.ars.recall(query, k=k + extra, tiers=tiers)  # type: ignore[attr-defined]
         except BadInput as exc:
             self.app.call_from_thread(self.show_error, str(exc))
             return
-        self.app.call_from_thread(self.show_result, result)
+        self.app.call_from_thread(self.app.record_recall, result.latency_ms)  # type: ignore[attr-defined]
+        self.app.call_from_thread(self.show_result, result, k)
 
     def show_error(self, message: str) -> None:
         self.query_one("#tierbar", Static).update(f"[$text-error]{escape(message)}[/]")
@@ -165,7 +202,10 @@ class RecallScreen(DashboardView):
                 out.append(f" {ms(t.latency_ms)}", style="dim")
             if t.status in ("down", "timeout", "error") and t.error:
                 out.append(f" ({one_line(t.error, 60)})", style="dim")
-        out.append(f"   {len(r.hits)} hits · {ms(r.latency_ms)}", style="dim")
+        shown = min(len(r.hits), self.cut)
+        past = len(r.hits) - shown
+        out.append(f"   {shown} hits (k={self.cut})" + (f" + {past} past the cut-off" if past else "")
+                   + f" · {ms(r.latency_ms)}", style="dim")
         if r.degraded:
             out.append("   ")
             out.append(" DEGRADED ", style=theme_style(self.app, "text-error", bold=True) + Style(reverse=True))
@@ -173,35 +213,49 @@ class RecallScreen(DashboardView):
         out.append(f"\ntokens: {' '.join(r.tokens)}", style="dim")
         return out
 
-    def show_result(self, r: RecallResult) -> None:
+    def tier_names(self, r: RecallResult) -> list[str]:
+        """The tiers of this result, in the order core reports them (a new tier shows up)."""
+        names = [t.tier for t in r.tiers]
+        for h in r.hits:
+            names += [t for t in h.per_tier if t not in names]
+        return names
+
+    def show_result(self, r: RecallResult, cut: int | None = None) -> None:
         self.result = r
+        self.cut = cut or self.cut
         self.shown = None
         self.query_one("#tierbar", Static).update(self.tier_bar(r))
-        hits = self.query_one("#hits", DataTable)
+        hits = self.query_one("#hits", KeyedTable)
         hits.clear()
+        names = self.tier_names(r)
+        from textual.widgets.data_table import ColumnKey
+
+        hits.columns[ColumnKey("tiers")].label = Text("·".join(n[:1] for n in names))
+        shorts = short_ids([h.episode_id for h in r.hits], ID_WIDTH)
         for h in r.hits:
-            cells = [str(h.rank), h.episode_id, f"{h.score:.3f}"]
-            for t in TIER_NAMES:
-                th = h.per_tier.get(t)
-                cells.append(f"#{th.rank} {th.score:.2f}" if th else Text("-", style="dim"))
-            cells.append(one_line(h.snippet, 200))
+            past = h.rank > self.cut
+            dim = "dim" if past else ""
+            ranks = "·".join(str(h.per_tier[t].rank) if t in h.per_tier else "-" for t in names)
+            cells = [Text(str(h.rank), style=dim), Text(shorts[h.episode_id], style=dim),
+                     Text(f"{h.score:.3f}", style=dim), Text(ranks, style=dim),
+                     Text(("▸ past cut-off · " if h.rank == self.cut + 1 else "") + one_line(h.snippet, 200),
+                          style=dim)]
             hits.add_row(*cells, key=h.episode_id)
         hits.filled()
         if not r.hits:
             self.query_one("#hit-title", Static).update(
-                "[b]No memories matched.[/] Press [b]x[/] and give the episode id you expected, "
-                "to see where it was cut off.")
-            self.query_one("#breakdown").display = False
+                "[b]No memories matched.[/] Press [b]x[/] and search for the episode you expected by its "
+                "content, to see where it was cut off.")
+            self.query_one("#breakdown", Static).update("")
+            self.query_one("#hit-snippet", Static).update("")
+        self.close_explain()
         self.show_hit()
 
     def selected_hit(self) -> Hit | None:
         if self.result is None or not self.result.hits:
             return None
-        hits = self.query_one("#hits", DataTable)
-        row = hits.cursor_row
-        if 0 <= row < len(self.result.hits):
-            return self.result.hits[row]
-        return None
+        key = self.query_one("#hits", KeyedTable).cursor_key()
+        return next((h for h in self.result.hits if h.episode_id == key), None)
 
     @on(DataTable.RowHighlighted, "#hits")
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
@@ -209,51 +263,63 @@ class RecallScreen(DashboardView):
 
     def show_hit(self) -> None:
         h = self.selected_hit()
-        table = self.query_one("#breakdown", RowsTable)
-        if h is None:
+        if h is None or self.result is None:
             return
-        # the cursor's highlight event arrives after show_result drew this hit: redrawing it would
-        # clear the table and leave it blank until its next layout
-        if self.shown == (id(self.result), h.episode_id):
+        if self.shown == (id(self.result), h.episode_id) and not self.query_one("#explain-pane").display:
             return
+        self.close_explain()
         self.shown = (id(self.result), h.episode_id)
-        title = self.query_one("#hit-title", Static)
-        title.update(f"[b]#{h.rank} {escape(h.episode_id)}[/]  fused {h.score:.4f}  "
-                     f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
+        past = f"  [b $text-warning]past the cut-off k={self.cut}[/]" if h.rank > self.cut else ""
+        self.query_one("#hit-pane").border_title = f"Score · #{h.rank}"
+        self.query_one("#hit-title", Static).update(
+            f"[b]{escape(h.episode_id)}[/]{past}\n[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
+        self.query_one("#breakdown", Static).update(self.score_tables(h))
         self.query_one("#hit-snippet", Static).update(f"[dim]{escape(one_line(h.snippet, 300))}[/]")
-        table.clear(columns=True)
-        table.add_column("component", key="component")
-        for t in TIER_NAMES:
-            table.add_column(t, key=t)
-        table.add_column("fused", key="fused")
+
+    def score_tables(self, h: Hit):
+        """How the fused score is made (each tier's contribution, weight times
+        its normalised score, adds up to it), then each tier's components (each
+        column adds up to that tier's score)."""
+        from rich.console import Group
+
+        names = [t for t in self.tier_names(self.result) if t in h.per_tier] if self.result else list(h.per_tier)
+        fused = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", expand=False)
+        fused.add_column("fused")
+        fused.add_column("tier rank", justify="right")
+        fused.add_column(f"{'weight × share' if FUSION != 'rrf' else f'weight/({RRF_K}+rank)'}", justify="right")
+        fused.add_column("=", justify="right")
+        others = dict(h.breakdown)
+        for t in names:
+            th = h.per_tier[t]
+            for key in (f"fuse_{t}", f"rrf_{t}"):
+                v = others.pop(key, None)
+                if v is None:
+                    continue
+                w = TIER_WEIGHT.get(t, 1.0)
+                how = f"{w:.2f}/({RRF_K}+{th.rank})" if FUSION == "rrf" else f"{w:.2f} × {v / w if w else 0:.3f}"
+                fused.add_row(key, f"#{th.rank}", how, f"{v:.4f}")
+        for c, v in others.items():  # a component core adds to fusion later
+            fused.add_row(c, "", "", f"{v:.4f}")
+        fused.add_row(Text("= fused", style="bold"), "", "", Text(f"{h.score:.4f}", style="bold"))
         comps: list[str] = []
-        for t in TIER_NAMES:
-            th = h.per_tier.get(t)
-            if th:
-                comps.extend(c for c in th.breakdown if c not in comps)
+        for t in names:
+            comps.extend(c for c in h.per_tier[t].breakdown if c not in comps)
         comps.sort(key=lambda c: COMPONENT_ORDER.index(c) if c in COMPONENT_ORDER else len(COMPONENT_ORDER))
+        per = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", expand=False)
+        per.add_column("component")
+        for t in names:
+            per.add_column(t, justify="right")
         for c in comps:
             row: list = [c]
-            for t in TIER_NAMES:
-                th = h.per_tier.get(t)
-                v = th.breakdown.get(c) if th else None
+            for t in names:
+                v = h.per_tier[t].breakdown.get(c)
                 row.append(f"{v:.3f}" if v is not None else Text("-", style="dim"))
-            row.append("")
-            table.add_row(*row)
-        for c, v in h.breakdown.items():
-            table.add_row(c, *[Text("", style="dim")] * len(TIER_NAMES), f"{v:.4f}")
-        total: list = [Text("= score", style="bold")]
-        ranks: list = ["rank"]
-        for t in TIER_NAMES:
-            th = h.per_tier.get(t)
-            total.append(Text(f"{th.score:.3f}", style="bold") if th else Text("-", style="dim"))
-            ranks.append(f"#{th.rank}" if th else Text("not returned", style="dim"))
-        total.append(Text(f"{h.score:.4f}", style="bold"))
-        ranks.append(f"#{h.rank}")
-        table.add_row(*total)
-        table.add_row(*ranks)
-        table.filled()
-        table.display = True
+            per.add_row(*row)
+        per.add_row(Text("= tier score", style="bold"),
+                    *[Text(f"{h.per_tier[t].score:.3f}", style="bold") for t in names])
+        note = Text("share: the tier's score min-max scaled over the hits it returned (its best 1)"
+                    if FUSION != "rrf" else "fusion uses each tier's rank", style="dim")
+        return Group(fused, Text(""), per, note) if names else fused
 
     # -- explain ---------------------------------------------------------------------------------
     @work(exclusive=True, group="explain-ask")
@@ -265,15 +331,19 @@ class RecallScreen(DashboardView):
             self.focus_search()
             return
         h = self.selected_hit()
-        episode = await self.app.push_screen_wait(InputModal(
-            "Explain an episode", prompt=f"query: {query}  (k={self.k()})\nWhich episode id? The selected hit is "
-            "filled in; type another to see why it was missed.", value=h.episode_id if h else "",
-            placeholder="e.g. openclaw:s-0412:0"))
+        shown = [(x.episode_id, x.snippet, x.rank) for x in self.result.hits] if self.result else []
+        episode = await self.app.push_screen_wait(EpisodePicker(
+            query, self.k(), shown, self.find_episodes, selected=h.episode_id if h else None))
         if episode:
             self.explain(query, episode)
 
+    def find_episodes(self, text: str) -> list[tuple[str, str]]:
+        """Episodes whose content matches ``text`` (the picker calls this in a thread)."""
+        r = self.app.ars.recall(text, k=30, tiers="sqlite,files")  # type: ignore[attr-defined]
+        return [(h.episode_id, h.snippet) for h in r.hits]
+
     def explain(self, query: str, episode_id: str) -> None:
-        self.query_one("#explain-title", Static).update(f"[dim]explaining {escape(episode_id)}…[/]")
+        self.open_explain(f"[dim]explaining {escape(episode_id)}…[/]", "")
         self.run_explain(query, episode_id, self.k(), self.tiers())
 
     @work(thread=True, exclusive=True, group="explain")
@@ -281,16 +351,31 @@ class RecallScreen(DashboardView):
         try:
             ex = self.app.ars.explain(query, episode_id, k=k, tiers=tiers)  # type: ignore[attr-defined]
         except BadInput as exc:
-            self.app.call_from_thread(self.query_one("#explain-title", Static).update,
-                                      f"[$text-error]{escape(str(exc))}[/]")
+            self.app.call_from_thread(self.open_explain, f"[$text-error]{escape(str(exc))}[/]", "")
             return
         self.app.call_from_thread(self.show_explanation, ex)
 
+    def open_explain(self, verdict: str, table: str, title: str = "Explain") -> None:
+        pane = self.query_one("#explain-pane", VerticalScroll)
+        pane.border_title = title
+        self.query_one("#explain-verdict", Static).update(verdict)
+        self.query_one("#explain-table", Static).update(table)
+        self.query_one("#hit-pane").display = False
+        pane.display = True
+        pane.scroll_home(animate=False)
+
+    def close_explain(self) -> None:
+        self.query_one("#explain-pane").display = False
+        self.query_one("#hit-pane").display = True
+
     def show_explanation(self, ex: Explanation) -> None:
         self.explanation = ex
-        title = self.query_one("#explain-title", Static)
-        title.update(f"\n[b $accent]Explain[/] [b]{escape(ex.episode_id)}[/] for “{escape(ex.query)}” "
-                     f"[dim](k={ex.tiers[0].k if ex.tiers else '?'}; tokens {escape(' '.join(ex.tokens))})[/]")
+        k = ex.tiers[0].k if ex.tiers else "?"
+        missing = ex.tiers[0].missing_tokens if ex.tiers else []
+        fused = f"fused rank {ex.fused_rank}" if ex.fused_rank else "not in the fused results"
+        verdict = (f"[b]verdict:[/] {escape(ex.verdict)}\n[dim]{fused} · k={k}"
+                   + (f" · missing tokens: {escape(' '.join(missing))}" if missing else "") + "[/]\n"
+                   f"[dim]query “{escape(ex.query)}” · tokens {escape(' '.join(ex.tokens))}[/]\n")
         lines: list[str] = []
         stored_word = {True: "[$text-success]yes[/]", False: "[b $text-error]no[/]", None: "[dim]?[/]"}
         status_var = {"ok": "$text-success", "empty": "$text-warning", "skipped": "dim"}
@@ -298,21 +383,13 @@ class RecallScreen(DashboardView):
             st = f"[{status_var.get(t.status, 'b $text-error')}]{t.status}[/]"
             rank = str(t.rank) if t.rank else "-"
             raw = f"{t.raw_score:.3f}" if t.raw_score is not None else "-"
-            lines.append(f"[b]{t.tier:<7}[/]{st} · stored {stored_word[t.stored]} · rank [b]{rank}[/] · raw {raw}"
-                         f" · matched {escape(' '.join(t.matched_tokens)) or '-'}")
-            lines.append(f"        → {escape(t.verdict)}")
-        box_ = self.query_one("#explain-table", Static)
-        box_.update("\n".join(lines))
-        box_.display = True
-        missing = ex.tiers[0].missing_tokens if ex.tiers else []
-        fused = f"fused rank {ex.fused_rank}" if ex.fused_rank else "not in the fused results"
-        self.query_one("#explain-verdict", Static).update(
-            f"[b]verdict:[/] {escape(ex.verdict)}  [dim]({fused}"
-            + (f"; missing tokens: {escape(' '.join(missing))}" if missing else "") + ")[/]")
-        self.query_one("#hit-pane", VerticalScroll).scroll_end(animate=False)
+            lines.append(f"[b]{escape(t.tier)}[/] {st} · stored {stored_word[t.stored]} · rank [b]{rank}[/] · "
+                         f"raw {raw} · matched {escape(' '.join(t.matched_tokens)) or '-'}")
+            lines.append(f"  → {escape(t.verdict)}")
+        self.open_explain(verdict, "\n".join(lines), title=f"Explain {ex.episode_id}")
 
     def sync(self, theme: bool = False) -> None:
         if theme and self.result is not None:
-            self.show_result(self.result)
+            self.show_result(self.result, self.cut)
             if self.explanation is not None:
                 self.show_explanation(self.explanation)

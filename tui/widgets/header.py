@@ -1,4 +1,4 @@
-"""The header every view shares: the four views as tabs (with their keys), the
+"""The header every view shares: the five views as tabs (with their keys), the
 inbox count from any view, and where the dashboard looks (state dir, live)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("2", "inbox", "Inbox"),
     ("3", "recall", "Recall"),
     ("4", "checkpoints", "Checkpoints"),
+    ("5", "health", "Health"),
 )
 
 

@@ -67,7 +67,7 @@ def render_loop(s: LoopState, running: bool | None = None) -> str:
         if p.risk:
             add(f"  [dim]why: {e(p.risk)}[/]")
         keys = {"approve": "a approve", "reject": "r reject", "edit": "e edit", "respond": "enter respond"}
-        add("  [dim]inbox (2): " + " · ".join(keys[k] for k in p.allowed) + "[/]")
+        add("  [dim]answer it in the Inbox (key 2, or n): " + " · ".join(keys[k] for k in p.allowed) + "[/]")
     if s.blockers:
         heading("Blockers", "error")
         for bl in s.blockers:

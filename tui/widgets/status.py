@@ -46,9 +46,9 @@ def theme_style(app: App, var: str, bold: bool = False) -> Style:
     return Style(color=color, bold=bold)
 
 
-def status_text(app: App, status: str) -> Text:
+def status_text(app: App, status: str, label: str | None = None) -> Text:
     var, bold = STATUS_VAR.get(status, ("foreground", False))
-    return Text(f"{STATUS_MARK.get(status, ' ')} {status}", style=theme_style(app, var, bold))
+    return Text(f"{STATUS_MARK.get(status, ' ')} {label or status}", style=theme_style(app, var, bold))
 
 
 def tier_text(app: App, status: str) -> Text:
@@ -65,13 +65,18 @@ def outcome_text(app: App, outcome: str) -> Text:
 STILL = False
 
 
+def clock() -> datetime:
+    """Now, for relative times (tests move it forward to see ages redraw)."""
+    return datetime.now(timezone.utc)
+
+
 def age(ts: datetime | None, now: datetime | None = None) -> str:
     """``42s``, ``7m``, ``3h``, ``5d``."""
     if ts is None:
         return "-"
     if STILL:
         return "1m"
-    now = now or datetime.now(timezone.utc)
+    now = now or clock()
     secs = max(0, int((now - ts).total_seconds()))
     if secs < 60:
         return f"{secs}s"
@@ -101,3 +106,56 @@ _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2
 def still(text: str) -> str:
     """Clock times inside a value, fixed when ``STILL`` (snapshot tests)."""
     return _ISO.sub("2026-03-20T09:00:00Z", text) if STILL else text
+
+
+def short_ids(ids: list[str], width: int, strip: str = "") -> dict[str, str]:
+    """Each id as a person can tell it apart in ``width`` columns: whole when
+    it fits, else its head and its tail around an ellipsis, lengthened until
+    no two ids of ``ids`` look the same. ``strip`` (e.g. ``"loop-"``) is a
+    prefix every id shares and that says nothing. Ids that differ only at
+    the end (``loop:loop-677b…:1`` and ``:2``) keep that end."""
+    bare = {i: (i[len(strip):] if strip and i.startswith(strip) else i) for i in ids}
+    out: dict[str, str] = {}
+    if all(len(b) <= width for b in bare.values()):
+        return dict(bare)
+    # the tail: the last ``:``-separated part (a chunk number), else nothing
+    for n in range(width, 200):
+        out.clear()
+        seen: dict[str, str] = {}
+        clash = False
+        for i, b in bare.items():
+            if len(b) <= n:
+                shown = b
+            else:
+                head, sep, tail = b.rpartition(":")
+                tail = (sep + tail) if head and len(tail) <= 8 else ""
+                keep = max(1, n - len(tail) - 1)
+                shown = b[:keep] + "…" + tail
+            if seen.get(shown, i) != i:
+                clash = True
+                break
+            seen[shown] = i
+            out[i] = shown
+        if not clash:
+            return out
+    return dict(bare)
+
+
+def unique_prefixes(ids: list[str], strip: str = "loop-", min_len: int = 6) -> dict[str, str]:
+    """The shortest prefix (at least ``min_len``) that tells each id from every
+    other one, git-style, after a shared ``strip`` prefix: ``3612e5``."""
+    bare = sorted((i[len(strip):] if i.startswith(strip) else i, i) for i in ids)
+    out: dict[str, str] = {}
+    for n, (b, i) in enumerate(bare):
+        need = min_len
+        for m in (n - 1, n + 1):
+            if 0 <= m < len(bare):
+                other = bare[m][0]
+                common = 0
+                for x, y in zip(b, other):
+                    if x != y:
+                        break
+                    common += 1
+                need = max(need, common + 1)
+        out[i] = b[:need]
+    return out
