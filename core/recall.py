@@ -46,6 +46,10 @@ def _sqlite_files(path: Path) -> list[Path]:
     return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
 
 
+def _not_configured(tier: str) -> str:
+    return "off (ARS_EMBEDDER=off)" if tier == "dense" else "not configured (set ARS_NEO4J_URI)"
+
+
 def parse_tiers(tiers: str | Sequence[str] | None) -> list[str] | None:
     if tiers is None:
         return None
@@ -83,6 +87,9 @@ class Memory:
         self._neo4j = None
         self._warming: list[Future] = []
         self._sync = None
+        self._dense = None  # the dense tier (core/tiers/dense_tier.py), built on first use
+        self._vectors = None  # state/vectors.sqlite (core/embed/store.py)
+        self._embed_sync = None
         self.ledger = Ledger(self.state_dir)
         self.ledger_problems: list[BadEvent] = []  # lines the last apply skipped
         self.files = FilesTier(self.state_dir)
@@ -98,6 +105,7 @@ class Memory:
             "neo4j": settings.neo4j_deadline,
             "sqlite": settings.sqlite_deadline,
             "files": settings.files_deadline,
+            "dense": settings.dense_deadline,
         }
 
     # -- tiers, opened lazily so one broken store never stops the others ------
@@ -122,11 +130,61 @@ class Memory:
             )
         return self._neo4j
 
+    # -- the dense tier: vectors in state/vectors.sqlite (and Neo4j), embedded by `ars sync run`
+    @property
+    def vectors(self):
+        """The vector store, created if missing (the embedding consumer writes it)."""
+        if self._vectors is None:
+            from .embed.store import VectorStore
+
+            self._vectors = VectorStore(self.state_dir)
+        return self._vectors
+
+    def vectors_readonly(self):
+        """The vector store; FileNotFoundError when nothing was embedded yet (a reader creates no file)."""
+        if self._vectors is None:
+            from .embed.store import VectorStore
+
+            self._vectors = VectorStore(self.state_dir, create=False)
+        return self._vectors
+
+    @property
+    def dense(self):
+        """The dense tier, or None when ARS_EMBEDDER=off."""
+        if self._dense is None and self.settings.embedder != "off":
+            from .tiers.dense_tier import DenseTier
+
+            self._dense = DenseTier(self)
+        return self._dense
+
+    def dense_in_default(self) -> bool:
+        """Whether recall without --tiers asks the dense tier: an embedder is
+        configured and vectors exist. A state directory nothing was embedded
+        in pays no model load and no numpy import (every fresh `ars recall`)."""
+        if self.settings.embedder == "off":
+            return False
+        if self._dense is not None and self._dense._index is not None and self._dense._index.n:
+            return True
+        from .embed import VECTORS_FILE, has_vectors
+
+        return has_vectors(self.state_dir / VECTORS_FILE)
+
+    @property
+    def embeddings(self):
+        """The embedding consumer (core/embed/consumer.py)."""
+        if self._embed_sync is None:
+            from .embed.consumer import EmbedSync
+
+            self._embed_sync = EmbedSync(self)
+        return self._embed_sync
+
     def tier(self, name: str) -> Tier | None:
         if name == "sqlite":
             return self.sqlite
         if name == "neo4j":
             return self.neo4j
+        if name == "dense":
+            return self.dense
         return self.files
 
     def close(self) -> None:
@@ -134,6 +192,8 @@ class Memory:
             pool.shutdown(wait=False, cancel_futures=True)
         if self._sqlite is not None:
             self._sqlite.close()
+        if self._vectors is not None:
+            self._vectors.close()
         if self._neo4j is not None and not self._pools["neo4j"].busy():
             # a search still connecting keeps the driver: closing it under the
             # thread would only turn its timeout into an error; exit frees both
@@ -293,7 +353,7 @@ class Memory:
         q = prepare_query(query)
         wanted = parse_tiers(tiers)
         reports: dict[str, TierReport] = {}
-        primary = wanted or ["neo4j", "sqlite"]
+        primary = wanted or ["neo4j", "sqlite", *(["dense"] if self.dense_in_default() else [])]
         self.prepare(primary if wanted else [*primary, "files"])
         start = time.monotonic()  # the tiers' clocks start once their set-up is done
         reports.update(self._fan_out(q, k, primary, start))
@@ -354,7 +414,7 @@ class Memory:
                 out[name] = TierReport(tier=name, status="error", error=one_line(exc))
                 continue
             if tier is None:
-                out[name] = TierReport(tier=name, status="skipped", error="not configured (set ARS_NEO4J_URI)")
+                out[name] = TierReport(tier=name, status="skipped", error=_not_configured(name))
                 continue
             deadline = start + self.deadlines[name]
             futures[name] = self._pools[name].submit(tier.search, q, k, deadline)
@@ -383,7 +443,7 @@ class Memory:
                 out.append(TierReport(tier=name, status="error", error=one_line(exc)))
                 continue
             if tier is None:
-                out.append(TierReport(tier=name, status="skipped", error="not configured (set ARS_NEO4J_URI)"))
+                out.append(TierReport(tier=name, status="skipped", error=_not_configured(name)))
             else:
                 out.append(tier.health())
         return out
@@ -451,7 +511,8 @@ class Memory:
         except Exception as exc:  # noqa: BLE001
             return TierExplanation(status="error", stored=None, verdict=f"{name} could not be asked: {one_line(exc)}", **base)
         if not look.stored:
-            return TierExplanation(status=status, stored=False, verdict=f"not stored in {name}", **base)
+            return TierExplanation(status=status, stored=False, verdict=look.verdict or f"not stored in {name}",
+                                   **base)
         if look.rank is None:
             return TierExplanation(status=status, stored=True,
                                    verdict=f"stored in {name} but not matched: it contains none of the query's terms",

@@ -5,6 +5,8 @@ that add up to the score, so the dashboard and ``explain`` can show why a
 memory ranked where it did. Components:
 
 ``bm25`` / ``lucene`` / ``scan``  the tier's own relevance (its name says whose)
+``context``      the part of that relevance due to the session-context field
+                 (query terms in the neighbouring episodes, core/context.py)
 ``token_match``  idf-weighted share of the query's terms the episode contains
 ``phrase``       query word pairs and CJK runs found verbatim in the episode
 ``entity``       entities of the episode named in the query, by type weight
@@ -48,7 +50,11 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 # are raw. The nudge is small: relevance decides, this breaks near-ties.
 SOURCE_ADJUST: dict[str, float] = {"manual": 0.2, "loop": 0.1}
 TIER_WEIGHT: dict[str, float] = {"neo4j": 1.0, "sqlite": 1.0, "files": 0.9}
+# Fusion (``fuse``): "score" or "rrf", chosen on LoCoMo and MADial dev
+# (bench/recall_quality.py --systems fused,fused-rrf60,fused-rrf10).
+FUSION = "score"
 RRF_K = 60
+SCORE_FLOOR = 0.1
 
 
 @dataclass
@@ -92,6 +98,7 @@ class Candidate:
     episode_id: str
     text: str  # the indexed text (summary, topics, entity names, text)
     native: float  # the tier's own relevance, larger is better
+    context: float = 0.0  # the part of ``native`` the session-context field gave
     terms: set[str] | TermString | None = None  # index terms of the text, when the tier has them
     entities: Sequence[tuple[str, str]] = ()
     ts: datetime | None = None
@@ -127,7 +134,9 @@ def score_candidates(
         low = c.text.lower()
         terms = c.terms if c.terms is not None else _terms_in(low)
         matched = [t for t in q.terms if t in terms]
-        b: dict[str, float] = {native_name: float(c.native)}
+        b: dict[str, float] = {native_name: float(c.native) - c.context}
+        if c.context:
+            b["context"] = float(c.context)
         b["token_match"] = TOKEN_MATCH_WEIGHT * sum(weights[t] for t in matched) / total_weight
         if q.phrases:
             found = sum(1 for p in q.phrases if p in low)
@@ -168,22 +177,32 @@ def _terms_in(low_text: str) -> set[str]:
     return set(index_terms(low_text))
 
 
-def fuse(reports: dict[str, list[Hit]], k: int) -> list[Hit]:
-    """Reciprocal-rank fusion with duplicates collapsed.
+def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None) -> list[Hit]:
+    """Fusion of the tiers' answers with duplicates collapsed, generic over
+    tier names (a tier's weight: ``TIER_WEIGHT``, 1.0 when not listed).
 
-    Ranks, not raw scores, are fused: BM25, Lucene and the scan score on
-    different scales. Each contribution is a named component of the fused
-    score (``rrf_<tier>``) and the tier's own hit is kept in ``per_tier``.
+    ``score`` (the default, ``FUSION``): each tier's scores min-max
+    normalised over the hits it returned, times the tier's weight, summed.
+    ``rrf``: reciprocal-rank fusion, ``weight / (RRF_K + rank)``. Rank fusion
+    with k = 60 washed a strong single-tier signal out (a memory only one tier
+    finds, far ahead of the rest, lost to anything two tiers ranked middling);
+    scores keep that gap. Each tier's contribution is a named component of the
+    fused score (``fuse_<tier>``, they add up to it) and the tier's own hit is
+    kept in ``per_tier``.
     """
+    mode = mode or FUSION
     merged: dict[str, Hit] = {}
     for tier, hits in reports.items():
+        if not hits:
+            continue
         w = TIER_WEIGHT.get(tier, 1.0)
-        for h in hits:
+        contribution = _normalised(hits) if mode == "score" else [1.0 / (RRF_K + h.rank) for h in hits]
+        for h, c in zip(hits, contribution):
             m = merged.get(h.episode_id)
             if m is None:
                 m = merged[h.episode_id] = Hit(episode_id=h.episode_id, tier="fused", rank=0,
                                                 score=0.0, snippet=h.snippet)
-            m.breakdown[f"rrf_{tier}"] = round(w / (RRF_K + h.rank), 6)
+            m.breakdown[f"fuse_{tier}"] = round(w * c, 6)
             m.per_tier[tier] = h
             for t in h.matched_tokens:
                 if t not in m.matched_tokens:
@@ -194,6 +213,17 @@ def fuse(reports: dict[str, list[Hit]], k: int) -> list[Hit]:
     for i, h in enumerate(ranked, 1):
         h.rank = i
     return ranked[:k]
+
+
+def _normalised(hits: Sequence[Hit]) -> list[float]:
+    """A tier's scores mapped onto [SCORE_FLOOR, 1] by min-max over its hits
+    (its best 1, its last SCORE_FLOOR: every hit a tier returned counts for
+    something). One hit, or all equal: 1 each."""
+    scores = [h.score for h in hits]
+    hi, lo = max(scores), min(scores)
+    if hi - lo <= 1e-12:
+        return [1.0] * len(hits)
+    return [SCORE_FLOOR + (1.0 - SCORE_FLOOR) * (s - lo) / (hi - lo) for s in scores]
 
 
 def idf_weight(n_docs: int, df: int) -> float:

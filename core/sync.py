@@ -57,6 +57,8 @@ class SyncReport(BaseModel):
     ok: bool = True
     error: str = ""
     seconds: float = 0.0
+    neo4j: str = "synced"  # or why it was not (`ars sync run` without ARS_NEO4J_URI)
+    embeddings: Any = None  # core.embed.consumer.EmbedReport of `ars sync run` (None: embedding off)
 
 
 def _now() -> str:
@@ -113,11 +115,14 @@ class Neo4jSync:
     def _batch(self, latest: dict[str, tuple[Episode, str]]) -> GraphBatch:
         # SQLite applied these events at ingest and stored their index terms:
         # reuse them where it holds the same version (most of the tokenising)
+        # and their session contexts, with the new contexts of the stored
+        # episodes next to them (a neighbour that arrived later changed them)
         try:
             terms = self.memory.sqlite.index_terms_of({eid: event for eid, (_ep, event) in latest.items()})
+            contexts = self.memory.sqlite.contexts_around(list(latest))
         except sqlite3.Error:
-            terms = {}  # SQLite is not needed to sync: tokenise here instead
-        return GraphBatch.of([ep for ep, _event in latest.values()], terms)
+            terms, contexts = {}, None  # SQLite is not needed to sync: tokenise here instead
+        return GraphBatch.of([ep for ep, _event in latest.values()], terms, contexts)
 
     def _drain(self, report: SyncReport, until: float, max_events: int) -> None:
         """Apply chunks from the cursor until caught up or ``until`` passes; the

@@ -238,7 +238,7 @@ def _watch(ars: ARS, paths: list[Path], fmt: str, idle: float, as_json: bool) ->
         watcher.stop_event.set()
 
 
-sync_app = typer.Typer(no_args_is_help=True, help="Neo4j sync: status, drain the ledger, rebuild.")
+sync_app = typer.Typer(no_args_is_help=True, help="Deferred consumers (Neo4j, embeddings): status, drain the ledger, rebuild.")
 app.add_typer(sync_app, name="sync")
 
 
@@ -257,9 +257,33 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     out.print(f"ledger: {led['events']} events, {led['corrupt']} corrupt, torn tail: {led['torn_tail']}")
     if st["last_error"]:
         out.print(f"[yellow]last error:[/] {st['last_error']}", highlight=False)
+    emb = st.get("embeddings") or {}
+    if emb.get("embedder") == "off":
+        out.print("embeddings: off (ARS_EMBEDDER=off)")
+    elif emb:
+        line = (f"embeddings ({emb.get('model') or emb.get('embedder')}): {emb.get('vectors', '-')} vectors, "
+                f"{emb.get('not_embedded', '-')} episodes not embedded yet")
+        if "neo4j_pending" in emb:
+            line += f", {emb['neo4j_pending']} vectors not yet in Neo4j"
+        out.print(line, highlight=False)
+        if emb.get("last_error"):
+            out.print(f"[yellow]embeddings last error:[/] {emb['last_error']}", highlight=False)
 
 
 def _print_sync(report, what: str) -> None:
+    emb = getattr(report, "embeddings", None)
+    if emb is not None:
+        line = (f"embeddings ({emb.model or '-'}): {emb.embedded} embedded in {emb.seconds:.1f}s, "
+                f"{emb.pending} not embedded yet")
+        if emb.neo4j_pushed or emb.neo4j_pending or emb.neo4j_error:
+            line += f"; {emb.neo4j_pushed} copied to Neo4j, {emb.neo4j_pending} pending"
+        out.print(line, highlight=False)
+        if emb.neo4j_error:
+            err.print(f"[yellow]neo4j vector copy deferred:[/] {emb.neo4j_error}", highlight=False)
+    if getattr(report, "neo4j", "synced") != "synced":
+        out.print(f"neo4j: {report.neo4j}")
+        if report.ok:
+            return
     if report.ok:
         out.print(f"{what}: {report.applied} applied in {report.seconds:.1f}s, {report.pending} pending")
     else:
@@ -270,7 +294,7 @@ def _print_sync(report, what: str) -> None:
 
 @sync_app.command("run")
 def sync_run(state: StateOpt = None, as_json: JsonOpt = False) -> None:
-    """Drain the ledger into Neo4j (retried with backoff)."""
+    """Drain the ledger into every consumer: Neo4j (retried with backoff) and the embeddings."""
     with open_ars(state) as ars:
         try:
             report = ars.sync_run()

@@ -27,6 +27,8 @@ class Lookup:
     rank: int | None = None  # rank among everything the tier matched
     matched_terms: list[str] | None = None
     candidates: int = 0
+    breakdown: dict[str, float] | None = None  # the score's components (scoring.py), context among them
+    verdict: str | None = None  # the tier's own sentence when it has one (dense: "not embedded yet")
 
 
 class Tier(Protocol):

@@ -1,0 +1,220 @@
+"""Embedding as a deferred ledger consumer, with its own cursor.
+
+Ingest never waits for a model: episodes are acknowledged by the ledger
+fsync and applied to SQLite; this consumer reads the ledger from its cursor
+(``vectors.sqlite``, row ``embed``), embeds the latest version of each
+episode in batches, and commits each batch's vectors together with the
+cursor after it. A crash loses at most the batch in flight; a restart
+resumes at the cursor and never embeds a committed batch again. An episode
+whose stored vector was made by the same model from the same text is
+skipped (a replay, or an enrichment that changed only the summary).
+
+A change of model (``ARS_EMBEDDER``, ``ARS_EMBED_MODEL``, a new package
+version) is seen by the model id stored in the cursor: the cursor goes back
+to the start of the ledger and every episode is embedded again; until then
+the dense tier uses the vectors of the new model it has and says how many
+episodes are not embedded yet.
+
+Then the vectors go on to Neo4j's vector index (cursor ``neo4j`` over the
+vector rows' ``seq``), when Neo4j is configured: an outage delays that copy
+only.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Iterator
+
+from pydantic import BaseModel
+
+from ..ledger import EPISODE_EVENT
+from ..tiers.base import one_line
+from .base import EmbedderUnavailable, embed_text, embedder_for
+from .store import Cursor, VectorRow, VectorStore, text_key
+
+if TYPE_CHECKING:
+    from ..recall import Memory
+
+BATCH = 64  # episodes embedded and committed together (the most a crash can make us redo)
+PUSH_BATCH = 500  # vectors per Neo4j write
+
+
+class EmbedReport(BaseModel):
+    model: str = ""
+    embedded: int = 0  # episodes embedded by this run
+    skipped: int = 0  # episode events whose vector was already current
+    events: int = 0  # episode events read from the ledger
+    pending: int = 0  # episodes with no vector of the current model
+    neo4j_pushed: int = 0
+    neo4j_pending: int = 0
+    neo4j_error: str = ""
+    ok: bool = True
+    error: str = ""
+    seconds: float = 0.0
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class EmbedSync:
+    def __init__(self, memory: "Memory"):
+        self.memory = memory
+        self.store: VectorStore = memory.vectors
+
+    def _chunks(self, offset: int) -> Iterator[tuple[int, str, int, dict[str, str]]]:
+        """(end offset, last event id, episode events, {episode id: text}) per
+        batch of ``BATCH`` episode events (the latest version of an episode wins)."""
+        latest: dict[str, str] = {}
+        end, last_id, n = offset, "", 0
+        for entry in self.memory.ledger.read(offset):
+            if entry.type == EPISODE_EVENT and isinstance(entry.data, dict):
+                eid, text = entry.data.get("id"), entry.data.get("text")
+                if isinstance(eid, str) and eid and isinstance(text, str):
+                    latest[eid] = text
+                    n += 1
+            end, last_id = entry.end, entry.event_id
+            if len(latest) >= BATCH:
+                yield end, last_id, n, latest
+                latest, n = {}, 0
+        if end != offset:
+            yield end, last_id, n, latest
+
+    def run(self, max_seconds: float = 3600.0, on_batch=None) -> EmbedReport:
+        """Embed what the ledger holds after the cursor, then copy the new
+        vectors to Neo4j. ``on_batch(report)`` is called after each commit."""
+        t0 = time.monotonic()
+        report = EmbedReport()
+        embedder = embedder_for(self.memory.settings)
+        if embedder is None:
+            report.error = "embedding is off (ARS_EMBEDDER=off)"
+            report.seconds = time.monotonic() - t0
+            return report
+        try:
+            embedder.load()
+            model = report.model = embedder.model_id
+            cur = self.store.cursor("embed")
+            if cur.model != model:
+                # another model made the vectors we have: embed everything again
+                cur = Cursor("embed", 0, "", model)
+            for end, last_id, n, texts in self._chunks(cur.offset):
+                report.events += n
+                todo = self._stale(texts, model)
+                report.skipped += len(texts) - len(todo)
+                rows: list[VectorRow] = []
+                dim = 0
+                if todo:
+                    ids = list(todo)
+                    vecs = embedder.passages([todo[i] for i in ids])
+                    dim = vecs.shape[1]
+                    rows = [VectorRow(eid, model, text_key(todo[eid]), vecs[j].astype("<f4").tobytes())
+                            for j, eid in enumerate(ids)]
+                cur.offset, cur.event_id = end, last_id
+                cur.failed, cur.last_error, cur.last_ok = 0, "", _now()
+                self.store.put(rows, dim, cursor=cur)
+                report.embedded += len(rows)
+                if on_batch is not None:
+                    on_batch(report)
+                if time.monotonic() - t0 >= max_seconds:
+                    break
+        except Exception as exc:  # noqa: BLE001 - recorded, reported; the cursor is after the last commit
+            report.ok, report.error = False, one_line(exc) if not isinstance(exc, EmbedderUnavailable) else str(exc)
+            self._record_failure(report.error)
+        self._push_neo4j(report, t0 + max_seconds)
+        report.pending = self.not_embedded(report.model) if report.model else 0
+        report.seconds = time.monotonic() - t0
+        return report
+
+    def _stale(self, texts: dict[str, str], model: str) -> dict[str, str]:
+        """Those of ``texts`` (id -> text) with no vector of ``model`` from the same text."""
+        prepared = {eid: embed_text(t) for eid, t in texts.items()}
+        have = self.store.keys_of(list(prepared))
+        return {eid: t for eid, t in prepared.items() if have.get(eid) != (model, text_key(t))}
+
+    def _record_failure(self, error: str) -> None:
+        try:
+            cur = self.store.cursor("embed")
+            cur.failed += 1
+            cur.last_error = error
+            self.store.save_cursor(cur)
+        except Exception:  # noqa: BLE001 - the report carries the error anyway
+            pass
+
+    # -- the Neo4j copy -------------------------------------------------------
+    def _push_neo4j(self, report: EmbedReport, until: float) -> None:
+        import numpy as np
+
+        from . import neo4j_vectors
+
+        store = self.memory.neo4j
+        if store is None:
+            return
+        cur = self.store.cursor("neo4j")
+        try:
+            store.breaker.before_call()
+            dim_ready = 0
+            while True:
+                rows = list(self.store.rows_after(cur.offset, limit=PUSH_BATCH))
+                if not rows:
+                    break
+                for dim in sorted({r[3] for r in rows if r[2] == report.model}):
+                    if dim != dim_ready:
+                        neo4j_vectors.ensure_index(store, dim)
+                        dim_ready = dim
+                neo4j_vectors.push(store, [
+                    {"id": eid, "model": model, "vec": np.frombuffer(vec, dtype="<f4").tolist()}
+                    for _seq, eid, model, _dim, vec in rows])
+                cur.offset = rows[-1][0]
+                cur.failed, cur.last_error, cur.last_ok = 0, "", _now()
+                self.store.save_cursor(cur)
+                report.neo4j_pushed += len(rows)
+                if time.monotonic() >= until:
+                    break
+            store.breaker.success()
+        except Exception as exc:  # noqa: BLE001 - Neo4j is a copy: its outage delays it only
+            store.breaker.failure(one_line(exc))
+            report.neo4j_error = one_line(exc)
+            cur.failed += 1
+            cur.last_error = report.neo4j_error
+            self.store.save_cursor(cur)
+        report.neo4j_pending = self.neo4j_pending()
+
+    def neo4j_pending(self) -> int:
+        cur = self.store.cursor("neo4j")
+        return self.store._conn().execute("SELECT count(*) FROM vectors WHERE seq > ?", (cur.offset,)).fetchone()[0]
+
+    def reset_neo4j(self) -> None:
+        """Copy every vector to Neo4j again (after its graph was cleared)."""
+        cur = self.store.cursor("neo4j")
+        cur.offset = 0
+        self.store.save_cursor(cur)
+
+    # -- the view for `ars sync status` ---------------------------------------
+    def not_embedded(self, model: str) -> int:
+        """Episodes SQLite holds that have no vector of ``model``."""
+        try:
+            episodes = self.memory.sqlite.count()
+        except Exception:  # noqa: BLE001
+            return 0
+        return max(0, episodes - self.store.count(model))
+
+    def status(self) -> dict:
+        settings = self.memory.settings
+        if settings.embedder == "off":
+            return {"embedder": "off"}
+        emb = embedder_for(settings)
+        model = emb.model_id if emb is not None else ""
+        cur = self.store.cursor("embed")
+        out = {
+            "embedder": settings.embedder,
+            "model": model,
+            "vectors": self.store.count(model),
+            "not_embedded": self.not_embedded(model),
+            "failed": cur.failed,
+            "last_error": cur.last_error,
+            "last_ok": cur.last_ok,
+        }
+        if self.memory.neo4j is not None:
+            out["neo4j_pending"] = self.neo4j_pending()
+        return out
