@@ -1178,7 +1178,7 @@ def main() -> None:
     ap.add_argument("--after-recovery", type=int, default=50, help="fused calls timed after recovery")
     ap.add_argument("--blackhole-seconds", type=float, default=15.0)
     ap.add_argument("--blackhole-interval", type=float, default=0.0, help="sleep between black-hole calls")
-    ap.add_argument("--series", choices=("all", "fresh"), default="all",
+    ap.add_argument("--series", choices=("all", "fresh", "dense"), default="all",
                     help="all: everything below; fresh: only the fresh-process-per-query series"
                          " (`ars recall --json` as a new process per query, as the CLI and agent hooks call it)")
     ap.add_argument("--fresh-queries", type=int, default=20,
@@ -1195,6 +1195,14 @@ def main() -> None:
                          " bench/out/recall_latency.txt, with --series fresh recall_latency_fresh.txt)")
     args = ap.parse_args()
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    if args.series == "dense":  # the dense tier at scale: bench/dense_latency.py (its own tables)
+        import dense_latency
+
+        for n in sizes:
+            dense_latency.run(argparse.Namespace(size=n, queries=args.queries, warmup=args.warmup, seed=args.seed,
+                                                 sample=400, e5_sample=60, embed_all=False, no_neo4j=False,
+                                                 workdir=args.workdir))
+        return
 
     from neo4j_server import Neo4jServer
 

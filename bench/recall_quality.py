@@ -18,8 +18,8 @@ for MADial), as in the data README's measured anchors.
 Systems: ``bm25``; a tier alone (``neo4j``, ``sqlite``, ``files``, and any
 other tier recall knows, e.g. ``dense``); ``fused`` (recall's default);
 ``fused3`` (neo4j, sqlite and files fused); ``fused-no<tier>`` (the default
-fusion without that tier); ``fused-rrf60`` / ``fused-rrf10`` / ``fused-score``
-(the default call's tier answers re-fused another way). A ``-noctx`` suffix
+fusion without that tier); ``fused-rrf60`` / ``fused-rrf10`` / ``fused-score`` /
+``fused-z`` (the default call's tier answers re-fused another way). A ``-noctx`` suffix
 runs the system on a second state ingested without session context (the
 baseline of the context change, same run). ``--pairs a:b`` prints the paired
 bootstrap 95 % CI of a - b (R@10 LoCoMo, R@5 MADial) and in how many LoCoMo
@@ -192,8 +192,8 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict) -> li
                 return [h.episode_id for h in scoring.fuse(reports, kmax, mode="rrf")]
             finally:
                 scoring.RRF_K = saved
-        if variant == "score":
-            return [h.episode_id for h in scoring.fuse(reports, kmax, mode="score")]
+        if variant in ("score", "z"):
+            return [h.episode_id for h in scoring.fuse(reports, kmax, mode=variant)]
         raise SystemExit(f"unknown system fused-{variant}")
     tiers = "neo4j,sqlite,files" if base == "fused3" else base
     return [h.episode_id for h in mem.recall(query, k=kmax, tiers=tiers).hits]
@@ -241,6 +241,34 @@ def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_st
                     per_query[s][k].append(r)
                     per_task[s][name][k].append(r)
     return per_query, per_task, lat
+
+
+def task_of_queries(per_task: dict) -> list[str]:
+    """The task (conversation) of each query, in per-query order."""
+    by = next(iter(per_task.values()))
+    return [t for t, ks in by.items() for _ in next(iter(ks.values()))]
+
+
+def compare_saved(a: str, b: str) -> None:
+    """Paired bootstrap and per-conversation deltas between two saved runs
+    (``FILE.json:SYSTEM``): a constant changed between runs of the same data."""
+    (fa, sa), (fb, sb) = a.rsplit(":", 1), b.rsplit(":", 1)
+    ra, rb = json.loads(Path(fa).read_text()), json.loads(Path(fb).read_text())
+    for corpus, k in (("locomo", "10"), ("madial", "5")):
+        if corpus not in ra or corpus not in rb:
+            continue
+        qa, qb = ra[corpus]["per_query"][sa][k], rb[corpus]["per_query"][sb][k]
+        tasks = ra[corpus]["tasks"]
+        d, lo, hi = bootstrap_ci(qa, qb)
+        names = list(dict.fromkeys(tasks))
+        per = {t: (mean([x for x, u in zip(qa, tasks) if u == t]), mean([y for y, u in zip(qb, tasks) if u == t]))
+               for t in names}
+        ahead = sum(1 for x, y in per.values() if x > y)
+        print(f"\n{corpus} R@{k}: {a} {mean(qa):.1f} vs {b} {mean(qb):.1f}: {d:+.1f} (95 % CI {lo:+.1f} to {hi:+.1f}),"
+              f" ahead in {ahead} of {len(names)}")
+        print("| " + " | ".join(names) + " |")
+        print("|" + "---|" * len(names))
+        print("| " + " | ".join(f"{x:.1f} vs {y:.1f}" for x, y in per.values()) + " |")
 
 
 def mean(xs) -> float:
@@ -320,7 +348,22 @@ def main() -> None:
     ap.add_argument("--pairs", default="sqlite:sqlite-noctx,fused:fused-noctx,fused:bm25",
                     help="a:b,... paired bootstrap of a - b")
     ap.add_argument("--save", type=Path, help="write per-query recall to this JSON file")
+    ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="override a tuning constant for this run, e.g. tiers.neo4j_tier.CONTEXT_WEIGHT=1.0")
+    ap.add_argument("--compare", nargs=2, metavar="FILE.json:SYSTEM",
+                    help="compare two saved runs (paired bootstrap, per conversation) and exit")
     args = ap.parse_args()
+    if args.compare:
+        compare_saved(*args.compare)
+        return
+    for item in args.set:
+        import importlib
+
+        target, value = item.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        mod = importlib.import_module(f"core.{module}")
+        setattr(mod, name, type(getattr(mod, name))(value))
+        print(f"set core.{module}.{name} = {getattr(mod, name)!r}")
     systems = [s for s in args.systems.split(",") if s]
     pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if ":" in p]
 
@@ -351,14 +394,14 @@ def main() -> None:
                 print_table("LoCoMo dev, recall of evidence turns", pq, ks, lat)
                 print_per_task("LoCoMo dev", pt, 10)
                 print_pairs("LoCoMo dev", pairs, pq, pt, 10)
-                saved["locomo"] = pq
+                saved["locomo"] = {"per_query": pq, "tasks": task_of_queries(pt)}
             if args.madial_memory and args.madial_dialogues:
                 ks = [1, 3, 5, 10]
                 pq, pt, lat = evaluate(madial_tasks(args.madial_memory, args.madial_dialogues), madial_episodes,
                                        cjk_bigrams, ks, base / "madial", settings_kw, store, systems)
                 print_table("MADial-Bench zh dev, recall of relevant memories", pq, ks, lat)
                 print_pairs("MADial-Bench zh dev", pairs, pq, pt, 5)
-                saved["madial"] = pq
+                saved["madial"] = {"per_query": pq, "tasks": task_of_queries(pt)}
     finally:
         if store is not None:
             store.close()

@@ -130,6 +130,9 @@ class TierExplanation(Model):
     missing_tokens: list[str] = Field(default_factory=list)
     raw_score: float | None = None
     rank: int | None = None
+    # the tier's score components for this episode (``context``: what its
+    # neighbouring episodes in the session contributed)
+    breakdown: dict[str, float] = Field(default_factory=dict)
     k: int
     verdict: str  # one sentence for a person
 

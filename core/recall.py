@@ -399,7 +399,7 @@ class Memory:
         except Exception:  # noqa: BLE001 - origins are a label; recall answers without them
             return {}
 
-    def prepare(self, names: Sequence[str] = TIER_NAMES) -> None:
+    def prepare(self, names: Sequence[str] | None = None) -> None:
         """One-time set-up of the tiers about to be asked, before any tier's
         clock starts: imports, the Neo4j driver, the SQLite connection of the
         pool thread that will search and its statistics.
@@ -408,7 +408,12 @@ class Memory:
         hundreds of ms, far more than a search; done inside the fan-out it ran
         on the tiers' clocks, and on a busy CPU the Neo4j import alone used up
         SQLite's deadline. Each tier's set-up runs once per process; a set-up
-        failure becomes that tier's status, never the others'."""
+        failure becomes that tier's status, never the others'.
+
+        Without ``names``: the tiers a recall without --tiers asks (dense only
+        once vectors exist: a long-running server loads no model for nothing)."""
+        if names is None:
+            names = [t for t in TIER_NAMES if t != "dense" or self.dense_in_default()]
         for name in names:
             if name in self._prepared:
                 continue
@@ -555,5 +560,17 @@ class Memory:
             verdict = f"would rank {look.rank} in {name}, but {name} was not consulted ({report.error if report else 'not asked'})"
         else:
             verdict = f"ranked {look.rank} in {name} when asked alone"
+        verdict += _context_note(look.breakdown or {}, look.raw_score)
         return TierExplanation(status=status, stored=True, raw_score=look.raw_score, rank=look.rank,
-                               verdict=verdict, **base)
+                               breakdown=look.breakdown or {}, verdict=verdict, **base)
+
+
+def _context_note(breakdown: dict[str, float], score: float | None) -> str:
+    """What the session context did for a tier's score, as part of a verdict."""
+    ctx = breakdown.get("context", 0.0)
+    if ctx <= 0 or not score:
+        return ""
+    own = sum(v for name, v in breakdown.items() if name in ("bm25", "lucene", "scan"))
+    how = "only through" if own <= 1e-6 else "partly through"
+    return (f"; matched {how} its session context (neighbouring episodes' words): "
+            f"context {ctx:.3f} of score {score:.3f}")

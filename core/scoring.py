@@ -197,7 +197,12 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None) -> list
         if not hits:
             continue
         w = TIER_WEIGHT.get(tier, 1.0)
-        contribution = _normalised(hits) if mode == "score" else [1.0 / (RRF_K + h.rank) for h in hits]
+        if mode == "score":
+            contribution = _normalised(hits)
+        elif mode == "z":
+            contribution = _standardised(hits)
+        else:
+            contribution = [1.0 / (RRF_K + h.rank) for h in hits]
         for h, c in zip(hits, contribution):
             m = merged.get(h.episode_id)
             if m is None:
@@ -225,6 +230,17 @@ def _normalised(hits: Sequence[Hit]) -> list[float]:
     if hi - lo <= 1e-12:
         return [1.0] * len(hits)
     return [SCORE_FLOOR + (1.0 - SCORE_FLOOR) * (s - lo) / (hi - lo) for s in scores]
+
+
+def _standardised(hits: Sequence[Hit]) -> list[float]:
+    """A tier's scores as z-scores over its hits (how far each stands out of
+    the tier's own spread), plus one so that a tier's average hit still counts."""
+    scores = [h.score for h in hits]
+    mu = sum(scores) / len(scores)
+    sd = math.sqrt(sum((s - mu) ** 2 for s in scores) / len(scores))
+    if sd <= 1e-12:
+        return [1.0] * len(hits)
+    return [1.0 + (s - mu) / sd for s in scores]
 
 
 def idf_weight(n_docs: int, df: int) -> float:

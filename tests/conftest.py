@@ -121,7 +121,7 @@ def state_dir(tmp_path: Path) -> Path:
 
 # Functional tests run with roomy deadlines so a loaded 2-core machine cannot
 # turn a slow answer into a flaky failure; tests about deadlines set their own.
-TEST_DEADLINES = {"neo4j_deadline": 3.0, "sqlite_deadline": 3.0, "files_deadline": 3.0}
+TEST_DEADLINES = {"neo4j_deadline": 3.0, "sqlite_deadline": 3.0, "files_deadline": 3.0, "dense_deadline": 3.0}
 
 
 def make_memory(state_dir: Path, **kw) -> Memory:

@@ -96,3 +96,20 @@ def normalised(m):
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (m / norms).astype(np.float32, copy=False)
+
+
+_controller = None
+
+
+def one_blas_thread():
+    """A context in which numpy's BLAS uses one thread. The matrix products
+    here are small (a query) or memory-bound (the scan): on this 2-core
+    machine beside the other tiers, OpenBLAS's second thread made a USE
+    query 10x slower at p90 (235 ms vs 5), never faster. The limit is
+    OpenBLAS's global setting, restored on exit (threadpoolctl)."""
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()  # finds the BLAS libraries once (ms), not per call
+    return _controller.limit(limits=1, user_api="blas")

@@ -121,6 +121,8 @@ class EmbedSync:
         except Exception as exc:  # noqa: BLE001 - recorded, reported; the cursor is after the last commit
             report.ok, report.error = False, one_line(exc) if not isinstance(exc, EmbedderUnavailable) else str(exc)
             self._record_failure(report.error)
+        if report.embedded:
+            self.store.checkpoint()
         self._push_neo4j(report, t0 + max_seconds)
         report.pending = self.not_embedded(report.model) if report.model else 0
         report.seconds = time.monotonic() - t0

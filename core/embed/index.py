@@ -80,7 +80,10 @@ class VectorIndex:
             m, n = self.matrix, self.n
         if not n:
             return self._np.zeros(0, dtype=self._np.float32)
-        return m[:n] @ qv
+        from .base import one_blas_thread
+
+        with one_blas_thread():
+            return m[:n] @ qv
 
     def top(self, qv, k: int) -> list[tuple[str, float, int]]:
         """The k best (episode id, cosine, rank), best first."""

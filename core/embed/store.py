@@ -26,7 +26,10 @@ from typing import Iterable, Iterator, Sequence
 from ..fsutil import create_private, private_dir
 
 from . import VECTORS_FILE
+# 32 KB pages: a 512-dim vector is a 2 KB row, and SQLite's default 4 KB page
+# holds one such row (half the page empty: 4 KB per vector); 32 KB pages hold 15.
 SCHEMA = """
+PRAGMA page_size=32768;
 PRAGMA journal_mode=WAL;
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -141,6 +144,11 @@ class VectorStore:
                 )
                 if cursor is not None:
                     self._save_cursor(conn, cursor)
+
+    def checkpoint(self) -> None:
+        """Fold the WAL back into the file (after a large run: the WAL would double the disk)."""
+        with self._write_lock:
+            self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def keys_of(self, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """episode id -> (model, text key) of its stored vector."""

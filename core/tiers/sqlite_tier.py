@@ -432,7 +432,8 @@ class SqliteStore:
         hits, n = self._ranked(q, None, deadline)
         for h in hits:
             if h.episode_id == episode_id:
-                return Lookup(True, h.score, h.rank, [t for t in q.terms if t in self._terms_of(episode_id)], n)
+                return Lookup(True, h.score, h.rank, [t for t in q.terms if t in self._terms_of(episode_id)], n,
+                              breakdown=dict(h.breakdown))
         return Lookup(True, None, None, [], n)
 
     def index_terms_of(self, versions: dict[str, str]) -> dict[str, str]:
