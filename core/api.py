@@ -62,8 +62,21 @@ class ARS:
         self.close()
 
     # -- memory ----------------------------------------------------------------
-    def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None) -> RecallResult:
-        return self.memory.recall(query, k=k, tiers=tiers)
+    def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None,
+               scope: str | None = None) -> RecallResult:
+        """``scope``: ``agent=NAME,host=NAME`` (core/team/scope.py), None: the whole namespace."""
+        return self.memory.recall(query, k=k, tiers=tiers, scope=scope)
+
+    def pull(self, reset: bool = False, max_seconds: float = 300.0):
+        """Pull the namespace's other hosts' episodes into SQLite now;
+        ``reset``: from the start (a new graph, or to check every host again)."""
+        from .team import pull as team_pull
+
+        if self.memory.neo4j is None:
+            raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Running a team)")
+        if reset:
+            team_pull.reset(self.memory)
+        return team_pull.pull(self.memory, max_seconds=max_seconds)
 
     def explain(self, query: str, episode_id: str, k: int = 10,
                 tiers: str | Sequence[str] | None = None) -> Explanation:

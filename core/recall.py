@@ -132,7 +132,7 @@ class Memory:
                 pw.get_secret_value() if pw else None, self.settings.neo4j_database,
                 connect_timeout=self.settings.neo4j_connect_timeout,
                 breaker_cooldown=self.settings.neo4j_breaker_cooldown,
-                namespace=self.identity.namespace, host=self.identity.host,
+                namespace=self.identity.namespace, host=self.identity.host, agent=self.identity.agent,
                 bookmarks_path=str(self.state_dir / "neo4j-bookmarks.json"),
             )
         return self._neo4j
@@ -229,9 +229,9 @@ class Memory:
         the sync worker (``sync.run()``), so a Neo4j outage never blocks this.
         """
         ident = self.identity
-        # every episode carries where it was written: this namespace and host, and its agent
-        eps = [ep.model_copy(update={"namespace": ident.namespace, "host": ident.host,
-                                     "agent": ident.agent_of(ep.source, ep.agent)}) for ep in episodes]
+        # every episode carries where it was written: this namespace and host (its
+        # agent stays as parsed: ARS_AGENT and the source fill an empty one when read)
+        eps = [ep.model_copy(update={"namespace": ident.namespace, "host": ident.host}) for ep in episodes]
         if not eps:
             return []
         events = [Event(content_id("ep", ep.model_dump(mode="json")), EPISODE_EVENT, ep.model_dump(mode="json"))

@@ -112,7 +112,8 @@ async def test_recall_returns_the_recall_result(ars):
     ({"query": "neo4j", "k": "many"}, "k: Input should be a valid integer"),
     ({"k": 3}, "query: Field required"),
     ({"query": "neo4j", "tiers": ["mongo"]}, "tiers.0: Input should be 'neo4j', 'sqlite' or 'files'"),
-    ({"query": "neo4j", "scope": "team:platform"}, "scope 'team:platform' is not supported yet"),
+    ({"query": "neo4j", "scope": "team:platform"}, "scope part 'team:platform' is not agent=NAME or host=NAME"),
+    ({"query": "neo4j", "scope": "colour=red"}, "scope part 'colour=red' is not agent=NAME or host=NAME"),
 ])
 async def test_recall_errors_are_one_line_tool_errors(ars, args, needle):
     async with client(ars) as c:

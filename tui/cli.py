@@ -123,6 +123,7 @@ def recall(
     k: Annotated[int, typer.Option("-k", help="how many memories to return")] = 10,
     tiers: Annotated[Optional[str], typer.Option("--tiers", help="comma-separated: neo4j,sqlite,files (default: the index tiers, files as fallback)")] = None,
     explain: Annotated[Optional[str], typer.Option("--explain", help="explain why this episode id was or was not returned")] = None,
+    scope: Annotated[Optional[str], typer.Option("--scope", help="only these agents or hosts of the namespace: agent=NAME,host=NAME")] = None,
     state: StateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -133,7 +134,7 @@ def recall(
                 ex = ars.explain(query, explain, k=k, tiers=tiers)
                 out.print_json(ex.model_dump_json()) if as_json else print_explain(ex)
                 return
-            result = ars.recall(query, k=k, tiers=tiers)
+            result = ars.recall(query, k=k, tiers=tiers, scope=scope)
         except BadInput as exc:
             fail(str(exc))
         if as_json:
@@ -253,6 +254,18 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     c = st["counts"]
     out.print(f"pending: {st['pending']}  failed: {st['failed']}  sqlite: {c['sqlite']}  "
               f"neo4j: {c['neo4j'] if c['neo4j'] is not None else '-'}  drift: {st['drift'] if st['drift'] is not None else '-'}")
+    out.print(f"namespace: {st.get('namespace')}  host: {st.get('host')}  push backlog: {st.get('push_backlog')}  "
+              f"drift: {st['drift'] if st['drift'] is not None else '-'}", highlight=False)
+    for name, row in (st.get("hosts") or {}).items():
+        if row.get("self"):
+            out.print(f"  {name} (this host): {row['local']} here, {row['graph'] if row['graph'] is not None else '-'} in the graph",
+                      highlight=False)
+        elif "lag" in row:
+            lag = row["lag"] if row["lag"] is not None else "-"
+            out.print(f"  {name}: {row['local']} pulled, {row['graph'] if row['graph'] is not None else '-'} in the graph, "
+                      f"lag {lag}, last pull {row.get('last_pull') or 'never'}", highlight=False)
+        else:
+            out.print(f"  {name}: {row.get('graph')} in the graph ({row.get('note', '')})", highlight=False)
     led = st["ledger"]
     out.print(f"ledger: {led['events']} events, {led['corrupt']} corrupt, torn tail: {led['torn_tail']}")
     if st["last_error"]:
@@ -285,7 +298,9 @@ def _print_sync(report, what: str) -> None:
         if report.ok:
             return
     if report.ok:
-        out.print(f"{what}: {report.applied} applied in {report.seconds:.1f}s, {report.pending} pending")
+        pulled = getattr(report, "pulled", 0)
+        out.print(f"{what}: {report.applied} applied in {report.seconds:.1f}s, {report.pending} pending"
+                  + (f", {pulled} pulled from other hosts" if pulled else ""))
     else:
         err.print(f"[red]{what} failed:[/] {report.error}; {report.pending} pending (nothing is lost: "
                   "the ledger keeps them)", highlight=False)
@@ -304,6 +319,28 @@ def sync_run(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         sys.stdout.write(report.model_dump_json() + "\n")
         raise typer.Exit(0 if report.ok else 1)
     _print_sync(report, "sync")
+
+
+@sync_app.command("pull")
+def sync_pull(
+    reset: Annotated[bool, typer.Option("--reset", help="pull every other host's episodes again, from the start")] = False,
+    state: StateOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Pull the namespace's episodes written by other hosts into this host's SQLite."""
+    with open_ars(state) as ars:
+        try:
+            report = ars.pull(reset=reset)
+        except BadInput as exc:
+            fail(str(exc))
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+        raise typer.Exit(0 if report.ok else 1)
+    if not report.ok:
+        err.print(f"[red]pull failed:[/] {report.error} (recall still answers from what was pulled before)",
+                  highlight=False)
+        raise typer.Exit(1)
+    per = ", ".join(f"{h}: {n}" for h, n in report.hosts.items()) or "nothing new"
+    out.print(f"pulled {report.pulled} episodes ({per})", highlight=False)
 
 
 @sync_app.command("backfill")

@@ -62,7 +62,9 @@ def origins(conn: sqlite3.Connection, ids: Sequence[str], me: "Identity") -> dic
             " LEFT JOIN episode_origin o ON o.id = e.id"
             f" WHERE e.id IN ({','.join('?' * len(chunk))})", chunk)
         for eid, ns, host, agent, source in rows:
-            out[eid] = {"namespace": ns or me.namespace, "host": host or me.host, "agent": agent or source}
+            mine = not host or host == me.host
+            out[eid] = {"namespace": ns or me.namespace, "host": host or me.host,
+                        "agent": me.agent_of(source, agent) if mine else (agent or source)}
     return out
 
 

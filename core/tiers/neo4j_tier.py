@@ -192,11 +192,11 @@ def _without_dataframes():
                 del sys.modules[m]
 
 
-def stamp(props: dict[str, Any], namespace: str, host: str, seq: int) -> dict[str, Any]:
+def stamp(props: dict[str, Any], namespace: str, host: str, seq: int, agent: str = "") -> dict[str, Any]:
     """An episode's node properties with where it was written: its namespace,
-    host, agent (the transcript's source when it names none) and ``seq``."""
+    host, agent (else ARS_AGENT, else the transcript's source) and ``seq``."""
     return {**props, "namespace": namespace, "host": host or None,
-            "agent": props.get("agent") or props.get("source") or "", "seq": seq}
+            "agent": props.get("agent") or agent or props.get("source") or "", "seq": seq}
 
 
 def _utcnow() -> str:
@@ -359,7 +359,7 @@ class Neo4jStore:
 
     def __init__(self, uri: str, user: str = "neo4j", password: str | None = None,
                  database: str | None = None, connect_timeout: float = 1.0,
-                 breaker_cooldown: float = 5.0, namespace: str = "default", host: str = "",
+                 breaker_cooldown: float = 5.0, namespace: str = "default", host: str = "", agent: str = "",
                  bookmarks_path: "str | None" = None):
         with _without_dataframes():
             from neo4j import GraphDatabase  # imported here: core must import without a server
@@ -368,6 +368,7 @@ class Neo4jStore:
         # every read and write of this store is inside one namespace (core/team/)
         self.namespace = namespace
         self.host = host
+        self.agent = agent
         self.notices: list[str] = []  # one line each, for the person (a graph migrated)
         # Causal consistency: every session of this driver carries the bookmarks
         # of the writes before it, so on a cluster (neo4j://) a read sent to a
@@ -477,7 +478,7 @@ class Neo4jStore:
         self.ensure_schema()
 
         ns = self.namespace
-        stamped = [{**r, "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0))}
+        stamped = [{**r, "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0), self.agent)}
                    for r in batch.episodes]
         top = max((r["props"]["seq"] for r in stamped), default=None)
 
