@@ -49,6 +49,11 @@ class ARS:
             pass
 
     @property
+    def identity(self):
+        """This state directory's namespace, host id and agent (core/team/identity.py)."""
+        return self.memory.identity
+
+    @property
     def state_dir(self) -> Path:
         return Path(self.settings.state_dir)
 

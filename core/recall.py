@@ -32,7 +32,7 @@ from .pools import DaemonPool
 from .shared_breaker import SharedBreaker
 from .tiers.sqlite_tier import SqliteStore
 from .writer_lock import WriterBusy, writer_lock
-from .team.identity import resolve as resolve_identity
+from .team.identity import TEAM_FILE, bind as bind_identity, resolve as resolve_identity
 from .team.scope import OVERFETCH, Scope, keep_in_scope, parse_scope
 
 ANSWERED = ("ok", "empty")
@@ -96,6 +96,7 @@ class Memory:
         self.identity = resolve_identity(self.state_dir, settings.namespace, settings.host_id, settings.agent,
                                          record=self.state_dir.is_dir())
         self.ledger = Ledger(self.state_dir, self.identity.namespace)
+        self._bound = False  # team.json written (checked once per process, at the first store)
         self.ledger_problems: list[BadEvent] = []  # lines the last apply skipped
         self.files = FilesTier(self.state_dir)
         # One small pool per tier: a hung backend can only tie up its own threads.
@@ -237,6 +238,11 @@ class Memory:
         events = [Event(content_id("ep", ep.model_dump(mode="json")), EPISODE_EVENT, ep.model_dump(mode="json"))
                   for ep in eps]
         with self.writer():
+            if not self._bound:
+                # a state directory made by this write: record its namespace before its first event
+                if not (self.state_dir / TEAM_FILE).exists():
+                    bind_identity(self.state_dir, ident)
+                self._bound = True
             start, end = self.ledger.append(events)
             ids = [e.event_id for e in events]
             if self.sqlite.applied_offset() == start:

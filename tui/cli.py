@@ -87,7 +87,8 @@ def print_recall(result: RecallResult) -> None:
         table.add_column(t, overflow="fold", ratio=1, min_width=14)
     table.add_column("snippet", overflow="fold", ratio=2, min_width=30)
     for h in result.hits:
-        cells = [str(h.rank), h.episode_id, f"{h.score:.4f}"]
+        where = "/".join(v for v in ((h.origin or {}).get("host"), (h.origin or {}).get("agent")) if v)
+        cells = [str(h.rank), h.episode_id + (f"\n[dim]{_esc(where)}[/]" if where else ""), f"{h.score:.4f}"]
         for t in tiers:
             th = h.per_tier.get(t)
             cells.append(f"#{th.rank} {th.score:.2f}\n[dim]{components(th.breakdown)}[/]" if th else "[dim]-[/]")

@@ -90,9 +90,13 @@ def resolve(state_dir: Path, namespace: str | None, host: str | None, agent: str
     ident = Identity(namespace=bound_ns or ns or DEFAULT_NAMESPACE,
                      host=have.get("host") or hid or default_host(), agent=(agent or "").strip())
     if record and (have.get("namespace"), have.get("host")) != (ident.namespace, ident.host) and state_dir.is_dir():
-        try:
-            atomic_write(state_dir / TEAM_FILE,
-                         json.dumps({"namespace": ident.namespace, "host": ident.host}, indent=1))
-        except OSError:
-            pass  # a read-only state directory still reads as its namespace
+        bind(state_dir, ident)
     return ident
+
+
+def bind(state_dir: Path, ident: Identity) -> None:
+    """Record ``ident`` in the state directory (before its first write)."""
+    try:
+        atomic_write(Path(state_dir) / TEAM_FILE, json.dumps({"namespace": ident.namespace, "host": ident.host}, indent=1))
+    except OSError:
+        pass  # a read-only state directory still reads as its namespace

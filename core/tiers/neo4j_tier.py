@@ -430,7 +430,9 @@ class Neo4jStore:
                 self._run("DROP INDEX episode_terms", write=True)
             from ..team.graph import migrate  # a graph from before namespaces: its nodes are namespace default
 
-            self.notices.extend(migrate(self, OLD_CONSTRAINTS))
+            for line in migrate(self, OLD_CONSTRAINTS):
+                self.notices.append(line)
+                print(f"ars: {line}", file=sys.stderr)  # once: the migration runs while old constraints exist
             for stmt in SCHEMA:
                 self._run(stmt, write=True)
             self._run("CALL db.awaitIndexes(300)", write=True)

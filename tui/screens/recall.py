@@ -203,6 +203,18 @@ class RecallScreen(DashboardView):
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
         self.soon("hit", self.show_hit)
 
+    def came_from(self, h) -> str:
+        """`` from HOST (AGENT)`` for a memory another host of the team wrote."""
+        host = (h.origin or {}).get("host")
+        try:
+            mine = self.app.ars.identity.host  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - a label only
+            mine = None
+        if not host or host == mine:
+            return ""
+        agent = h.origin.get("agent")
+        return f"  [b]from {escape(host)}[/]" + (f" [dim]({escape(agent)})[/]" if agent else "")
+
     def show_hit(self) -> None:
         h = self.selected_hit()
         table = self.query_one("#breakdown", RowsTable)
@@ -215,7 +227,7 @@ class RecallScreen(DashboardView):
         self.shown = (id(self.result), h.episode_id)
         title = self.query_one("#hit-title", Static)
         title.update(f"[b]#{h.rank} {escape(h.episode_id)}[/]  fused {h.score:.4f}  "
-                     f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
+                     f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]{self.came_from(h)}")
         self.query_one("#hit-snippet", Static).update(f"[dim]{escape(one_line(h.snippet, 300))}[/]")
         table.clear(columns=True)
         table.add_column("component", key="component")
