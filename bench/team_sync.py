@@ -251,6 +251,10 @@ def recall_p95(state: Path, uri: str, ns: str, host: str, queries: list[str]) ->
     return out
 
 
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
+
+
 def solo(base: Path, uri: str, corpora: list[Path], timeout: float) -> Host:
     """One host ingesting every corpus (the single-host baseline)."""
     total = sum(len(ids_of(c)) for c in corpora)
@@ -302,6 +306,9 @@ def main() -> None:
 
             c1 = corpus(cache, args.episodes, seed=100)
             queries = make_queries(args.queries, seed=3, corpus=c1)
+            if server is not None:
+                results["store_bytes"] = du(server.data_dir / "data")
+                results["store_episodes"] = args.hosts * args.episodes + max(args.episodes // 10, 50)
             results["recall_team"] = recall_p95(base / "steady" / "team-h1", uri, "team", "team-h1", queries)
             results["recall_small_ns"] = recall_p95(base / "steady" / "team-x", uri, "team-other", "team-x",
                                                     make_queries(args.queries, seed=3, corpus=corpus(
@@ -368,6 +375,10 @@ def print_tables(r: dict, args) -> None:
         if x:
             print(f"| {name} | {x['graph_episodes']} | {x['local_episodes']} | {x['neo4j']['p50']:.1f} | "
                   f"{x['neo4j']['p95']:.1f} | {x['sqlite']['p50']:.1f} | {x['sqlite']['p95']:.1f} |")
+    if "store_bytes" in r:
+        per = r["store_bytes"] / r["store_episodes"]
+        print(f"\nNeo4j store after run 1: {r['store_bytes'] / 2**20:.0f} MiB for {r['store_episodes']} episodes "
+              f"({per / 1024:.1f} KiB/episode, indexes included)")
     if "solo_push_s" in r:
         print(f"\none host ingesting and pushing all {s['team_episodes']} episodes: {r['solo_push_s']:.1f} s")
 

@@ -307,3 +307,29 @@ def test_data_from_before_namespaces_reads_as_default(tmp_path, neo4j_uri):
         assert "(no host)" in st["hosts"]
     finally:
         m.close()
+
+
+def test_a_state_directory_is_bound_to_its_namespace_and_host(tmp_path):
+    from core.team.identity import resolve
+    from core.team.scope import parse_scope
+
+    state = tmp_path / "s"
+    m = make_memory(state, namespace="alpha", host_id="box-1")
+    m.store([ep("x:0", "first words")])
+    m.close()
+    assert json.loads((state / "team.json").read_text()) == {"namespace": "alpha", "host": "box-1"}
+    # later processes read the binding without the variables
+    m = make_memory(state)
+    assert (m.identity.namespace, m.identity.host) == ("alpha", "box-1")
+    assert m.sqlite.get("x:0").namespace == "alpha" and m.sqlite.get("x:0").host == "box-1"
+    m.close()
+    with pytest.raises(BadQuery, match="pushes as host 'box-1'"):
+        resolve(state, None, "box-2")
+    with pytest.raises(BadQuery, match="is not a valid name"):
+        resolve(tmp_path / "t", "team a", None)
+    with pytest.raises(BadQuery, match="is not a valid name"):
+        resolve(tmp_path / "t", None, "a/b")
+    assert parse_scope("agent=a, agent=b,host=h").agents == frozenset({"a", "b"})
+    for bad in ("agent", "agent=", "=x", "user=x", " , "):
+        with pytest.raises(BadQuery):
+            parse_scope(bad)
