@@ -2,7 +2,7 @@
 
 Vectors are copied from ``vectors.sqlite`` (cursor ``neo4j`` over its
 ``seq``) onto the ``Episode`` nodes as ``embedding`` with ``embed_model``:
-MERGE by id, so a vector that arrives before its episode's own sync is kept
+MERGE by namespace and id (every query here is inside the store's namespace), so a vector that arrives before its episode's own sync is kept
 (the episode sync's ``SET e += props`` leaves it alone). One index,
 ``episode_embedding``, of the current model's dimension and cosine
 similarity; a model of another dimension rebuilds it. Neo4j's cosine score
@@ -16,21 +16,21 @@ from typing import Any, Sequence
 INDEX = "episode_embedding"
 PUSH = """
 UNWIND $rows AS r
-MERGE (e:Episode {id: r.id})
+MERGE (e:Episode {namespace: $ns, id: r.id})
 SET e.embedding = r.vec, e.embed_model = r.model
 """
 SEARCH = f"""
 CALL db.index.vector.queryNodes('{INDEX}', $limit, $vec) YIELD node, score
-WITH node, score WHERE node.embed_model = $model
+WITH node, score WHERE node.embed_model = $model AND node.namespace = $ns
 RETURN node.id AS id, score, node.summary AS summary, node.text AS text
 LIMIT $k
 """
 RANK = f"""
-MATCH (t:Episode {{id: $id}}) WHERE t.embed_model = $model AND t.embedding IS NOT NULL
+MATCH (t:Episode {{namespace: $ns, id: $id}}) WHERE t.embed_model = $model AND t.embedding IS NOT NULL
 WITH t, vector.similarity.cosine(t.embedding, $vec) AS s
 RETURN s AS score
 """
-COUNT = "MATCH (e:Episode) WHERE e.embed_model = $model RETURN count(e) AS c"
+COUNT = "MATCH (e:Episode) WHERE e.namespace = $ns AND e.embed_model = $model RETURN count(e) AS c"
 
 
 def ensure_index(store, dim: int) -> None:
@@ -51,11 +51,12 @@ def push(store, rows: Sequence[dict[str, Any]]) -> None:
     """Write vectors (``id``, ``vec`` as a list of floats, ``model``) in one transaction."""
     store.ensure_schema()
     with store._driver.session(database=store.database) as s:
-        s.execute_write(lambda tx: tx.run(PUSH, rows=list(rows)).consume())
+        s.execute_write(lambda tx: tx.run(PUSH, rows=list(rows), ns=store.namespace).consume())
 
 
 def search(store, vec: list[float], model: str, k: int, timeout: float) -> list[dict]:
-    # over-fetch: vectors of another model of the same dimension share the index
+    # over-fetch: vectors of another model of the same dimension, and other
+    # namespaces' (filtered out: a namespace is a hard boundary), share the index
     return store._run_within(SEARCH, timeout, vec=vec, model=model, k=k, limit=max(k * 4, 50))
 
 
