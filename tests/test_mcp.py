@@ -103,6 +103,19 @@ async def test_recall_returns_the_recall_result(ars):
     assert [t["tier"] for t in only.structured_content["tiers"]] == ["sqlite"]
 
 
+async def test_recall_scope_filters_by_host_and_agent(ars):
+    me = ars.identity.host
+    async with client(ars) as c:
+        mine = await c.call_tool("recall", {"query": "neo4j outage", "scope": f"host={me}"})
+        nobody = await c.call_tool("recall", {"query": "neo4j outage", "scope": "host=elsewhere"})
+        agent = await c.call_tool("recall", {"query": "neo4j outage", "scope": "agent=main"})
+    assert not mine.is_error and mine.structured_content["hits"]
+    assert all(h["origin"]["host"] == me for h in mine.structured_content["hits"])
+    assert nobody.structured_content["hits"] == []
+    hits = agent.structured_content["hits"]
+    assert hits and all(h["origin"]["agent"] == "main" for h in hits)
+
+
 @pytest.mark.parametrize("args, needle", [
     ({"query": ""}, "empty query"),
     ({"query": "   "}, "empty query"),
