@@ -259,6 +259,21 @@ def recall_p95(state: Path, uri: str, ns: str, host: str, queries: list[str]) ->
     return out
 
 
+def backfill_pull(state: Path, uri: str) -> dict:
+    """A host added to the team: its first pull reads the whole namespace."""
+    from core.team.pull import pull
+
+    mem = Memory(settings(state, uri, "team", "team-new"))
+    try:
+        t = time.perf_counter()
+        r = pull(mem, max_seconds=3600)
+        seconds = time.perf_counter() - t
+        assert r.ok, r.error
+        return {"episodes": r.pulled, "seconds": seconds, "eps_per_s": r.pulled / seconds}
+    finally:
+        mem.close()
+
+
 def du(path: Path) -> int:
     return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
 
@@ -284,6 +299,7 @@ def steady(args, base: Path, cache: Path, uri: str, rng, server, admin, results:
         results["store_bytes"] = du(server.data_dir / "data" / "databases")  # store and indexes, not the tx logs
         results["store_episodes"] = args.hosts * args.episodes + max(args.episodes // 10, 50)
     results["recall_team"] = recall_p95(base / "steady" / "team-h1", uri, "team", "team-h1", queries)
+    results["backfill_pull"] = backfill_pull(base / "steady" / "team-new", uri)
     results["recall_small_ns"] = recall_p95(base / "steady" / "team-x", uri, "team-other", "team-x",
                                             make_queries(args.queries, seed=3, corpus=corpus(
                                                 cache, max(args.episodes // 10, 50), seed=999)))
@@ -391,6 +407,10 @@ def print_tables(r: dict, args) -> None:
         if x:
             print(f"| {name} | {x['graph_episodes']} | {x['local_episodes']} | {x['neo4j']['p50']:.1f} | "
                   f"{x['neo4j']['p95']:.1f} | {x['sqlite']['p50']:.1f} | {x['sqlite']['p95']:.1f} |")
+    if "backfill_pull" in r:
+        b = r["backfill_pull"]
+        print(f"\na new host's first pull (backfill) of the team namespace: {b['episodes']} episodes in "
+              f"{b['seconds']:.1f} s ({b['eps_per_s']:.0f} episodes/s into its SQLite)")
     if "store_bytes" in r:
         per = r["store_bytes"] / r["store_episodes"]
         print(f"\nNeo4j store after run 1: {r['store_bytes'] / 2**20:.0f} MiB for {r['store_episodes']} episodes "
