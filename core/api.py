@@ -174,6 +174,8 @@ class ARS:
         tiers: list[TierReport] = self.memory.health()
         return {
             "state_dir": str(self.state_dir.resolve()),
+            "team": {"namespace": self.identity.namespace, "host": self.identity.host,
+                     "agent": self.identity.agent or None},
             "sync": self.sync_status(),
             "tiers": [t.model_dump(include={"tier", "status", "latency_ms", "error"}) for t in tiers],
             "config": self.settings.public(),

@@ -414,6 +414,9 @@ def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         sys.stdout.write(json.dumps(report) + "\n")
         return
     out.print(f"state: {report['state_dir']}")
+    team = report.get("team") or {}
+    out.print(f"namespace: {team.get('namespace')}  host: {team.get('host')}"
+              + (f"  agent: {team['agent']}" if team.get("agent") else ""), highlight=False)
     table = Table("tier", "status", "latency", "detail")
     for t in report["tiers"]:
         style = STATUS_STYLE.get(t["status"], "")

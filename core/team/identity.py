@@ -64,7 +64,18 @@ def recorded(state_dir: Path) -> dict[str, str]:
 
 
 def recorded_namespace(state_dir: Path) -> str:
-    return recorded(state_dir).get("namespace") or DEFAULT_NAMESPACE
+    """The namespace of events written with no Memory at hand (loop and inbox
+    events): the recorded one, else ARS_NAMESPACE for a directory not bound yet."""
+    import os
+
+    state_dir = Path(state_dir)
+    bound = recorded(state_dir).get("namespace")
+    if bound:
+        return bound
+    if (state_dir / "ledger.jsonl").exists():
+        return DEFAULT_NAMESPACE  # written before namespaces
+    env = (os.environ.get("ARS_NAMESPACE") or "").strip()
+    return env if NAME.match(env) else DEFAULT_NAMESPACE
 
 
 def resolve(state_dir: Path, namespace: str | None, host: str | None, agent: str | None = None,
