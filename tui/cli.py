@@ -76,7 +76,8 @@ def components(breakdown: dict[str, float]) -> str:
     return " ".join(f"{ABBREV.get(k, k)} {v:.2f}" for k, v in breakdown.items() if v)
 
 
-def print_recall(result: RecallResult) -> None:
+def print_recall(result: RecallResult, me: str | None = None) -> None:
+    """The hits as a table; a memory another host of the team wrote says which (``me``: this host)."""
     table = Table(title=f"recall: {result.query!r}  tokens: {' '.join(result.tokens)}", title_justify="left",
                   show_lines=False, expand=True)
     table.add_column("#", justify="right", no_wrap=True)
@@ -87,7 +88,8 @@ def print_recall(result: RecallResult) -> None:
         table.add_column(t, overflow="fold", ratio=1, min_width=14)
     table.add_column("snippet", overflow="fold", ratio=2, min_width=30)
     for h in result.hits:
-        where = "/".join(v for v in ((h.origin or {}).get("host"), (h.origin or {}).get("agent")) if v)
+        host = (h.origin or {}).get("host")
+        where = f"from {host}/{h.origin.get('agent', '')}".rstrip("/") if host and host != me else ""
         cells = [str(h.rank), h.episode_id + (f"\n[dim]{_esc(where)}[/]" if where else ""), f"{h.score:.4f}"]
         for t in tiers:
             th = h.per_tier.get(t)
@@ -141,7 +143,7 @@ def recall(
         if as_json:
             sys.stdout.write(result.model_dump_json() + "\n")
         else:
-            print_recall(result)
+            print_recall(result, ars.identity.host)
 
 
 def print_ingest(report) -> None:
