@@ -49,14 +49,15 @@ RETURN coalesce(e.host, '') AS host, count(*) AS n
 """
 
 
-def migrate(store: "Neo4jStore", old_constraints: tuple[str, ...]) -> list[str]:
+def migrate(store: "Neo4jStore", old_constraints: tuple[str, ...], force: bool = False) -> list[str]:
     """Bring a graph written before namespaces into namespace ``default``:
     drop the constraints that made ids unique across the whole graph, then
     label every node and edge in batches. Nothing is deleted. Runs only while
-    one of the old constraints exists (cheap to check on every start)."""
+    one of the old constraints exists, or (``force``) when the episode index
+    predates namespaces: both cheap to check on every start."""
     names = {r["name"] for r in store._run("SHOW CONSTRAINTS YIELD name RETURN name")}
     old = [n for n in old_constraints if n in names]
-    if not old:
+    if not old and not force:
         return []
     for name in old:
         store._run(f"DROP CONSTRAINT {name} IF EXISTS", write=True)
@@ -68,6 +69,8 @@ def migrate(store: "Neo4jStore", old_constraints: tuple[str, ...]) -> list[str]:
                 moved += n
             if not n:
                 break
+    if not moved:
+        return []  # nothing was written before namespaces (an empty graph, an index rebuilt for another reason)
     return [f"neo4j: a graph from before namespaces: its {moved} nodes are now namespace 'default' "
             "(nothing lost); run `ars sync backfill` on each host that wrote them, so other hosts can pull them"]
 

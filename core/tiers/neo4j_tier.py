@@ -427,12 +427,16 @@ class Neo4jStore:
             # (or over other properties: the context, the namespace): rebuild that index
             found = self._run("SHOW FULLTEXT INDEXES YIELD name, options, properties"
                               " WHERE name = 'episode_terms' RETURN options, properties")
-            if found and ((found[0]["options"] or {}).get("indexConfig", {}).get("fulltext.analyzer") != TERMS_ANALYZER
-                          or list(found[0]["properties"] or []) != INDEXED):
+            rebuilt = bool(found) and (
+                (found[0]["options"] or {}).get("indexConfig", {}).get("fulltext.analyzer") != TERMS_ANALYZER
+                or list(found[0]["properties"] or []) != INDEXED)
+            if rebuilt:
                 self._run("DROP INDEX episode_terms", write=True)
             from ..team.graph import migrate  # a graph from before namespaces: its nodes are namespace default
 
-            for line in migrate(self, OLD_CONSTRAINTS):
+            # an index without the namespace field is an older graph's too
+            for line in migrate(self, OLD_CONSTRAINTS, force="namespace" not in (found[0]["properties"] or [])
+                                if found else False):
                 self.notices.append(line)
                 print(f"ars: {line}", file=sys.stderr)  # once: the migration runs while old constraints exist
             for stmt in SCHEMA:
