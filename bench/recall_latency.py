@@ -1201,7 +1201,7 @@ def main() -> None:
         for n in sizes:
             dense_latency.run(argparse.Namespace(size=n, queries=args.queries, warmup=args.warmup, seed=args.seed,
                                                  sample=400, e5_sample=60, embed_all=False, no_neo4j=False,
-                                                 workdir=args.workdir))
+                                                 no_ingest_compare=False, workdir=args.workdir))
         return
 
     from neo4j_server import Neo4jServer

@@ -103,6 +103,11 @@ class ARS:
                        on_report=on_report, on_finalized=on_finalized)
 
     # -- durability ----------------------------------------------------------------
+    def dense_available(self) -> bool:
+        """Whether the dense tier has vectors to search (an embedder is set and
+        `ars sync run` embedded something): asking it costs a model load."""
+        return self.memory.dense_in_default()
+
     def sync_status(self) -> dict[str, Any]:
         """Pending and failed sync counts, per-store counts, drift, last error;
         ``embeddings``: the embedding backlog (episodes not embedded yet)."""

@@ -11,7 +11,10 @@ have no context.
 
 The field is bounded: a neighbour gives at most ``CONTEXT_TERMS`` terms (the
 end of the one before, the start of the one after: the parts next to the
-episode), so long transcript episodes do not multiply the index size.
+episode), so long transcript episodes do not multiply the index size (FTS
+inserts are most of the cost of durable ingest). 50 holds a whole LoCoMo turn
+(median 32 words, p95 59) and scored the same as 200 on LoCoMo dev (SQLite
+R@10 80.0 vs 79.9, 95 % CI -0.5 to +0.6).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from datetime import datetime, timezone
 from typing import Sequence
 
 CONTEXT_NEIGHBOURS = 2
-CONTEXT_TERMS = 200
+CONTEXT_TERMS = 50
 
 
 def order_key(first_ts: datetime | str | None, last_ts: datetime | str | None = None) -> float:

@@ -250,17 +250,19 @@ async def test_recall_shows_per_tier_components_side_by_side(demo: Path):
         screen = app.screen
         hits = screen.query_one("#hits")
         labels = [str(c.label) for c in hits.columns.values()]
-        assert labels[3:6] == ["neo4j", "sqlite", "files"]
+        assert labels[3:7] == ["neo4j", "sqlite", "dense", "files"]
         first = hits.get_row_at(0)
         assert first[1] == "openclaw:s-0412:0"
-        assert str(first[4]).startswith("#1 ") and str(first[5]).startswith("#")  # sqlite and files ranks
+        assert str(first[4]).startswith("#1 ") and str(first[6]).startswith("#")  # sqlite and files ranks
+        assert str(first[5]) == "-"  # nothing embedded in the demo: dense is not asked
         tierbar = str(screen.query_one("#tierbar").render())
         assert "neo4j skipped" in tierbar and "sqlite ok" in tierbar and "files ok" in tierbar
+        assert "dense" not in tierbar
         breakdown = screen.query_one("#breakdown")
         rows = {str(breakdown.get_row_at(i)[0]): breakdown.get_row_at(i) for i in range(breakdown.row_count)}
         assert {"bm25", "scan", "token_match", "= score"} <= set(rows)
-        assert str(rows["bm25"][2]) != "-" and str(rows["scan"][3]) != "-"  # sqlite's bm25, files' scan
-        assert str(rows["bm25"][3]) == "-"  # the files tier has no bm25
+        assert str(rows["bm25"][2]) != "-" and str(rows["scan"][4]) != "-"  # sqlite's bm25, files' scan
+        assert str(rows["bm25"][4]) == "-"  # the files tier has no bm25
 
 
 async def test_recall_says_degraded_plainly(demo: Path):

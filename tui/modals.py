@@ -123,7 +123,7 @@ HELP = {
     "Recall (3)": [
         ("enter", "search (in the query box)"),
         ("x", "explain an episode: per tier stored, tokens, score, rank, cut-off"),
-        ("t", "tiers: all three side by side / as the agent asks"),
+        ("t", "tiers: every tier side by side / as the agent asks"),
     ],
     "Checkpoints (4)": [
         ("[ ]", "previous / next history entry, with the diff"),

@@ -2,7 +2,7 @@
 
 Vectors are copied from ``vectors.sqlite`` (cursor ``neo4j`` over its
 ``seq``) onto the ``Episode`` nodes as ``embedding`` with ``embed_model``:
-MERGE by namespace and id (every query here is inside the store's namespace), so a vector that arrives before its episode's own sync is kept
+MERGE by id, so a vector that arrives before its episode's own sync is kept
 (the episode sync's ``SET e += props`` leaves it alone). One index,
 ``episode_embedding``, of the current model's dimension and cosine
 similarity; a model of another dimension rebuilds it. Neo4j's cosine score
@@ -14,23 +14,44 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 INDEX = "episode_embedding"
-PUSH = """
+
+
+def _ns(store) -> tuple[str, str, dict]:
+    """A store scoped to a namespace (team memory) keys and filters its
+    episodes by it: (MERGE key part, WHERE part, params). Unscoped: nothing."""
+    ns = getattr(store, "namespace", None)
+    if ns is None:
+        return "", "", {}
+    return ", namespace: $ns", " AND node.namespace = $ns", {"ns": ns}
+
+
+def _push(key: str) -> str:
+    return f"""
 UNWIND $rows AS r
-MERGE (e:Episode {namespace: $ns, id: r.id})
+MERGE (e:Episode {{id: r.id{key}}})
 SET e.embedding = r.vec, e.embed_model = r.model
 """
-SEARCH = f"""
+
+
+def _search(where: str) -> str:
+    return f"""
 CALL db.index.vector.queryNodes('{INDEX}', $limit, $vec) YIELD node, score
-WITH node, score WHERE node.embed_model = $model AND node.namespace = $ns
+WITH node, score WHERE node.embed_model = $model{where}
 RETURN node.id AS id, score, node.summary AS summary, node.text AS text
 LIMIT $k
 """
-RANK = f"""
-MATCH (t:Episode {{namespace: $ns, id: $id}}) WHERE t.embed_model = $model AND t.embedding IS NOT NULL
-WITH t, vector.similarity.cosine(t.embedding, $vec) AS s
+
+
+def _rank(where: str) -> str:
+    return f"""
+MATCH (node:Episode {{id: $id}}) WHERE node.embed_model = $model AND node.embedding IS NOT NULL{where}
+WITH node, vector.similarity.cosine(node.embedding, $vec) AS s
 RETURN s AS score
 """
-COUNT = "MATCH (e:Episode) WHERE e.namespace = $ns AND e.embed_model = $model RETURN count(e) AS c"
+
+
+def _count(where: str) -> str:
+    return f"MATCH (node:Episode) WHERE node.embed_model = $model{where} RETURN count(node) AS c"
 
 
 def ensure_index(store, dim: int) -> None:
@@ -50,23 +71,26 @@ def ensure_index(store, dim: int) -> None:
 def push(store, rows: Sequence[dict[str, Any]]) -> None:
     """Write vectors (``id``, ``vec`` as a list of floats, ``model``) in one transaction."""
     store.ensure_schema()
+    key, _where, params = _ns(store)
     with store._driver.session(database=store.database) as s:
-        s.execute_write(lambda tx: tx.run(PUSH, rows=list(rows), ns=store.namespace).consume())
+        s.execute_write(lambda tx: tx.run(_push(key), rows=list(rows), **params).consume())
 
 
 def search(store, vec: list[float], model: str, k: int, timeout: float) -> list[dict]:
-    # over-fetch: vectors of another model of the same dimension, and other
-    # namespaces' (filtered out: a namespace is a hard boundary), share the index
-    return store._run_within(SEARCH, timeout, vec=vec, model=model, k=k, limit=max(k * 4, 50))
+    # over-fetch: vectors of another model of the same dimension share the index
+    _key, where, params = _ns(store)
+    return store._run_within(_search(where), timeout, vec=vec, model=model, k=k, limit=max(k * 4, 50), **params)
 
 
 def cosine_of(store, episode_id: str, vec: list[float], model: str, timeout: float) -> float | None:
-    rows = store._run_within(RANK, timeout, id=episode_id, vec=vec, model=model)
+    _key, where, params = _ns(store)
+    rows = store._run_within(_rank(where), timeout, id=episode_id, vec=vec, model=model, **params)
     return float(rows[0]["score"]) if rows else None
 
 
 def count(store, model: str) -> int:
-    return store._run(COUNT, model=model)[0]["c"]
+    _key, where, params = _ns(store)
+    return store._run(_count(where), model=model, **params)[0]["c"]
 
 
 def cosine(score: float) -> float:

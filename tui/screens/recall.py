@@ -105,7 +105,7 @@ class RecallScreen(DashboardView):
 
     def _mode_label(self) -> None:
         self.query_one("#tiers-mode", Label).update(
-            "tiers: all three" if self.all_tiers else "tiers: as the agent asks")
+            "tiers: all" if self.all_tiers else "tiers: as the agent asks")
 
     def k(self) -> int:
         try:
@@ -114,7 +114,11 @@ class RecallScreen(DashboardView):
             return 10
 
     def tiers(self) -> str | None:
-        return ALL_TIERS if self.all_tiers else None
+        if not self.all_tiers:
+            return None
+        # every tier, but the dense one only once it has vectors: asking it loads a model
+        dense = self.app.ars.dense_available()  # type: ignore[attr-defined]
+        return ",".join(t for t in TIER_NAMES if t != "dense" or dense)
 
     @on(Input.Submitted, "#query")
     @on(Input.Submitted, "#k")
