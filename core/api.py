@@ -49,6 +49,11 @@ class ARS:
             pass
 
     @property
+    def identity(self):
+        """This state directory's namespace, host id and agent (core/team/identity.py)."""
+        return self.memory.identity
+
+    @property
     def state_dir(self) -> Path:
         return Path(self.settings.state_dir)
 
@@ -62,8 +67,21 @@ class ARS:
         self.close()
 
     # -- memory ----------------------------------------------------------------
-    def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None) -> RecallResult:
-        return self.memory.recall(query, k=k, tiers=tiers)
+    def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None,
+               scope: str | None = None) -> RecallResult:
+        """``scope``: ``agent=NAME,host=NAME`` (core/team/scope.py), None: the whole namespace."""
+        return self.memory.recall(query, k=k, tiers=tiers, scope=scope)
+
+    def pull(self, reset: bool = False, max_seconds: float = 300.0):
+        """Pull the namespace's other hosts' episodes into SQLite now;
+        ``reset``: from the start (a new graph, or to check every host again)."""
+        from .team import pull as team_pull
+
+        if self.memory.neo4j is None:
+            raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Running a team)")
+        if reset:
+            team_pull.reset(self.memory)
+        return team_pull.pull(self.memory, max_seconds=max_seconds)
 
     def explain(self, query: str, episode_id: str, k: int = 10,
                 tiers: str | Sequence[str] | None = None) -> Explanation:
@@ -161,6 +179,8 @@ class ARS:
         tiers: list[TierReport] = self.memory.health()
         return {
             "state_dir": str(self.state_dir.resolve()),
+            "team": {"namespace": self.identity.namespace, "host": self.identity.host,
+                     "agent": self.identity.agent or None},
             "sync": self.sync_status(),
             "tiers": [t.model_dump(include={"tier", "status", "latency_ms", "error"}) for t in tiers],
             "config": self.settings.public(),

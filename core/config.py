@@ -39,6 +39,14 @@ class Settings(BaseModel):
     neo4j_password: SecretStr | None = None
     neo4j_database: str | None = None
 
+    # Team memory (core/team/): the namespace is a hard boundary in the shared
+    # graph; the host id names this state directory's pushes. Both are recorded
+    # in state/team.json on first use (core/team/identity.py); the agent names
+    # episodes whose transcript names none.
+    namespace: str | None = None
+    host_id: str | None = None
+    agent: str | None = None
+
     # Per-tier deadlines (seconds). Recall answers within the largest of them
     # whatever a tier does; a tier that misses its deadline reports "timeout".
     neo4j_deadline: float = 0.25

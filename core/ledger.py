@@ -63,10 +63,12 @@ class Event:
     data: dict[str, Any]
     ts: str = ""
 
-    def line(self) -> str:
+    def line(self, ns: str = "") -> str:
         ts = self.ts or datetime.now(timezone.utc).isoformat()
-        return json.dumps({"event_id": self.event_id, "type": self.type, "ts": ts, "data": self.data},
-                          ensure_ascii=False, default=str)
+        d = {"event_id": self.event_id, "type": self.type, "ts": ts, "data": self.data}
+        if ns:
+            d["ns"] = ns  # the namespace (core/team/identity.py); absent: written before namespaces, "default"
+        return json.dumps(d, ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True)
@@ -79,11 +81,17 @@ class Entry:
     type: str
     ts: str
     data: dict[str, Any]
+    ns: str = "default"  # the namespace the event was written in
 
 
 class Ledger:
-    def __init__(self, state_dir: Path):
+    def __init__(self, state_dir: Path, namespace: str | None = None):
         self.path = Path(state_dir) / LEDGER
+        if namespace is None:
+            from .team.identity import recorded_namespace
+
+            namespace = recorded_namespace(Path(state_dir))
+        self.namespace = namespace
         if not self.path.parent.is_dir():
             private_dir(self.path.parent)
         self._lock_path = Path(state_dir) / ".ledger.lock"
@@ -114,7 +122,7 @@ class Ledger:
         if not events:
             size = self.size()
             return size, size
-        payload = "".join(e.line() + "\n" for e in events).encode("utf-8")
+        payload = "".join(e.line(self.namespace) + "\n" for e in events).encode("utf-8")
         self._check_file()
         with self._locked():
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
@@ -165,7 +173,8 @@ class Ledger:
                         if on_bad is not None and raw.strip():
                             on_bad(BadEvent(offset, self.line_of(offset), problem))
                     elif types is None or d.get("type") in types:
-                        yield Entry(offset, end, d["event_id"], d.get("type", ""), d.get("ts", ""), d.get("data") or {})
+                        yield Entry(offset, end, d["event_id"], d.get("type", ""), d.get("ts", ""), d.get("data") or {},
+                                    d.get("ns") or "default")
                 offset = end
 
     def line_of(self, offset: int) -> int:

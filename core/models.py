@@ -60,6 +60,10 @@ class Episode(Model):
     last_ts: datetime | None = None
     message_count: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
+    # Where it was written (core/team/): stamped by Memory.store; an episode
+    # from before namespaces existed reads as namespace "default", host "".
+    namespace: str = "default"
+    host: str = ""
 
     @field_validator("first_ts", "last_ts")
     @classmethod
@@ -87,6 +91,8 @@ class Hit(Model):
     breakdown: dict[str, float] = Field(default_factory=dict)
     matched_tokens: list[str] = Field(default_factory=list)
     snippet: str = ""
+    # Where the memory came from: namespace, host, agent (when the tier knows)
+    origin: dict[str, str] = Field(default_factory=dict)
     # Merged hits keep what each contributing tier said, for the dashboard.
     per_tier: dict[str, "Hit"] = Field(default_factory=dict)
 

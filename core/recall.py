@@ -32,6 +32,8 @@ from .pools import DaemonPool
 from .shared_breaker import SharedBreaker
 from .tiers.sqlite_tier import SqliteStore
 from .writer_lock import WriterBusy, writer_lock
+from .team.identity import TEAM_FILE, bind as bind_identity, resolve as resolve_identity
+from .team.scope import OVERFETCH, Scope, keep_in_scope, parse_scope
 
 ANSWERED = ("ok", "empty")
 FAILED = ("down", "timeout", "error")
@@ -90,7 +92,11 @@ class Memory:
         self._dense = None  # the dense tier (core/tiers/dense_tier.py), built on first use
         self._vectors = None  # state/vectors.sqlite (core/embed/store.py)
         self._embed_sync = None
-        self.ledger = Ledger(self.state_dir)
+        # the namespace and host this state directory writes as (state/team.json)
+        self.identity = resolve_identity(self.state_dir, settings.namespace, settings.host_id, settings.agent,
+                                         record=self.state_dir.is_dir())
+        self.ledger = Ledger(self.state_dir, self.identity.namespace)
+        self._bound = False  # team.json written (checked once per process, at the first store)
         self.ledger_problems: list[BadEvent] = []  # lines the last apply skipped
         self.files = FilesTier(self.state_dir)
         # One small pool per tier: a hung backend can only tie up its own threads.
@@ -127,6 +133,8 @@ class Memory:
                 pw.get_secret_value() if pw else None, self.settings.neo4j_database,
                 connect_timeout=self.settings.neo4j_connect_timeout,
                 breaker_cooldown=self.settings.neo4j_breaker_cooldown,
+                namespace=self.identity.namespace, host=self.identity.host, agent=self.identity.agent,
+                bookmarks_path=str(self.state_dir / "neo4j-bookmarks.json"),
             )
         return self._neo4j
 
@@ -221,12 +229,20 @@ class Memory:
         writer lock so no other process applies in between. Neo4j is left to
         the sync worker (``sync.run()``), so a Neo4j outage never blocks this.
         """
-        eps = list(episodes)
+        ident = self.identity
+        # every episode carries where it was written: this namespace and host (its
+        # agent stays as parsed: ARS_AGENT and the source fill an empty one when read)
+        eps = [ep.model_copy(update={"namespace": ident.namespace, "host": ident.host}) for ep in episodes]
         if not eps:
             return []
         events = [Event(content_id("ep", ep.model_dump(mode="json")), EPISODE_EVENT, ep.model_dump(mode="json"))
                   for ep in eps]
         with self.writer():
+            if not self._bound:
+                # a state directory made by this write: record its namespace before its first event
+                if not (self.state_dir / TEAM_FILE).exists():
+                    bind_identity(self.state_dir, ident)
+                self._bound = True
             start, end = self.ledger.append(events)
             ids = [e.event_id for e in events]
             if self.sqlite.applied_offset() == start:
@@ -346,29 +362,48 @@ class Memory:
                 pass
 
     # -- recall -----------------------------------------------------------------
-    def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None) -> RecallResult:
+    def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None,
+               scope: "str | Scope | None" = None) -> RecallResult:
         if k < 1:
             raise BadQuery(f"k must be at least 1, got {k}")
         t0 = time.perf_counter()
         q = prepare_query(query)
         wanted = parse_tiers(tiers)
+        q.scope = parse_scope(scope)
+        ask = k * OVERFETCH if q.scope else k  # post-filtered tiers need more candidates
         reports: dict[str, TierReport] = {}
         primary = wanted or ["neo4j", "sqlite", *(["dense"] if self.dense_in_default() else [])]
         self.prepare(primary if wanted else [*primary, "files"])
         start = time.monotonic()  # the tiers' clocks start once their set-up is done
-        reports.update(self._fan_out(q, k, primary, start))
+        reports.update(self._fan_out(q, ask, primary, start))
         if wanted is None:
             if any(reports[t].status in ANSWERED for t in primary):
                 reports["files"] = TierReport(tier="files", status="skipped",
                                               error="fallback only: an index tier answered")
             else:
                 # same clock as the index tiers: recall answers within the largest deadline
-                reports.update(self._fan_out(q, k, ["files"], start))
+                reports.update(self._fan_out(q, ask, ["files"], start))
         ordered = [reports[t] for t in TIER_NAMES if t in reports]
+        origins = self._origins({h.episode_id for r in ordered for h in r.hits if not h.origin})
+        if q.scope:
+            for r in ordered:
+                r.hits = keep_in_scope(r.hits, q.scope, origins, k)
         hits = fuse({r.tier: r.hits for r in ordered if r.hits}, k)
+        for h in hits:  # where each memory came from (--json, the dashboard)
+            h.origin = next((t.origin for t in h.per_tier.values() if t.origin), None) or origins.get(h.episode_id, {})
         degraded = any(r.status in FAILED for r in ordered)
         return RecallResult(query=q.text, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
                             degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000)
+
+    def _origins(self, ids: set[str]) -> dict[str, dict[str, str]]:
+        """namespace, host and agent of episodes, from SQLite (it holds this
+        host's episodes and every pulled one); {} when SQLite cannot say."""
+        if not ids:
+            return {}
+        try:
+            return self.sqlite.origins(list(ids), self.identity)
+        except Exception:  # noqa: BLE001 - origins are a label; recall answers without them
+            return {}
 
     def prepare(self, names: Sequence[str] | None = None) -> None:
         """One-time set-up of the tiers about to be asked, before any tier's

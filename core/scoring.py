@@ -21,7 +21,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .models import Hit
 from .text import is_cjk, snippet as make_snippet, term_of
@@ -70,6 +70,7 @@ class Query:
     terms: list[str]
     # Word pairs ("support group") and CJK runs longer than a bigram.
     phrases: list[str] = field(default_factory=list)
+    scope: Any = None  # core/team/scope.Scope: Neo4j filters on it in the query itself
 
     @classmethod
     def prepare(cls, text: str, tokens: Sequence[str], terms: Sequence[str]) -> "Query":

@@ -9,12 +9,15 @@ applied to SQLite at once; Neo4j catches up when it can, retried with backoff.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -22,6 +25,7 @@ from pydantic import BaseModel
 
 from .fsutil import atomic_write
 from .ledger import EPISODE_EVENT, Ledger
+from .team import local as team_local
 from .models import Episode
 from .prefetch import prefetch
 from .tiers.neo4j_tier import WRITE_BATCH, GraphBatch
@@ -58,7 +62,24 @@ class SyncReport(BaseModel):
     error: str = ""
     seconds: float = 0.0
     neo4j: str = "synced"  # or why it was not (`ars sync run` without ARS_NEO4J_URI)
+    pulled: int = 0  # other hosts' episodes pulled into SQLite (core/team/pull.py)
+    pull_error: str = ""
     embeddings: Any = None  # core.embed.consumer.EmbedReport of `ars sync run` (None: embedding off)
+
+
+@contextmanager
+def push_lock(state_dir: Path):
+    fd = os.open(Path(state_dir) / ".push.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def with_seqs(batch: GraphBatch, seqs: dict[str, int]) -> GraphBatch:
+    batch.seqs = seqs
+    return batch
 
 
 def _now() -> str:
@@ -99,18 +120,20 @@ class Neo4jSync:
         events, each with its write batch built (a later version of an episode
         in the same chunk wins)."""
         latest: dict[str, tuple[Episode, str]] = {}  # id -> (episode, the event that wrote it)
+        seqs: dict[str, int] = {}  # id -> where its event ends in the ledger: its place in the push order
         start, end, last_id, n = offset, offset, "", 0
         for entry in self.ledger.read(offset):
             if entry.type == EPISODE_EVENT:
                 ep = Episode.model_validate(entry.data)
                 latest[ep.id] = (ep, entry.event_id)
+                seqs[ep.id] = entry.end
                 n += 1
             end, last_id = entry.end, entry.event_id
             if n >= max_events:
-                yield _Chunk(end, last_id, n, self._batch(latest))
-                latest, n, start = {}, 0, end
+                yield _Chunk(end, last_id, n, with_seqs(self._batch(latest), seqs))
+                latest, seqs, n, start = {}, {}, 0, end
         if end != start:
-            yield _Chunk(end, last_id, n, self._batch(latest) if latest else None)
+            yield _Chunk(end, last_id, n, with_seqs(self._batch(latest), seqs) if latest else None)
 
     def _batch(self, latest: dict[str, tuple[Episode, str]]) -> GraphBatch:
         # SQLite applied these events at ingest and stored their index terms:
@@ -163,7 +186,9 @@ class Neo4jSync:
             report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
             return report
         attempt = 0
-        with self._lock:
+        # one pusher per state directory, across processes too: a host's commits
+        # reach the graph in ledger order, which the other hosts' pull cursors rely on
+        with self._lock, push_lock(self.memory.state_dir):
             while True:
                 try:
                     self._drain(report, t0 + max_seconds, max_events)
@@ -175,6 +200,13 @@ class Neo4jSync:
                         report.ok, report.error = False, one_line(exc)
                         break
                     time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
+            if report.ok:
+                from .team.pull import pull
+
+                pulled = pull(self.memory, max_seconds=max(max_seconds - (time.monotonic() - t0), 5.0))
+                report.pulled, report.pull_error = pulled.pulled, pulled.error
+                if not pulled.ok:
+                    report.ok, report.error = False, f"pull: {pulled.error}"
         report.pending = self.pending()
         self._save(self.state(), report.pending)
         report.seconds = time.monotonic() - t0
@@ -196,16 +228,19 @@ class Neo4jSync:
         if store is None:
             report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
             return report
-        with self._lock:
+        with self._lock, push_lock(self.memory.state_dir):
             try:
                 if clear:
-                    store.clear()
+                    store.clear_mine()  # this host's part of the namespace: never the team's
                 sqlite = self.memory.sqlite
                 offset = sqlite.applied_offset()
-                ids = sqlite.ids()
+                # this host's own episodes only: pulled ones belong to the hosts that wrote them
+                ids = [x for x in sqlite.ids()]
                 for i in range(0, len(ids), 1000):
-                    eps = [e for e in (sqlite.get(x) for x in ids[i : i + 1000]) if e is not None]
-                    store.upsert(eps)
+                    own = team_local.own_ids(sqlite.team(), ids[i : i + 1000], self.memory.identity)
+                    eps = [e for e in (sqlite.get(x) for x in ids[i : i + 1000] if x in own) if e is not None]
+                    # seq: where the ledger stood; pulls after this read them (ties by id)
+                    store.upsert(eps, seq=offset)
                     report.applied += len(eps)
                     report.batches += 1
             except Exception as exc:  # noqa: BLE001
@@ -241,9 +276,24 @@ class Neo4jSync:
                 errors.append(f"neo4j: {one_line(exc)}")
         drift = None
         if counts["sqlite"] is not None and counts["neo4j"] is not None:
+            # this namespace: this host's episodes and those it pulled, against the graph's
             drift = counts["sqlite"] - counts["neo4j"]
+        ident = self.memory.identity
+        hosts: dict[str, Any] = {}
+        try:
+            from .team.pull import status as pull_status
+
+            hosts = pull_status(self.memory)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"pull status: {one_line(exc)}")
+        pending = self.pending(st.offset) if store is not None else 0
         return {
-            "pending": self.pending(st.offset) if store is not None else 0,
+            "namespace": ident.namespace,
+            "host": ident.host,
+            "push_backlog": pending,
+            "hosts": hosts,  # per host of the namespace: graph and local counts; lag for the others
+            "drift_by_namespace": {ident.namespace: drift},
+            "pending": pending,
             "failed": st.failed,
             "counts": counts,
             "drift": drift,

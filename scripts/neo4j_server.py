@@ -3,7 +3,7 @@
 Wraps ``scripts/neo4j/run`` (embedded Neo4j + Bolt on 127.0.0.1, no auth, no TLS)::
 
     with Neo4jServer() as server:        # fresh temp data dir, free port
-        uri = server.uri                 # bolt://127.0.0.1:<port>
+        uri = server.uri                 # bolt://127.0.0.1:<port>  (server.routing_uri: neo4j://...)
         server.kill()                    # simulate a crash / outage
         server.restart()                 # same port, same data: clients reconnect
 
@@ -57,6 +57,12 @@ class Neo4jServer:
     def uri(self) -> str | None:
         """``bolt://127.0.0.1:<port>``; stays the same across stop/kill/restart."""
         return None if self._port is None else f"bolt://127.0.0.1:{self._port}"
+
+    @property
+    def routing_uri(self) -> str | None:
+        """``neo4j://127.0.0.1:<port>``: the same server through a routing driver
+        (it answers the routing table with its own address, as a cluster member would)."""
+        return None if self._port is None else f"neo4j://127.0.0.1:{self._port}"
 
     @property
     def running(self) -> bool:

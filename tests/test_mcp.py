@@ -103,6 +103,19 @@ async def test_recall_returns_the_recall_result(ars):
     assert [t["tier"] for t in only.structured_content["tiers"]] == ["sqlite"]
 
 
+async def test_recall_scope_filters_by_host_and_agent(ars):
+    me = ars.identity.host
+    async with client(ars) as c:
+        mine = await c.call_tool("recall", {"query": "neo4j outage", "scope": f"host={me}"})
+        nobody = await c.call_tool("recall", {"query": "neo4j outage", "scope": "host=elsewhere"})
+        agent = await c.call_tool("recall", {"query": "neo4j outage", "scope": "agent=main"})
+    assert not mine.is_error and mine.structured_content["hits"]
+    assert all(h["origin"]["host"] == me for h in mine.structured_content["hits"])
+    assert nobody.structured_content["hits"] == []
+    hits = agent.structured_content["hits"]
+    assert hits and all(h["origin"]["agent"] == "main" for h in hits)
+
+
 @pytest.mark.parametrize("args, needle", [
     ({"query": ""}, "empty query"),
     ({"query": "   "}, "empty query"),
@@ -112,7 +125,8 @@ async def test_recall_returns_the_recall_result(ars):
     ({"query": "neo4j", "k": "many"}, "k: Input should be a valid integer"),
     ({"k": 3}, "query: Field required"),
     ({"query": "neo4j", "tiers": ["mongo"]}, "tiers.0: Input should be 'neo4j', 'sqlite' or 'files'"),
-    ({"query": "neo4j", "scope": "team:platform"}, "scope 'team:platform' is not supported yet"),
+    ({"query": "neo4j", "scope": "team:platform"}, "scope part 'team:platform' is not agent=NAME or host=NAME"),
+    ({"query": "neo4j", "scope": "colour=red"}, "scope part 'colour=red' is not agent=NAME or host=NAME"),
 ])
 async def test_recall_errors_are_one_line_tool_errors(ars, args, needle):
     async with client(ars) as c:

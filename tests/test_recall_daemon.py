@@ -98,6 +98,9 @@ def test_first_call_answers_alone_then_the_daemon_answers_the_same(seeded: Path)
               env={"ARS_RECALL_DAEMON": "off"})
     assert served(seeded) == 2
     assert comparable(other.stdout) == comparable(off.stdout)
+    # a scope (parsed by the full CLI) is handed to the daemon, never dropped
+    nobody = run(*args, "--scope", "host=nobody")
+    assert nobody.returncode == 0 and served(seeded) == 3 and json.loads(nobody.stdout)["hits"] == []
 
 
 @pytest.mark.parametrize("args", [["recall", "", "--json"], ["recall", "x", "--json", "-k", "0"],

@@ -76,7 +76,8 @@ def components(breakdown: dict[str, float]) -> str:
     return " ".join(f"{ABBREV.get(k, k)} {v:.2f}" for k, v in breakdown.items() if v)
 
 
-def print_recall(result: RecallResult) -> None:
+def print_recall(result: RecallResult, me: str | None = None) -> None:
+    """The hits as a table; a memory another host of the team wrote says which (``me``: this host)."""
     table = Table(title=f"recall: {result.query!r}  tokens: {' '.join(result.tokens)}", title_justify="left",
                   show_lines=False, expand=True)
     table.add_column("#", justify="right", no_wrap=True)
@@ -87,7 +88,9 @@ def print_recall(result: RecallResult) -> None:
         table.add_column(t, overflow="fold", ratio=1, min_width=14)
     table.add_column("snippet", overflow="fold", ratio=2, min_width=30)
     for h in result.hits:
-        cells = [str(h.rank), h.episode_id, f"{h.score:.4f}"]
+        host = (h.origin or {}).get("host")
+        where = f"from {host}/{h.origin.get('agent', '')}".rstrip("/") if host and host != me else ""
+        cells = [str(h.rank), h.episode_id + (f"\n[dim]{_esc(where)}[/]" if where else ""), f"{h.score:.4f}"]
         for t in tiers:
             th = h.per_tier.get(t)
             cells.append(f"#{th.rank} {th.score:.2f}\n[dim]{components(th.breakdown)}[/]" if th else "[dim]-[/]")
@@ -123,6 +126,7 @@ def recall(
     k: Annotated[int, typer.Option("-k", help="how many memories to return")] = 10,
     tiers: Annotated[Optional[str], typer.Option("--tiers", help="comma-separated: neo4j,sqlite,files (default: the index tiers, files as fallback)")] = None,
     explain: Annotated[Optional[str], typer.Option("--explain", help="explain why this episode id was or was not returned")] = None,
+    scope: Annotated[Optional[str], typer.Option("--scope", help="only these agents or hosts of the namespace: agent=NAME,host=NAME")] = None,
     state: StateOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -130,14 +134,14 @@ def recall(
     if explain is None:
         from tui.daemon import client
 
-        reply = client.recall(query, k, tiers, None if state is None else str(state))
+        reply = client.recall(query, k, tiers, None if state is None else str(state), scope)
         if reply is not None and reply["code"] == 0:  # a warm daemon answered (errors: said below, as always)
             from core.models import RecallResult
 
             if as_json:
                 sys.stdout.write(reply["stdout"])
             else:
-                print_recall(RecallResult.model_validate_json(reply["stdout"]))
+                print_recall(RecallResult.model_validate_json(reply["stdout"]), reply.get("host"))
             return
     with open_ars(state) as ars:
         try:
@@ -145,20 +149,21 @@ def recall(
                 ex = ars.explain(query, explain, k=k, tiers=tiers)
                 out.print_json(ex.model_dump_json()) if as_json else print_explain(ex)
                 return
-            result = ars.recall(query, k=k, tiers=tiers)
+            result = ars.recall(query, k=k, tiers=tiers, scope=scope)
         except BadInput as exc:
             fail(str(exc))
-    _print_result(result, as_json)
+    _print_result(result, as_json, ars.identity.host)
     if explain is None:
         sys.stdout.flush()
         client.spawn(None if state is None else str(state))  # the next call finds it warm
 
 
-def _print_result(result, as_json: bool) -> None:
+def _print_result(result, as_json: bool, me: str | None) -> None:
     if as_json:
-        sys.stdout.write(result.model_dump_json() + "\n")
+        sys.stdout.write(result.model_dump_json() + "
+")
     else:
-        print_recall(result)
+        print_recall(result, me)
 
 
 def print_ingest(report) -> None:
@@ -272,6 +277,18 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     c = st["counts"]
     out.print(f"pending: {st['pending']}  failed: {st['failed']}  sqlite: {c['sqlite']}  "
               f"neo4j: {c['neo4j'] if c['neo4j'] is not None else '-'}  drift: {st['drift'] if st['drift'] is not None else '-'}")
+    out.print(f"namespace: {st.get('namespace')}  host: {st.get('host')}  push backlog: {st.get('push_backlog')}  "
+              f"drift: {st['drift'] if st['drift'] is not None else '-'}", highlight=False)
+    for name, row in (st.get("hosts") or {}).items():
+        if row.get("self"):
+            out.print(f"  {name} (this host): {row['local']} here, {row['graph'] if row['graph'] is not None else '-'} in the graph",
+                      highlight=False)
+        elif "lag" in row:
+            lag = row["lag"] if row["lag"] is not None else "-"
+            out.print(f"  {name}: {row['local']} pulled, {row['graph'] if row['graph'] is not None else '-'} in the graph, "
+                      f"lag {lag}, last pull {row.get('last_pull') or 'never'}", highlight=False)
+        else:
+            out.print(f"  {name}: {row.get('graph')} in the graph ({row.get('note', '')})", highlight=False)
     led = st["ledger"]
     out.print(f"ledger: {led['events']} events, {led['corrupt']} corrupt, torn tail: {led['torn_tail']}")
     if st["last_error"]:
@@ -304,7 +321,9 @@ def _print_sync(report, what: str) -> None:
         if report.ok:
             return
     if report.ok:
-        out.print(f"{what}: {report.applied} applied in {report.seconds:.1f}s, {report.pending} pending")
+        pulled = getattr(report, "pulled", 0)
+        out.print(f"{what}: {report.applied} applied in {report.seconds:.1f}s, {report.pending} pending"
+                  + (f", {pulled} pulled from other hosts" if pulled else ""))
     else:
         err.print(f"[red]{what} failed:[/] {report.error}; {report.pending} pending (nothing is lost: "
                   "the ledger keeps them)", highlight=False)
@@ -323,6 +342,28 @@ def sync_run(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         sys.stdout.write(report.model_dump_json() + "\n")
         raise typer.Exit(0 if report.ok else 1)
     _print_sync(report, "sync")
+
+
+@sync_app.command("pull")
+def sync_pull(
+    reset: Annotated[bool, typer.Option("--reset", help="pull every other host's episodes again, from the start")] = False,
+    state: StateOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Pull the namespace's episodes written by other hosts into this host's SQLite."""
+    with open_ars(state) as ars:
+        try:
+            report = ars.pull(reset=reset)
+        except BadInput as exc:
+            fail(str(exc))
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+        raise typer.Exit(0 if report.ok else 1)
+    if not report.ok:
+        err.print(f"[red]pull failed:[/] {report.error} (recall still answers from what was pulled before)",
+                  highlight=False)
+        raise typer.Exit(1)
+    per = ", ".join(f"{h}: {n}" for h, n in report.hosts.items()) or "nothing new"
+    out.print(f"pulled {report.pulled} episodes ({per})", highlight=False)
 
 
 @sync_app.command("backfill")
@@ -395,6 +436,9 @@ def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         sys.stdout.write(json.dumps(report) + "\n")
         return
     out.print(f"state: {report['state_dir']}")
+    team = report.get("team") or {}
+    out.print(f"namespace: {team.get('namespace')}  host: {team.get('host')}"
+              + (f"  agent: {team['agent']}" if team.get("agent") else ""), highlight=False)
     table = Table("tier", "status", "latency", "detail")
     for t in report["tiers"]:
         style = STATUS_STYLE.get(t["status"], "")

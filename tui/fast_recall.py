@@ -22,6 +22,7 @@ class RecallArgs:
     k: int = 10
     tiers: str | None = None
     state: str | None = None
+    scope: str | None = None  # agent=NAME,host=NAME (the full CLI parses it; the daemon is handed it)
 
 
 def parse(argv: list[str]) -> RecallArgs | None:
@@ -89,11 +90,11 @@ def answer(args: RecallArgs, ars=None) -> tuple[int, str, str]:
 
     try:
         if ars is not None:
-            result = ars.recall(args.query, k=args.k, tiers=args.tiers)
+            result = ars.recall(args.query, k=args.k, tiers=args.tiers, scope=args.scope)
         else:
             settings = load_settings(state_dir=Path(args.state) if args.state is not None else None)
             with ARS(settings, create=False) as opened:
-                result = opened.recall(args.query, k=args.k, tiers=args.tiers)
+                result = opened.recall(args.query, k=args.k, tiers=args.tiers, scope=args.scope)
     except ValidationError as exc:
         return 2, "", _error(f"bad configuration: {config_error(exc)}")
     except BadInput as exc:

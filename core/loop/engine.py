@@ -395,7 +395,9 @@ class Engine:
             old = self.memory.sqlite.get(episode.id)
         except Exception:  # noqa: BLE001 - when unsure, store (an upsert by id)
             return False
-        return old is not None and old.model_dump(mode="json") == episode.model_dump(mode="json")
+        # where it was written (namespace, host) is stamped by the store, not by this loop
+        where = {"namespace", "host"}
+        return old is not None and old.model_dump(mode="json", exclude=where) == episode.model_dump(mode="json", exclude=where)
 
     def _record(self, state: LoopState) -> LoopState:
         assert self._policy is not None

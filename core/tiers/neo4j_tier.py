@@ -39,20 +39,30 @@ from ..text import index_text
 from .base import DeadlineExceeded, Lookup, guarded, one_line
 
 TERMS_ANALYZER = "whitespace"
-INDEXED = ["terms", "context"]  # the properties of the episode_terms index
+# The properties of the episode_terms index: the terms, the session context
+# (core/context.py), and namespace, host and agent, so a search filters on
+# them inside Lucene (``+namespace:"x"^0``, no score), before its candidate
+# limit, not after it.
+INDEXED = ["terms", "context", "namespace", "host", "agent"]
+# Constraints from before namespaces: ids were unique across the whole graph.
+OLD_CONSTRAINTS = ("episode_id", "entity_key", "topic_name")
 # The context field's scores count this much against the own terms'. Lucene
 # normalises each field by its own length, which already discounts the longer
 # context field: on LoCoMo dev 1.0 beat 0.5 (neo4j R@10 79.2 vs 76.4, 95 % CI
 # +1.5 to +4.0, all 5 conversations; 0.3: 73.7) and 1.5 was no better (78.7).
 CONTEXT_WEIGHT = 1.0
 SCHEMA = [
-    "CREATE CONSTRAINT episode_id IF NOT EXISTS FOR (e:Episode) REQUIRE e.id IS UNIQUE",
-    "CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (n:Entity) REQUIRE n.key IS UNIQUE",
-    "CREATE CONSTRAINT topic_name IF NOT EXISTS FOR (t:Topic) REQUIRE t.name IS UNIQUE",
+    # Namespaces are a hard boundary: an episode, entity and topic are unique within one.
+    "CREATE CONSTRAINT episode_ns_id IF NOT EXISTS FOR (e:Episode) REQUIRE (e.namespace, e.id) IS UNIQUE",
+    "CREATE CONSTRAINT entity_ns_key IF NOT EXISTS FOR (n:Entity) REQUIRE (n.namespace, n.key) IS UNIQUE",
+    "CREATE CONSTRAINT topic_ns_name IF NOT EXISTS FOR (t:Topic) REQUIRE (t.namespace, t.name) IS UNIQUE",
+    "CREATE CONSTRAINT host_ns_name IF NOT EXISTS FOR (h:Host) REQUIRE (h.namespace, h.name) IS UNIQUE",
+    # The pull reads one host's episodes in push order (core/team/pull.py).
+    "CREATE INDEX episode_pull IF NOT EXISTS FOR (e:Episode) ON (e.namespace, e.host, e.seq)",
     # Eventually consistent: Lucene applies updates after the commit instead of
     # inside it (several times faster bulk sync); upsert() waits for the
     # refresh, so what it wrote is searchable when it returns.
-    "CREATE FULLTEXT INDEX episode_terms IF NOT EXISTS FOR (e:Episode) ON EACH [e.terms, e.context]"
+    "CREATE FULLTEXT INDEX episode_terms IF NOT EXISTS FOR (e:Episode) ON EACH [" + ", ".join(f"e.{p}" for p in INDEXED) + "]"
     " OPTIONS {indexConfig: {`fulltext.analyzer`: '" + TERMS_ANALYZER + "', `fulltext.eventually_consistent`: true}}",
     "CREATE FULLTEXT INDEX entity_name IF NOT EXISTS FOR (n:Entity) ON EACH [n.name]"
     " OPTIONS {indexConfig: {`fulltext.analyzer`: 'cjk', `fulltext.eventually_consistent`: false}}",
@@ -68,16 +78,16 @@ SCHEMA = [
 UPSERT_BATCH = """
 CALL () {
   UNWIND $entities AS x
-  MERGE (n:Entity {key: x.key}) ON CREATE SET n.name = x.name, n.type = x.type
+  MERGE (n:Entity {namespace: $ns, key: x.key}) ON CREATE SET n.name = x.name, n.type = x.type
   RETURN collect(n) AS ents
 }
 CALL () {
   UNWIND $topics AS name
-  MERGE (t:Topic {name: name})
+  MERGE (t:Topic {namespace: $ns, name: name})
   RETURN collect(t) AS tags
 }
 UNWIND $rows AS r
-MERGE (e:Episode {id: r.id})
+MERGE (e:Episode {namespace: $ns, id: r.id})
 SET e += r.props
 WITH e, r, ents, tags
 CALL (e) {
@@ -87,30 +97,35 @@ CALL (e) {
 CALL (e, r, ents) {
   UNWIND r.mentions AS i
   WITH e, ents[i] AS n
-  CREATE (e)-[:MENTIONS]->(n)
+  CREATE (e)-[:MENTIONS {namespace: $ns}]->(n)
 }
 CALL (e, r, tags) {
   UNWIND r.topics AS i
   WITH e, tags[i] AS t
-  CREATE (e)-[:TAGGED]->(t)
+  CREATE (e)-[:TAGGED {namespace: $ns}]->(t)
 }
 """
 UPSERT_RELATIONS = """
 UNWIND $rows AS r
-MERGE (a:Entity {key: r.src_key}) ON CREATE SET a.name = r.src, a.type = 'concept'
-MERGE (b:Entity {key: r.dst_key}) ON CREATE SET b.name = r.dst, b.type = 'concept'
-MERGE (a)-[x:RELATES {rel: r.rel}]->(b)
+MERGE (a:Entity {namespace: $ns, key: r.src_key}) ON CREATE SET a.name = r.src, a.type = 'concept'
+MERGE (b:Entity {namespace: $ns, key: r.dst_key}) ON CREATE SET b.name = r.dst, b.type = 'concept'
+MERGE (a)-[x:RELATES {rel: r.rel, namespace: $ns}]->(b)
 """
 # A neighbour that arrived later changed the context of episodes already here.
 UPDATE_CONTEXT = """
 UNWIND $rows AS r
-MATCH (e:Episode {id: r.id})
+MATCH (e:Episode {namespace: $ns, id: r.id})
 SET e.context = r.context
 """
 UPSERT_FOLLOWS = """
 UNWIND $rows AS r
-MATCH (a:Episode {id: r.prev}), (b:Episode {id: r.id})
-MERGE (a)-[:FOLLOWED_BY]->(b)
+MATCH (a:Episode {namespace: $ns, id: r.prev}), (b:Episode {namespace: $ns, id: r.id})
+MERGE (a)-[:FOLLOWED_BY {namespace: $ns}]->(b)
+"""
+# A host's pushes, for the pull of the others: the highest seq it pushed.
+UPSERT_HOST = """
+MERGE (h:Host {namespace: $ns, name: $host})
+SET h.seq = CASE WHEN h.seq IS NULL OR h.seq < $seq THEN $seq ELSE h.seq END, h.last_push = $at
 """
 
 # One round trip: full-text candidates, entities named in the query, and a
@@ -130,8 +145,8 @@ WITH e, sum(own) AS own, sum(ctx) AS ctx
 ORDER BY own + ctx DESC LIMIT $limit
 WITH collect({e: e, s: own + ctx, c: ctx}) AS text_hits
 CALL () {
-  CALL db.index.fulltext.queryNodes('entity_name', $entity_q, {limit: 25}) YIELD node AS ent
-  WITH ent WHERE size(ent.key) >= 2 AND $qlow CONTAINS ent.key
+  CALL db.index.fulltext.queryNodes('entity_name', $entity_q, {limit: 100}) YIELD node AS ent
+  WITH ent WHERE ent.namespace = $ns AND size(ent.key) >= 2 AND $qlow CONTAINS ent.key
   RETURN collect(ent) AS named
 }
 WITH text_hits, named, [h IN text_hits[..3] | h.e] AS best
@@ -139,14 +154,15 @@ CALL (named, best, text_hits) {
   UNWIND named AS ent
   WITH ent WHERE COUNT { (ent)<-[:MENTIONS]-() } <= $max_degree
   MATCH (b:Episode)-[:MENTIONS]->(ent)<-[:MENTIONS]-(other:Episode)
-  WHERE b IN best AND NOT other IN [h IN text_hits | h.e]
+  WHERE b IN best AND other.namespace = $ns AND NOT other IN [h IN text_hits | h.e]
+    AND ($hosts IS NULL OR other.host IN $hosts) AND ($agents IS NULL OR other.agent IN $agents)
   WITH DISTINCT other LIMIT $expand
   RETURN collect({e: other, s: 0.0, c: 0.0}) AS expanded
 }
 UNWIND text_hits + expanded AS h
 WITH h.e AS e, h.s AS s, h.c AS c
 RETURN e.id AS id, s AS score, c AS context, e.summary AS summary, e.text AS text, e.terms AS terms,
-       e.source AS source, coalesce(e.last_ts, e.first_ts) AS ts,
+       e.source AS source, coalesce(e.last_ts, e.first_ts) AS ts, e.host AS host, e.agent AS agent,
        [(e)-[:MENTIONS]->(n) | [n.name, n.type]] AS entities
 """
 
@@ -176,6 +192,58 @@ def _without_dataframes():
         for m in blocked:
             if sys.modules.get(m, 0) is None:
                 del sys.modules[m]
+
+
+def stamp(props: dict[str, Any], namespace: str, host: str, seq: int, agent: str = "") -> dict[str, Any]:
+    """An episode's node properties with where it was written: its namespace,
+    host, agent (else ARS_AGENT, else the transcript's source) and ``seq``."""
+    return {**props, "namespace": namespace, "host": host or None,
+            "agent": props.get("agent") or agent or props.get("source") or "", "seq": seq}
+
+
+def _utcnow() -> str:
+    from datetime import timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+BOOKMARKS_MAX_AGE = 600.0  # seconds: older bookmarks are long since applied everywhere
+
+
+def routing_bookmarks_file(uri: str, path: "str | None") -> "str | None":
+    """Where a routing (``neo4j://``) store keeps its last write's bookmarks;
+    None for ``bolt://`` (one server: every read sees every commit)."""
+    return path if path and uri.split(":", 1)[0].startswith("neo4j") else None
+
+
+def load_bookmarks(path: "str | None") -> list[str]:
+    import json
+    import os
+    import time
+
+    if not path:
+        return []
+    try:
+        if time.time() - os.stat(path).st_mtime > BOOKMARKS_MAX_AGE:
+            return []
+        data = json.loads(open(path).read())
+        return [b for b in data if isinstance(b, str)] if isinstance(data, list) else []
+    except (OSError, ValueError):
+        return []
+
+
+def save_bookmarks(path: "str | None", manager) -> None:
+    if not path:
+        return
+    import json
+
+    from ..fsutil import atomic_write
+
+    try:
+        values = sorted(str(b) for b in manager.get_bookmarks())
+        atomic_write(path, json.dumps(values))
+    except Exception:  # noqa: BLE001 - a lost bookmark costs read-your-writes on a cluster, never data
+        pass
 
 
 def lucene_quote(term: str) -> str:
@@ -224,6 +292,7 @@ class GraphBatch:
     topics: list[str]
     relations: list[dict[str, str]]
     follows: list[dict[str, str]]
+    seqs: dict[str, int] = field(default_factory=dict)  # episode id -> its place in this host's push order
     contexts: list[dict[str, str]] = field(default_factory=list)  # id, context: stored neighbours' new contexts
 
     def __len__(self) -> int:
@@ -292,11 +361,23 @@ class Neo4jStore:
 
     def __init__(self, uri: str, user: str = "neo4j", password: str | None = None,
                  database: str | None = None, connect_timeout: float = 1.0,
-                 breaker_cooldown: float = 5.0):
+                 breaker_cooldown: float = 5.0, namespace: str = "default", host: str = "", agent: str = "",
+                 bookmarks_path: "str | None" = None):
         with _without_dataframes():
             from neo4j import GraphDatabase  # imported here: core must import without a server
 
         self.uri = uri
+        # every read and write of this store is inside one namespace (core/team/)
+        self.namespace = namespace
+        self.host = host
+        self.agent = agent
+        self.notices: list[str] = []  # one line each, for the person (a graph migrated)
+        # Causal consistency: every session of this driver carries the bookmarks
+        # of the writes before it, so on a cluster (neo4j://) a read sent to a
+        # reader waits for this host's own writes. Across processes (ars sync run,
+        # then ars recall) the last write's bookmarks are kept in a state file.
+        self._bookmarks_file = routing_bookmarks_file(uri, bookmarks_path)
+        self._bookmarks = GraphDatabase.bookmark_manager(initial_bookmarks=load_bookmarks(self._bookmarks_file))
         self.database = database
         self.breaker = CircuitBreaker(cooldown=breaker_cooldown, probe=self._probe)
         auth = (user, password) if password else None
@@ -321,7 +402,9 @@ class Neo4jStore:
         from neo4j import Query as CypherQuery
 
         q = CypherQuery(cypher, timeout=timeout)
-        with self._driver.session(database=self.database, default_access_mode="WRITE" if write else "READ") as s:
+        params.setdefault("ns", self.namespace)
+        with self._driver.session(database=self.database, default_access_mode="WRITE" if write else "READ",
+                                  bookmark_manager=self._bookmarks) as s:
             return s.run(q, params).data()
 
     def _run_within(self, cypher: str, timeout: float, **params: Any) -> list[dict]:
@@ -341,12 +424,21 @@ class Neo4jStore:
                 return
             # a graph from an older ARS indexed terms with another analyzer: rebuild that index
             # (IF NOT EXISTS would keep it, and queries would go through a different analyzer)
-            # (or without the context property): rebuild that index (IF NOT EXISTS would keep it)
+            # (or over other properties: the context, the namespace): rebuild that index
             found = self._run("SHOW FULLTEXT INDEXES YIELD name, options, properties"
                               " WHERE name = 'episode_terms' RETURN options, properties")
-            if found and ((found[0]["options"] or {}).get("indexConfig", {}).get("fulltext.analyzer") != TERMS_ANALYZER
-                          or list(found[0]["properties"] or []) != INDEXED):
+            rebuilt = bool(found) and (
+                (found[0]["options"] or {}).get("indexConfig", {}).get("fulltext.analyzer") != TERMS_ANALYZER
+                or list(found[0]["properties"] or []) != INDEXED)
+            if rebuilt:
                 self._run("DROP INDEX episode_terms", write=True)
+            from ..team.graph import migrate  # a graph from before namespaces: its nodes are namespace default
+
+            # an index without the namespace field is an older graph's too
+            for line in migrate(self, OLD_CONSTRAINTS, force="namespace" not in (found[0]["properties"] or [])
+                                if found else False):
+                self.notices.append(line)
+                print(f"ars: {line}", file=sys.stderr)  # once: the migration runs while old constraints exist
             for stmt in SCHEMA:
                 self._run(stmt, write=True)
             self._run("CALL db.awaitIndexes(300)", write=True)
@@ -358,26 +450,33 @@ class Neo4jStore:
         self._schema_ready = False  # a new server may have lost nothing, or everything
         self.ensure_schema()
         for _ in range(PROBE_QUERIES):
-            self._run(SEARCH, timeout=10, lucene='terms:"warm"', lucene_ctx='context:"warm"', ctx_weight=CONTEXT_WEIGHT,
-                      entity_q='"warm"', qlow="warm", limit=10, expand=5, max_degree=EXPAND_MAX_DEGREE)
+            self._run(SEARCH, timeout=10, lucene=self._lucene('terms:"warm"', None),
+                      lucene_ctx=self._lucene('context:"warm"', None), ctx_weight=CONTEXT_WEIGHT,
+                      entity_q='"warm"', qlow="warm", limit=10, expand=5, max_degree=EXPAND_MAX_DEGREE,
+                      hosts=None, agents=None)
 
     def warm(self) -> None:
         """Plan the search query once, so the first recall is not the one that
         pays Cypher planning (hundreds of ms, more than a read deadline)."""
         try:
             self.ensure_schema()
-            self._run(SEARCH, timeout=30, lucene='terms:"warm"', lucene_ctx='context:"warm"', ctx_weight=CONTEXT_WEIGHT,
-                      entity_q='"warm"', qlow="warm", limit=1, expand=1, max_degree=EXPAND_MAX_DEGREE)
+            self._run(SEARCH, timeout=30, lucene=self._lucene('terms:"warm"', None),
+                      lucene_ctx=self._lucene('context:"warm"', None), ctx_weight=CONTEXT_WEIGHT,
+                      entity_q='"warm"', qlow="warm", limit=1, expand=1, max_degree=EXPAND_MAX_DEGREE,
+                      hosts=None, agents=None)
         except Exception:  # noqa: BLE001 - warming is best effort; search reports failures
             pass
 
     # -- writes -------------------------------------------------------------------
-    def upsert(self, episodes: Iterable[Episode], batch: int = WRITE_BATCH) -> int:
+    def upsert(self, episodes: Iterable[Episode], batch: int = WRITE_BATCH, seq: int = 0) -> int:
         """MERGE episodes with their entities, topics, relations and order;
-        searchable when it returns."""
+        searchable when it returns. ``seq``: their place in this host's push
+        order (the ledger offset they stand for; the pull reads by it)."""
         eps = list({e.id: e for e in episodes}.values())  # one version per id: the last
         for i in range(0, len(eps), batch):
-            self.write(GraphBatch.of(eps[i : i + batch]))
+            b = GraphBatch.of(eps[i : i + batch])
+            b.seqs = {e.id: seq for e in eps[i : i + batch]}
+            self.write(b)
         if eps:
             self.refresh_index()
         return len(eps)
@@ -386,15 +485,23 @@ class Neo4jStore:
         """One write transaction for a prepared batch."""
         self.ensure_schema()
 
+        ns = self.namespace
+        stamped = [{**r, "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0), self.agent)}
+                   for r in batch.episodes]
+        top = max((r["props"]["seq"] for r in stamped), default=None)
+
         def work(tx) -> None:
-            tx.run(UPSERT_BATCH, rows=batch.episodes, entities=batch.entities, topics=batch.topics).consume()
+            tx.run(UPSERT_BATCH, rows=stamped, entities=batch.entities, topics=batch.topics, ns=ns).consume()
+            if top is not None and self.host:
+                tx.run(UPSERT_HOST, ns=ns, host=self.host, seq=top, at=_utcnow()).consume()
             for cypher, rows in ((UPSERT_RELATIONS, batch.relations), (UPSERT_FOLLOWS, batch.follows),
                                  (UPDATE_CONTEXT, batch.contexts)):
                 if rows:
-                    tx.run(cypher, rows=rows).consume()
+                    tx.run(cypher, rows=rows, ns=ns).consume()
 
-        with self._driver.session(database=self.database) as s:
+        with self._driver.session(database=self.database, bookmark_manager=self._bookmarks) as s:
             s.execute_write(work)
+        save_bookmarks(self._bookmarks_file, self._bookmarks)
 
     def refresh_index(self) -> None:
         """Wait until the eventually consistent full-text index holds every commit."""
@@ -409,11 +516,25 @@ class Neo4jStore:
             if not left:
                 break
 
+    def clear_mine(self) -> None:
+        """Delete this host's episodes in this namespace (and those from before
+        hosts were recorded): what ``ars sync backfill --clear`` rebuilds. The
+        namespace's other hosts and other namespaces are untouched."""
+        while True:
+            left = self._run(
+                "MATCH (e:Episode {namespace: $ns}) WHERE e.host IS NULL OR e.host = $host"
+                " WITH e LIMIT 10000 DETACH DELETE e RETURN count(*) AS c", write=True, host=self.host)[0]["c"]
+            if not left:
+                break
+        self._run("MATCH (h:Host {namespace: $ns, name: $host}) DETACH DELETE h", write=True, host=self.host)
+
     def count(self) -> int:
-        return self._run("MATCH (e:Episode) RETURN count(e) AS c")[0]["c"]
+        """Episodes of this namespace (an index count)."""
+        return self._run("MATCH (e:Episode) WHERE e.namespace = $ns RETURN count(e) AS c")[0]["c"]
 
     def has(self, episode_id: str) -> bool:
-        return bool(self._run("MATCH (e:Episode {id: $id}) RETURN count(e) AS c", id=episode_id)[0]["c"])
+        return bool(self._run("MATCH (e:Episode {namespace: $ns, id: $id}) RETURN count(e) AS c",
+                              id=episode_id)[0]["c"])
 
     # -- the tier protocol --------------------------------------------------------
     def _guard(self, fn) -> TierReport:
@@ -440,7 +561,7 @@ class Neo4jStore:
 
     def health(self) -> TierReport:
         def probe() -> TierReport:
-            n = self._run("MATCH (e:Episode) RETURN count(e) AS c", timeout=2.0)[0]["c"]
+            n = self._run("MATCH (e:Episode) WHERE e.namespace = $ns RETURN count(e) AS c", timeout=2.0)[0]["c"]
             return TierReport(tier=self.name, status="ok" if n else "empty", error=f"{n} episodes")
         return self._guard(probe)
 
@@ -453,6 +574,16 @@ class Neo4jStore:
             if h.episode_id == episode_id:
                 return Lookup(True, h.score, h.rank, None, n, breakdown=dict(h.breakdown))
         return Lookup(True, None, None, [], n)
+
+    def _lucene(self, text_query: str, scope) -> str:
+        """``text_query`` inside this namespace (and scope): required clauses
+        with boost 0, so they filter without moving any score."""
+        must = [f"+namespace:{lucene_quote(self.namespace)}^0"]
+        if scope is not None and scope.hosts:
+            must.append("+host:(" + " ".join(lucene_quote(h) for h in sorted(scope.hosts)) + ")^0")
+        if scope is not None and scope.agents:
+            must.append("+agent:(" + " ".join(lucene_quote(a) for a in sorted(scope.agents)) + ")^0")
+        return " ".join(must) + f" +({text_query})"
 
     def _search(self, q: Query, k: int, deadline: float) -> TierReport:
         hits, n = self._ranked(q, max(k * CANDIDATE_FACTOR, MIN_CANDIDATES), deadline, k)
@@ -468,13 +599,16 @@ class Neo4jStore:
         if budget <= 0:
             raise DeadlineExceeded("no time left before the neo4j deadline")
         surface = [t for t in q.tokens if len(t) >= 2][:MAX_QUERY_TERMS] or q.tokens[:1]
+        scope = getattr(q, "scope", None)
         quoted = " ".join(lucene_quote(t) for t in terms)
         rows = self._run_within(
             SEARCH,
             timeout=max(budget, 0.01),
-            lucene=f"terms:({quoted})",
-            lucene_ctx=f"context:({quoted})",
+            lucene=self._lucene(f"terms:({quoted})", scope),
+            lucene_ctx=self._lucene(f"context:({quoted})", scope),
             ctx_weight=CONTEXT_WEIGHT,
+            hosts=sorted(scope.hosts) if scope and scope.hosts else None,
+            agents=sorted(scope.agents) if scope and scope.agents else None,
             entity_q=" ".join(lucene_quote(t) for t in surface) or '""',
             qlow=q.text.lower(),
             limit=limit,
@@ -495,4 +629,9 @@ class Neo4jStore:
             for r in rows
             if r["id"] is not None
         ]
-        return score_candidates(q, self.name, "lucene", cands, k=k), len(cands)
+        hits = score_candidates(q, self.name, "lucene", cands, k=k)
+        origin = {r["id"]: {"namespace": self.namespace, "host": r["host"] or "", "agent": r["agent"] or r["source"] or ""}
+                  for r in rows if r["id"] is not None}
+        for h in hits:
+            h.origin = origin.get(h.episode_id, {})
+        return hits, len(cands)

@@ -31,6 +31,7 @@ from .. import context as _ctx
 from ..context import context_of, order_key
 from ..text import index_text
 from ..fsutil import create_private, private_dir
+from ..team import local as team_local
 from .base import DeadlineExceeded, Lookup, guarded
 
 SCHEMA = """
@@ -120,6 +121,7 @@ class SqliteStore:
         self.notices: list[str] = []  # one line each, for the person (a schema upgrade)
         with self._write_lock:
             self._open_schema(self._conn())
+            team_local.ensure(self._conn())  # its own tables: no schema version of its own needed
 
     def _open_schema(self, conn: sqlite3.Connection) -> None:
         """Create the schema, or upgrade a store written by an older ARS in
@@ -215,18 +217,23 @@ class SqliteStore:
 
     # -- writes -----------------------------------------------------------------
     def upsert(self, episodes: Iterable[Episode], event_ids: Sequence[str] | None = None,
-               ledger_offset: int | None = None, last_event_id: str = "") -> int:
+               ledger_offset: int | None = None, last_event_id: str = "", also=None) -> int:
         """Insert or replace episodes in one transaction; returns how many.
 
         With ``ledger_offset`` the ledger cursor moves in the same transaction,
-        so the database and its cursor never disagree after a crash.
+        so the database and its cursor never disagree after a crash; ``also``
+        (a function of the connection) runs in it too (the pull cursor).
         """
         from ..enrich.extract import source_key  # the write path only: recall never loads the extractor
 
         n = 0
+        episodes = list(episodes)
         with self._write_lock:
             conn = self._conn()
             with conn:
+                team_local.record(conn, episodes)
+                if also is not None:
+                    also(conn)
                 batch = _Batch()
                 for i, ep in enumerate(episodes):
                     self._upsert_one(conn, ep, event_ids[i] if event_ids else "", source_key, batch)
@@ -393,7 +400,18 @@ class SqliteStore:
         d = dict(zip(keys, row))
         for key in ("topics", "entities", "relations", "meta"):
             d[key] = json.loads(d[key])
+        origin = team_local.origin_of(self._conn(), episode_id)
+        if origin is not None:
+            d["namespace"], d["host"] = origin
         return Episode.model_validate(d)
+
+    # -- team memory (core/team/local.py) -------------------------------------------
+    def origins(self, ids: Sequence[str], me) -> dict[str, dict[str, str]]:
+        return team_local.origins(self._conn(), ids, me)
+
+    def team(self):
+        """The connection, for core/team/local.py's queries."""
+        return self._conn()
 
     def ids(self) -> list[str]:
         return [r[0] for r in self._conn().execute("SELECT id FROM episodes ORDER BY rowid")]

@@ -66,6 +66,9 @@ public class Launcher {
         DatabaseManagementService dbms = builder
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
+                // What the routing table names (neo4j:// URIs): this very address, so a
+                // routing driver sends reads and writes back here, not to localhost:7687.
+                .setConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
                 .setConfig(GraphDatabaseSettings.auth_enabled, false)
                 // dbms.usage_report.enabled: no phoning home.

@@ -104,8 +104,9 @@ Query = Annotated[str, Field(description="what to look for: words from the topic
 K = Annotated[int, Field(description=f"how many memories to return, 1-{MAX_K}")]
 Tiers = Annotated[list[Literal["neo4j", "sqlite", "files"]] | None,
                   Field(description="only these tiers (default: the index tiers, files as fallback)")]
-Scope = Annotated[str | None, Field(description="reserved for team memory (namespaces); not supported yet: "
-                                                 "leave it out")]
+Scope = Annotated[str | None, Field(description="only memories of these agents or hosts of this team's "
+                                                 "namespace: agent=NAME,host=NAME (a key may repeat); "
+                                                 "leave it out to search the whole namespace")]
 EpisodeId = Annotated[str, Field(description="the episode id, as recall returns it (hits[].episode_id)")]
 Risk = Annotated[Literal["low", "medium", "high"], Field(description="how bad it is if this goes wrong")]
 LoopStatus = Annotated[Literal[("open", *STATUSES)] | None,  # type: ignore[valid-type]
@@ -139,12 +140,6 @@ def _call(fn, *args, **kwargs):
 def _check_k(k: int) -> None:
     if not 1 <= k <= MAX_K:
         raise ToolError(f"k must be between 1 and {MAX_K} (how many memories to return), got {k}")
-
-
-def _check_scope(scope: str | None) -> None:
-    if scope is not None:
-        raise ToolError(f"scope {scope[:60]!r} is not supported yet: scopes (team namespaces) are reserved "
-                        "for team memory; leave scope out to search this state directory")
 
 
 def client_name(ctx: Context | None) -> str:
@@ -217,8 +212,7 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
         per-tier scores (`breakdown`), every tier's status, and `degraded` when a tier failed
         (then say the answer may be incomplete)."""
         _check_k(k)
-        _check_scope(scope)
-        return _call(ars.recall, query, k=k, tiers=tiers)
+        return _call(ars.recall, query, k=k, tiers=tiers, scope=scope)
 
     @server.tool(annotations=read_only, structured_output=True)
     def explain(query: Query, episode_id: EpisodeId, k: K = 10) -> Explanation:

@@ -130,7 +130,8 @@ class Daemon:
         from tui.fast_recall import RecallArgs, answer
 
         try:
-            args = RecallArgs(query=message["query"], k=int(message.get("k", 10)), tiers=message.get("tiers"))
+            args = RecallArgs(query=message["query"], k=int(message.get("k", 10)), tiers=message.get("tiers"),
+                              scope=message.get("scope"))
         except (KeyError, TypeError, ValueError):
             return {"error": "malformed recall request"}
         if not self.ready:
@@ -145,7 +146,7 @@ class Daemon:
             self.served += 1
             self.last = time.monotonic()
         self._rewarm(ars)
-        return {"code": code, "stdout": out, "stderr": err}
+        return {"code": code, "stdout": out, "stderr": err, "host": _host_of(ars)}
 
     def _rewarm(self, ars) -> None:
         """After Neo4j failed an answer (a restart leaves a cold JVM whose first
@@ -238,6 +239,14 @@ class Daemon:
     def stop(self) -> None:
         if self.server is not None:
             self.server.shutdown()
+
+
+def _host_of(ars) -> str | None:
+    """This state directory's host id, for the table that names other hosts' memories."""
+    try:
+        return ars.identity.host
+    except Exception:  # noqa: BLE001 - a label only
+        return None
 
 
 def _sweep(sock_dir: Path, mine: Path) -> None:

@@ -261,6 +261,18 @@ class RecallScreen(DashboardView):
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
         self.soon("hit", self.show_hit)
 
+    def came_from(self, h) -> str:
+        """`` from HOST (AGENT)`` for a memory another host of the team wrote."""
+        host = (h.origin or {}).get("host")
+        try:
+            mine = self.app.ars.identity.host  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - a label only
+            mine = None
+        if not host or host == mine:
+            return ""
+        agent = h.origin.get("agent")
+        return f"  [b]from {escape(host)}[/]" + (f" [dim]({escape(agent)})[/]" if agent else "")
+
     def show_hit(self) -> None:
         h = self.selected_hit()
         if h is None or self.result is None:
@@ -272,7 +284,9 @@ class RecallScreen(DashboardView):
         past = f"  [b $text-warning]past the cut-off k={self.cut}[/]" if h.rank > self.cut else ""
         self.query_one("#hit-pane").border_title = f"Score · #{h.rank}"
         self.query_one("#hit-title", Static).update(
-            f"[b]{escape(h.episode_id)}[/]{past}\n[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
+            f"[b]{escape(h.episode_id)}[/]{past}{self.came_from(h)}
+"
+            f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
         self.query_one("#breakdown", Static).update(self.score_tables(h))
         self.query_one("#hit-snippet", Static).update(f"[dim]{escape(one_line(h.snippet, 300))}[/]")
 

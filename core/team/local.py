@@ -1,0 +1,107 @@
+"""What SQLite keeps for team memory, in tables of their own beside the
+episode store (``memory.sqlite``):
+
+* ``episode_origin``: each episode's namespace and host (this host's own, or
+  the host a pulled episode came from);
+* ``pull_cursor``: per other host, how far this store has pulled its episodes
+  (``seq``, the ledger offset that host pushed the episode from, then ``id``
+  for ties), written in the same transaction as the pulled episodes, so a
+  crash mid-pull replays a page and never skips one. A rebuilt store has no
+  cursor and pulls everything again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from ..models import Episode
+    from .identity import Identity
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS episode_origin (
+    id TEXT PRIMARY KEY,
+    namespace TEXT NOT NULL DEFAULT 'default',
+    host TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS episode_origin_host ON episode_origin(host);
+CREATE TABLE IF NOT EXISTS pull_cursor (
+    host TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    id TEXT NOT NULL DEFAULT '',
+    pulled INTEGER NOT NULL DEFAULT 0,
+    at TEXT
+);
+"""
+
+
+def ensure(conn: sqlite3.Connection) -> None:
+    conn.executescript(SCHEMA)
+
+
+def record(conn: sqlite3.Connection, episodes: Iterable["Episode"]) -> None:
+    conn.executemany(
+        "INSERT INTO episode_origin (id, namespace, host) VALUES (?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, host = excluded.host",
+        [(e.id, e.namespace, e.host) for e in episodes])
+
+
+def origin_of(conn: sqlite3.Connection, episode_id: str) -> tuple[str, str] | None:
+    row = conn.execute("SELECT namespace, host FROM episode_origin WHERE id = ?", (episode_id,)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def origins(conn: sqlite3.Connection, ids: Sequence[str], me: "Identity") -> dict[str, dict[str, str]]:
+    """id -> {namespace, host, agent}; an episode from before hosts existed is this host's."""
+    out: dict[str, dict[str, str]] = {}
+    for i in range(0, len(ids), 500):
+        chunk = list(ids[i : i + 500])
+        rows = conn.execute(
+            "SELECT e.id, o.namespace, o.host, e.agent, e.source FROM episodes e"
+            " LEFT JOIN episode_origin o ON o.id = e.id"
+            f" WHERE e.id IN ({','.join('?' * len(chunk))})", chunk)
+        for eid, ns, host, agent, source in rows:
+            mine = not host or host == me.host
+            out[eid] = {"namespace": ns or me.namespace, "host": host or me.host,
+                        "agent": me.agent_of(source, agent) if mine else (agent or source)}
+    return out
+
+
+def cursor(conn: sqlite3.Connection, host: str) -> tuple[int, str]:
+    row = conn.execute("SELECT seq, id FROM pull_cursor WHERE host = ?", (host,)).fetchone()
+    return (row[0], row[1]) if row else (-1, "")
+
+
+def cursors(conn: sqlite3.Connection) -> dict[str, dict]:
+    return {h: {"seq": s, "id": i, "pulled": n, "at": at}
+            for h, s, i, n, at in conn.execute("SELECT host, seq, id, pulled, at FROM pull_cursor")}
+
+
+def move_cursor(conn: sqlite3.Connection, host: str, seq: int, last_id: str, n: int, at: str) -> None:
+    conn.execute(
+        "INSERT INTO pull_cursor (host, seq, id, pulled, at) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT(host) DO UPDATE SET seq = excluded.seq, id = excluded.id,"
+        " pulled = pulled + excluded.pulled, at = excluded.at",
+        (host, seq, last_id, n, at))
+
+
+def own_ids(conn: sqlite3.Connection, ids: Sequence[str], me: "Identity") -> set[str]:
+    """Of ``ids``, those this host wrote itself (a pull never overwrites them)."""
+    out: set[str] = set()
+    for i in range(0, len(ids), 500):
+        chunk = list(ids[i : i + 500])
+        out.update(r[0] for r in conn.execute(
+            "SELECT e.id FROM episodes e LEFT JOIN episode_origin o ON o.id = e.id"
+            f" WHERE e.id IN ({','.join('?' * len(chunk))}) AND coalesce(o.host, '') IN ('', ?)",
+            [*chunk, me.host]))
+    return out
+
+
+def counts_by_host(conn: sqlite3.Connection, me: "Identity") -> dict[str, int]:
+    out: dict[str, int] = {}
+    for host, n in conn.execute(
+            "SELECT coalesce(nullif(o.host, ''), ?), count(*) FROM episodes e"
+            " LEFT JOIN episode_origin o ON o.id = e.id GROUP BY 1", (me.host,)):
+        out[host] = n
+    return out
