@@ -160,8 +160,7 @@ def recall(
 
 def _print_result(result, as_json: bool, me: str | None) -> None:
     if as_json:
-        sys.stdout.write(result.model_dump_json() + "
-")
+        sys.stdout.write(result.model_dump_json() + "\n")
     else:
         print_recall(result, me)
 
