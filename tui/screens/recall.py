@@ -284,8 +284,7 @@ class RecallScreen(DashboardView):
         past = f"  [b $text-warning]past the cut-off k={self.cut}[/]" if h.rank > self.cut else ""
         self.query_one("#hit-pane").border_title = f"Score · #{h.rank}"
         self.query_one("#hit-title", Static).update(
-            f"[b]{escape(h.episode_id)}[/]{past}{self.came_from(h)}
-"
+            f"[b]{escape(h.episode_id)}[/]{past}{self.came_from(h)}\n"
             f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
         self.query_one("#breakdown", Static).update(self.score_tables(h))
         self.query_one("#hit-snippet", Static).update(f"[dim]{escape(one_line(h.snippet, 300))}[/]")
