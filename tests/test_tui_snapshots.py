@@ -21,6 +21,14 @@ pytest.importorskip("pytest_textual_snapshot")
 RECALL_QUERY = "Alice Bob weekly plan 崩溃测试"  # matches sample sessions only: no score drifts with the date
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fixed_host():
+    """The Health view names this host: a fixed id, not the name of the machine the tests run on."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ARS_HOST_ID", "snapshot-host")
+        yield
+
+
 @pytest.fixture(scope="module")
 def demo_template(tmp_path_factory) -> Path:
     state = tmp_path_factory.mktemp("snapdemo") / "state"
