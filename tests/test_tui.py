@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tuihelp import copy_state, disk, loaded, loop_of, make_app, open_ars, seed_demo, select_row, settle, wait_for
+from tuihelp import (copy_state, disk, loaded, loop_of, make_app, open_ars, search_recall as _search, seed_demo,
+                     select_row, settle, wait_for)
 
 SIZE = (160, 48)
 
@@ -228,18 +229,6 @@ async def test_record_only_leaves_the_run_to_another_process(demo: Path):
 
 
 # -- Recall --------------------------------------------------------------------------------
-async def _search(pilot, app, query: str, k: int | None = None):
-    await pilot.press("3")
-    await pilot.press("slash")
-    await pilot.pause()
-    assert app.screen.query_one("#query").has_focus
-    if k is not None:
-        app.screen.query_one("#k").value = str(k)
-    await pilot.press(*query)
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: app.screen.result is not None and app.screen.result.query == query,
-                   what="the recall")
-    await pilot.pause()
 
 
 async def test_recall_shows_per_tier_ranks_and_components(demo: Path):

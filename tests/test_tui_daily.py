@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tuihelp import ROOT, copy_state, disk, loaded, loop_of, make_app, open_ars, seed_demo, select_row, settle, wait_for
+from tuihelp import (ROOT, copy_state, disk, loaded, loop_of, make_app, open_ars, search_recall as _search, seed_demo,
+                     select_row, settle, wait_for)
 
 SIZE = (160, 48)
 GOALS = ROOT / "samples" / "goals"
@@ -415,17 +416,6 @@ async def test_health_view_shows_doctor_numbers_live_and_names_what_is_absent(de
 
 
 # -- build 3: why was this missed -------------------------------------------------------------------
-async def _search(pilot, app, query: str, k: int | None = None):
-    await pilot.press("3")
-    await pilot.press("slash")
-    await pilot.pause()
-    if k is not None:
-        app.screen.query_one("#k").value = str(k)
-    await pilot.press(*query)
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: app.screen.result is not None and app.screen.result.query == query,
-                   what="the recall")
-    await pilot.pause()
 
 
 async def test_k_up_and_down_page_past_the_cut_off_and_explain_a_miss_picked_by_its_content(demo: Path):

@@ -88,3 +88,18 @@ def select_row(table, key: str) -> None:
 async def settle(pilot, seconds: float = 0.2) -> None:
     await asyncio.sleep(seconds)
     await pilot.pause()
+
+
+async def search_recall(pilot, app, query: str, k: int | None = None):
+    """Recall (3): type ``query`` (and ``k``) and wait for its result."""
+    await pilot.press("3")
+    await pilot.press("slash")
+    await pilot.pause()
+    assert app.screen.query_one("#query").has_focus
+    if k is not None:
+        app.screen.query_one("#k").value = str(k)
+    await pilot.press(*query)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.screen.result is not None and app.screen.result.query == query,
+                   what="the recall")
+    await pilot.pause()
