@@ -74,7 +74,9 @@ class DemoReport(BaseModel):
 
 # what opening a state directory leaves in an empty one (no data): the SQLite store
 # and its journal files, lock files, an empty ledger
-STORE_FILES = {"memory.sqlite", "memory.sqlite-wal", "memory.sqlite-shm", "memory.sqlite-journal"}
+# what a read command leaves in an empty directory: the store it opened and the
+# directory's team binding (core/team/identity.py), neither holding anything yet
+STORE_FILES = {"memory.sqlite", "memory.sqlite-wal", "memory.sqlite-shm", "memory.sqlite-journal", "team.json"}
 EMPTY_FILES = {".gitkeep", ".writer.lock", ".ledger.lock"}
 
 
