@@ -21,6 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # it is the subject; helpers that drop ARS_* from a child's environment keep
 # this one.
 os.environ["ARS_RECALL_DAEMON"] = "off"
+
+
+def env_without_ars(prefixes: tuple[str, ...] = ("ARS_",)) -> dict[str, str]:
+    """This environment for a child process, without the ARS_* settings (or other
+    ``prefixes``) a developer's shell may hold, but keeping the suite's
+    ``ARS_RECALL_DAEMON=off``."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(prefixes) or k == "ARS_RECALL_DAEMON"}
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from core.config import Settings  # noqa: E402

@@ -15,6 +15,7 @@ from core.ledger import Ledger
 from core.loop.engine import Engine
 from core.loop.models import GoalFrame
 from core.recall import Memory
+from conftest import env_without_ars
 
 ROOT = Path(__file__).resolve().parents[1]
 GOALS = ROOT / "samples" / "goals"
@@ -46,7 +47,7 @@ def loop_events(state_dir: Path, loop_id: str, *types: str) -> list:
 
 def ars(*args: str, state: Path | None = None, env: dict | None = None, stdin: str | None = None,
         timeout: float = 120) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    e = env_without_ars()
     e.update(env or {})
     cmd = [sys.executable, "-m", "tui.cli", *args] + (["--state", str(state)] if state is not None else [])
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=e, input=stdin, timeout=timeout)

@@ -15,6 +15,7 @@ import pytest
 
 from core.loop.checker import SoulError, check_decision, check_hypothesis, check_premise, check_text, load_soul
 from core.loop.models import Hypothesis, Premise, ProposedAction
+from conftest import env_without_ars
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -175,7 +176,7 @@ def test_structured_premises_hypotheses_and_decisions():
 
 # -- ars check ---------------------------------------------------------------------------------
 def ars_check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     return subprocess.run([sys.executable, "-m", "tui.cli", "check", *args], input=stdin, capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=60)
 

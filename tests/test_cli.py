@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE
+from conftest import env_without_ars, SAMPLE
 
 ARS = [sys.executable, "-m", "tui.cli"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def ars(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    e = env_without_ars()
     e.update(env or {})
     return subprocess.run([*ARS, *args], capture_output=True, text=True, cwd=ROOT, env=e, timeout=120)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE, make_memory
+from conftest import env_without_ars, make_memory, SAMPLE
 from core.ingest.pipeline import ingest
 from core.recall import MAX_QUERY_CHARS, prepare_query
 from core.tiers.files_tier import FilesTier
@@ -142,7 +142,7 @@ def test_concurrent_ingests_serialise(tmp_path: Path):
     expected = json.loads(ars("sync", "status", "--json", state=alone).stdout)["counts"]["sqlite"]
 
     cmd = [sys.executable, "-m", "tui.cli", "ingest", str(SESSIONS), "--json", "--state", str(state)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(3)]
     results = [p.communicate(timeout=120) for p in procs]
@@ -386,7 +386,7 @@ def test_the_shared_breaker_closes_when_neo4j_answers(seeded: Path, neo4j_uri: s
 
 # -- ars recall --json: the fast path answers as the full CLI does ------------------------------
 def _entry(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    e = env_without_ars()
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "tui.entry", *args], capture_output=True, text=True, cwd=ROOT,
                           env=e, timeout=120)

@@ -22,6 +22,7 @@ from core.api import ARS
 from core.config import Settings
 from core.inbox import Inbox
 from core.inbox.gate import DEFAULT_TOML, GATE_FILE, MAX_SUBJECT, Gate, GateError, nested_repeat
+from conftest import env_without_ars
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "ars"
@@ -30,7 +31,7 @@ TRANSCRIPT = TRANSCRIPTS / "4b2030ed-5563-49ea-b703-6a002f2d3cc8.jsonl"
 
 
 def _env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARS_", "CLAUDE_")) or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars(("ARS_", "CLAUDE_"))
     env.update(extra)
     return env
 

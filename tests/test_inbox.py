@@ -23,6 +23,7 @@ from core.ledger import Ledger
 from core.recall import BadQuery
 
 from loophelp import ROOT, ars, engine, goal
+from conftest import env_without_ars
 
 
 @pytest.fixture
@@ -168,7 +169,7 @@ def test_bad_input_in_the_api(state):
 def test_two_cli_processes_deciding_at_once_one_wins_the_other_names_the_winner(state):
     with _ars(state) as a:
         req = a.request_approval("claude-code:s9", "kubectl delete ns staging", "kubectl delete ns staging")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     cmds = [["inbox", "approve", req.id, "--note", "approver A"],
             ["inbox", "reject", req.id, "--reason", "rejecter B"]]
     procs = [subprocess.Popen([sys.executable, "-m", "tui.cli", *c, "--state", str(state)], cwd=ROOT, env=env,
@@ -208,7 +209,7 @@ def test_racing_processes_exactly_one_decision(state, tmp_path):
     req = Inbox(state).create(source="mcp:x", kind="approval", summary="race me")
     gate = tmp_path / "gate"
     gate.mkdir()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}, "PYTHONPATH": str(ROOT)}
+    env = {**env_without_ars(), "PYTHONPATH": str(ROOT)}
     procs = [subprocess.Popen([sys.executable, "-c", RACE, str(state), req.id, str(gate), str(i)], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(6)]
     deadline = time.monotonic() + 60
@@ -404,7 +405,7 @@ def test_two_processes_approving_one_loop_request_through_the_inbox_at_once(stat
     out = tmp_path / "ran.txt"
     _waiting_loop(state, out)
     [lr] = _ars(state).inbox_list()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     procs = [subprocess.Popen([sys.executable, "-m", "tui.cli", "inbox", "approve", lr.id, "--note", f"approver {i}",
                                "--state", str(state)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(2)]

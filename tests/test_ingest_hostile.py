@@ -31,7 +31,7 @@ from core.ingest.parsers import PARSERS, STREAMS, detect_format
 from core.ingest.pipeline import ingest
 from core.models import Episode
 
-from conftest import make_memory, write_episodes
+from conftest import env_without_ars, make_memory, write_episodes
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -41,7 +41,7 @@ MB = 1024 * 1024
 
 def ars_ingest(*args: str | Path, state: Path, timeout: float = 30) -> subprocess.CompletedProcess:
     """`ars ingest ARGS --state STATE`; a hang is a failure (TimeoutExpired), not a stuck test run."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     env["COLUMNS"] = "500"  # the table and error lines unwrapped, whatever the temporary paths' length
     cmd = [sys.executable, "-m", "tui.cli", "ingest", *map(os.fspath, args), "--state", os.fspath(state)]
     return subprocess.run(cmd, capture_output=True, cwd=ROOT, env=env, timeout=timeout)

@@ -14,7 +14,7 @@ import pytest
 
 from core.ingest.pipeline import ingest
 
-from conftest import SAMPLE, make_memory, write_episodes
+from conftest import env_without_ars, make_memory, SAMPLE, write_episodes
 from test_enrich_llm import GOOD, OPENCLAW, ChatServer  # the local chat-completions server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def test_file_without_read_permission(tmp_path):
     secret = write_episodes(tmp_path / "secret.jsonl", [{"id": "s", "text": "secret"}])
     ok = write_episodes(tmp_path / "ok.jsonl", [{"id": "o", "text": "readable"}])
     os.chmod(secret, 0o000)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     prefix = []
     if os.geteuid() == 0:
         prefix = ["setpriv", "--inh-caps=-dac_override,-dac_read_search",
@@ -106,7 +106,7 @@ def chat_server():
 
 def test_ars_enrich_pending_end_to_end(chat_server, tmp_path):
     """Ingest while the model's quota is gone, then `ars enrich --pending` when it is back."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     env.update({"ARS_STATE_DIR": str(tmp_path / "state"), "ARS_OPENAI_BASE_URL": chat_server.base_url,
                 "OPENAI_API_KEY": "sk-test", "ARS_ENRICH_WITH_LLM": "true", "ARS_OPENAI_TIMEOUT": "5"})
     chat_server.mode = "quota"

@@ -30,6 +30,7 @@ from core.loop.checkpoints import CheckpointStore
 from core.recall import Memory
 
 from loophelp import GOALS, ROOT, ars, ars_json, engine, goal
+from conftest import env_without_ars
 
 CRASH_GOAL = {
     "goal_id": "nas-backup",
@@ -121,7 +122,7 @@ def test_sigkill_mid_run_then_rehydrate_and_resume(tmp_path):
             step["args"]["seconds"] = 0.4
     gf = tmp_path / "canary.json"
     gf.write_text(json.dumps(canary), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "loop", "run", "--goal-file", str(gf),
                              "--state", str(state)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -168,7 +169,7 @@ def test_two_processes_approving_at_once_exactly_one_wins_cli(tmp_path):
     state.mkdir()
     out = tmp_path / "ran.txt"
     loop_id = _waiting_loop(state, out)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     procs = [subprocess.Popen([sys.executable, "-m", "tui.cli", "loop", "approve", loop_id, "--note", f"approver {i}",
                                "--state", str(state)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(2)]
@@ -206,7 +207,7 @@ RACE = textwrap.dedent("""
 
 def race(script: str, racers: int, state: Path, loop_id: str, gate: Path) -> list[str]:
     gate.mkdir()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}, "PYTHONPATH": str(ROOT)}
+    env = {**env_without_ars(), "PYTHONPATH": str(ROOT)}
     procs = [subprocess.Popen([sys.executable, "-c", script, str(state), loop_id, str(gate), str(i)], cwd=ROOT,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i in range(racers)]

@@ -25,6 +25,7 @@ from core.api import ARS
 from core.config import Settings
 from core.inbox import Inbox
 from tui.agents.mcp_server import MAX_K, build_server
+from conftest import env_without_ars
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "samples" / "sessions"
@@ -33,7 +34,7 @@ TOKEN = "test-token-0123456789abcdef"
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_") or k == "ARS_RECALL_DAEMON"}
+    env = env_without_ars()
     env.update(extra)
     return env
 
