@@ -16,23 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
 from tuihelp import (ROOT, copy_state, disk, loaded, loop_of, make_app, open_ars, search_recall as _search, seed_demo,
                      select_row, settle, wait_for)
 
 SIZE = (160, 48)
 GOALS = ROOT / "samples" / "goals"
-
-
-@pytest.fixture(scope="module")
-def demo_template(tmp_path_factory) -> Path:
-    state = tmp_path_factory.mktemp("daily") / "state"
-    seed_demo(state)
-    return state
-
-
-@pytest.fixture
-def demo(demo_template: Path, tmp_path: Path) -> Path:
-    return copy_state(demo_template, tmp_path / "state")
 
 
 def screen_name(app) -> str:

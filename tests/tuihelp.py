@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import pytest
+
 from core.api import ARS
 from core.config import Settings
 
@@ -40,6 +42,19 @@ def seed_demo(state_dir: Path, *, deterministic: bool = False, monkeypatch=None)
 def copy_state(template: Path, dest: Path) -> Path:
     shutil.copytree(template, dest)
     return dest
+
+
+# A seeded demo for a test module (import both into it): seeded once, copied per test.
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory) -> Path:
+    state = tmp_path_factory.mktemp("demo") / "state"
+    seed_demo(state)
+    return state
+
+
+@pytest.fixture
+def demo(demo_template: Path, tmp_path: Path) -> Path:
+    return copy_state(demo_template, tmp_path / "state")
 
 
 def open_ars(state_dir: Path) -> ARS:
