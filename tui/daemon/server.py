@@ -96,10 +96,9 @@ class Daemon:
     def warm(self) -> None:
         """Open the store and run one recall with roomy deadlines before
         answering anyone: the Neo4j connection, its query plan and SQLite's
-        statistics are paid for here, not by a client's deadline. Until this
+        statistics are paid for here (repeated, at most WARM_ROUNDS times, while
+        a just-started Neo4j still answers slower than half its read deadline), not by a client's deadline. Until this
         is done, a client is told so at once and answers by itself."""
-        from tui.fast_recall import RecallArgs, answer
-
         try:
             with self._lock:
                 ars = self.ars()
@@ -110,8 +109,10 @@ class Daemon:
                     if memory.neo4j is not None:
                         memory.neo4j.warm()
                     for _ in range(WARM_ROUNDS):
-                        _code, out, _err = answer(RecallArgs(query="warm up", k=1), ars=ars)
-                        if not _slow_neo4j(out, saved.get("neo4j", 0.0)):
+                        neo = ars.recall("warm up", k=1).tier("neo4j")
+                        slow = neo is not None and neo.status in ("ok", "empty") \
+                            and neo.latency_ms > saved.get("neo4j", 0.0) * 500  # half the read deadline
+                        if not slow:
                             break
                 finally:
                     memory.deadlines = saved
@@ -246,16 +247,6 @@ class Daemon:
     def stop(self) -> None:
         if self.server is not None:
             self.server.shutdown()
-
-
-def _slow_neo4j(stdout: str, deadline: float) -> bool:
-    """Whether a recall's Neo4j tier answered, but slower than half its read deadline."""
-    try:
-        tiers = {t["tier"]: t for t in json.loads(stdout)["tiers"]}
-    except (ValueError, KeyError, TypeError):
-        return False
-    neo = tiers.get("neo4j") or {}
-    return neo.get("status") in ("ok", "empty") and neo.get("latency_ms", 0.0) > deadline * 500
 
 
 def _host_of(ars) -> str | None:
