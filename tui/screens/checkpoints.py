@@ -31,6 +31,7 @@ from ..diff import diff
 from ..messages import SelectLoop
 from ..modals import HistorySearch
 from ..widgets import status
+from ..widgets.scrollbar_sync import SyncedTree
 from ..widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, still, theme_style
 from .base import DashboardView
 
@@ -73,7 +74,7 @@ class CheckpointsScreen(DashboardView):
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
         with Container(id="cp-body"):
-            tree: Tree = Tree("goals", id="cp-tree")
+            tree: Tree = SyncedTree("goals", id="cp-tree")
             tree.show_root = False
             tree.auto_expand = True
             yield tree
