@@ -185,3 +185,24 @@ def test_default_retention_keeps_a_short_loop_whole(state_dir, memory):
     entries, _ = eng.store.history(s.loop_id)
     assert [e.index for e in entries] == list(range(1, s.seq + 1))
     assert os.path.getsize(eng.store.history_path(s)) > 0
+
+
+def test_listing_reads_the_newest_history_index_without_parsing_the_entry(state_dir, memory):
+    """A loop is listed from its checkpoint when the history's last line is no newer: the last
+    line's index is read from its prefix. A newer line that turns out invalid does not win."""
+    from core.loop.checkpoints import last_index
+
+    eng = engine(state_dir, memory)
+    s = eng.run(eng.create(goal([{"action": "x", "tool": "shell", "args": {"cmd": "true"}}])).loop_id)
+    hist = eng.store.history_path(s)
+    assert last_index(hist) == s.seq
+    with open(hist, "ab") as fh:
+        fh.write(b'{"index":' + str(s.seq + 1).encode() + b',"texT":"not an entry"}\n')  # newer, but invalid
+    assert last_index(hist) == s.seq + 1
+    loaded = eng.store.load(s.loop_id)
+    assert not loaded.recovered and loaded.state.seq == s.seq  # parsed, found invalid, the checkpoint stands
+    with open(hist, "ab") as fh:
+        fh.write(b'{"kind": "step"}\n')  # not a line the store wrote: no index read, the entries are parsed
+    assert last_index(hist) is None
+    assert eng.store.load(s.loop_id).state.seq == s.seq
+    assert [st.loop_id for st in eng.store.list().states] == [s.loop_id]
