@@ -91,6 +91,34 @@ async def test_an_agents_request_counts_and_is_announced(demo: Path):
         await wait_for(pilot, lambda: app.inbox_count == loops_waiting, what="the decided request uncounted")
 
 
+async def test_switching_views_keeps_the_rendered_rows_and_a_theme_repaints_them(demo: Path):
+    """A view switch re-applies styles to every widget; the table keeps the rows it had rendered
+    (re-rendering every row made each switch cost a full table paint). A new theme repaints them."""
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        table = app.screen.query_one("#loops-table")
+        await pilot.pause()
+        cursor_bg = table.get_component_styles("datatable--cursor").rich_style.bgcolor
+        line = table.render_line(table.cursor_row + 1)  # the header is line 0
+        assert any(seg.style and seg.style.bgcolor == cursor_bg for seg in line)
+        rendered: list[int] = []
+        real = table._render_cell
+        table._render_cell = lambda *a, **kw: rendered.append(1) or real(*a, **kw)
+        for key in ("2", "1", "2", "1"):
+            await pilot.press(key)
+            await pilot.pause()
+        assert app.screen.query_one("#loops-table") is table
+        assert rendered == []  # nothing re-rendered: the rows came from the table's cache
+        app.theme = "textual-light" if app.theme != "textual-light" else "textual-dark"
+        await pilot.pause()
+        await pilot.pause()
+        new_bg = table.get_component_styles("datatable--cursor").rich_style.bgcolor
+        assert new_bg != cursor_bg
+        line = table.render_line(table.cursor_row + 1)
+        assert rendered and any(seg.style and seg.style.bgcolor == new_bg for seg in line)
+
+
 # -- Inbox -------------------------------------------------------------------------------
 async def _confirm_shown(pilot, app) -> None:
     await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from textual.events import Resize
 from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
@@ -16,6 +17,8 @@ class RowsTable(DataTable):
     follows its virtual size, which it measures on idle; a layout pass that ran
     before that measurement left a freshly filled table 0 lines tall."""
 
+    _painted_with: tuple | None = None  # the styles its cached rows were rendered with
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         header = self.header_height if self.show_header else 0
         return header + sum(row.height for row in self.rows.values())
@@ -23,6 +26,22 @@ class RowsTable(DataTable):
     def filled(self) -> None:
         """Call after adding or clearing rows: lay the table out again."""
         self.refresh(layout=True)
+
+    def notify_style_update(self) -> None:
+        # DataTable drops every rendered cell and line on any style update, and switching views
+        # re-applies styles to every widget of the screen: each switch re-rendered every visible
+        # row of a table that had not changed. Drop them only when the styles the rows are painted
+        # with changed (a theme, CSS); focus and hover are already part of DataTable's cache keys.
+        Widget.notify_style_update(self)  # the widget's own style caches, before reading its styles
+        try:
+            painted = (self.rich_style, tuple(self.get_component_styles(name).rich_style
+                                              for name in sorted(self.COMPONENT_CLASSES)))
+        except KeyError:  # not styled yet (before mount): nothing cached to keep
+            painted = None
+        if painted is not None and painted == self._painted_with:
+            return
+        self._painted_with = painted
+        super().notify_style_update()
 
 
 class FlexTable(RowsTable):
