@@ -387,7 +387,7 @@ async def test_health_view_shows_doctor_numbers_live_and_names_what_is_absent(de
         assert str(screen.cells["sqlite"][1]) == "ok" and screen.cells["neo4j"][2] == "-"
         body = text_of(screen.query_one("#health-body-text"))
         for words in ("Neo4j breaker", "not configured", "backlog", "drift", "Ledger", "events",
-                      "last fsync", "no team sync configured", "embedding backlog"):
+                      "last fsync", "Team (namespace default", "this host", "embedding backlog"):
             assert words in body, words
             backlog = app.ars.sync_status()["embeddings"]["not_embedded"]  # the demo embeds nothing
             assert backlog > 0 and f"embedding backlog: {backlog}" in body
@@ -402,6 +402,41 @@ async def test_health_view_shows_doctor_numbers_live_and_names_what_is_absent(de
         body = text_of(screen.query_one("#health-body-text"))
         assert "embedding backlog: 17" in body and "index_age_s" in body
         assert tiers.row_count == len(real()["tiers"]) == 4  # neo4j, sqlite, dense, files
+
+
+async def test_health_view_shows_the_team_each_host_and_its_pull_lag(tmp_path: Path, neo4j_uri: str):
+    """Two hosts of one namespace on a real Neo4j: this host's Health view names the namespace,
+    itself with its push backlog, and the other host with what it has yet to pull."""
+    from core.api import ARS
+    from tui.app import ArsApp
+    from tuihelp import settings
+
+    def team_host(name: str) -> ARS:
+        return ARS(settings(tmp_path / name, neo4j_uri=neo4j_uri, namespace="crew", host_id=name))
+
+    with team_host("laptop") as other:
+        for i in range(3):
+            other.remember(f"laptop note {i}: the staging certificate expires on friday", session_id="s1")
+        assert other.sync_run().ok
+    here = team_host("server")
+    here.remember("server note: rotated the deploy key", session_id="s2")  # not pushed yet
+    app = ArsApp(here, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("5")
+        await wait_for(pilot, lambda: screen_name(app) == "HealthScreen" and app.screen.report, what="health")
+        body = text_of(app.screen.query_one("#health-body-text"))
+        assert "Team (namespace crew, this host server" in body
+        laptop = next(line for line in body.splitlines() if line.strip().startswith("laptop:"))
+        assert "graph 3" in laptop and "here 0" in laptop and "pull lag 3" in laptop and "last pull never" in laptop
+        server = next(line for line in body.splitlines() if line.strip().startswith("server:"))
+        assert "this host" in server and "push backlog 1" in server
+        assert "drift: crew" in body and "{" not in body  # no raw JSON left
+    here.close()
+    with team_host("server") as again:  # after a sync the other host's lag is gone
+        assert again.sync_run().ok
+        rows = again.sync_status()["hosts"]
+        assert rows["laptop"]["lag"] == 0 and rows["server"]["graph"] == 1
 
 
 # -- build 3: why was this missed -------------------------------------------------------------------

@@ -33,11 +33,11 @@ STYLES = Path(__file__).resolve().parents[2] / "styles"
 POLL_S = 2.0  # a poll while the view is shown (at least 5x what the last poll cost)
 PROBE_QUERY = "health probe recall latency"
 SAMPLES = 150  # recall latencies kept: five minutes of polls
-KNOWN = {"state_dir", "sync", "tiers", "config", "breaker", "ledger_file"}
-KNOWN_SYNC = {"pending", "failed", "counts", "drift", "last_error", "last_ok", "ledger"}
+KNOWN = {"state_dir", "sync", "tiers", "config", "breaker", "ledger_file", "team"}  # team: in the Team section
+KNOWN_SYNC = {"pending", "failed", "counts", "drift", "last_error", "last_ok", "ledger",
+              "namespace", "host", "push_backlog", "hosts", "drift_by_namespace"}  # the last five: the Team section
 # numbers a later core will report; until then they are named as absent
-ABSENT = (("pull_lag", "pull lag per host", "no team sync configured"),
-          ("embedding_backlog", "embedding backlog", "no embedder"))
+ABSENT = (("embedding_backlog", "embedding backlog", "no embedder"),)
 
 
 def value(v: Any) -> str:
@@ -66,6 +66,38 @@ def when(iso: str | None) -> str:
     except ValueError:
         return escape(iso)
     return f"{status.stamp(ts)} ({age(ts)} ago)"
+
+
+def team_lines(sync: dict[str, Any], agent: str | None = None) -> list[str]:
+    """The Team section: this host's namespace, then one line per host of it (episodes in the
+    graph and here, and for the other hosts the pull lag), then the drift per namespace."""
+    if "namespace" not in sync:
+        return []
+    out = ["", f"[b $accent]Team[/] [dim](namespace[/] {escape(str(sync['namespace']))}[dim], this host[/] "
+               f"{escape(str(sync.get('host', '?')))}"
+               + (f"[dim], agent[/] {escape(agent)}" if agent else "") + "[dim]; ars sync run pushes and pulls)[/]"]
+    hosts = sync.get("hosts") or {}
+    if not hosts:
+        out.append("  [dim]no host has written to this namespace yet[/]")
+    for name, row in hosts.items():
+        graph = "-" if row.get("graph") is None else row["graph"]
+        local = "-" if row.get("local") is None else row["local"]
+        line = f"  {escape(name)}: graph {graph} · here {local}"
+        if row.get("self"):
+            line += f" · [dim]this host ·[/] push backlog {sync.get('push_backlog', sync.get('pending', 0))}"
+        elif row.get("note"):
+            line += f" · [dim]{escape(str(row['note']))}[/]"
+        else:
+            lag = row.get("lag")
+            lag_s = "-" if lag is None else (f"[b $text-warning]{lag}[/]" if lag else "0")
+            line += f" · pull lag {lag_s} · last pull {when(row.get('last_pull'))}"
+        out.append(line)
+    drifts = sync.get("drift_by_namespace") or {}
+    if drifts:
+        out.append("  drift: " + " · ".join(
+            f"{escape(ns)} " + ("-" if d is None else f"[b $text-warning]{d}[/]" if d else "0")
+            for ns, d in drifts.items()))
+    return out
 
 
 class HealthScreen(DashboardView):
@@ -208,6 +240,7 @@ class HealthScreen(DashboardView):
             for k, v in sync.items():
                 if k not in KNOWN_SYNC and k != "embeddings":
                     add(f"  {escape(k)}: {escape(value(v))}")
+            out.extend(team_lines(sync, (r.get("team") or {}).get("agent")))
             emb = sync.get("embeddings")
             if isinstance(emb, dict):
                 add("")
