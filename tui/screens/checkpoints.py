@@ -39,6 +39,18 @@ STYLES = Path(__file__).resolve().parents[2] / "styles"
 MAX_DIFF_LINES = 60
 
 
+class EntryBody(Static):
+    """The Entry pane's text, redrawn only when it changes: a step shows its entry at once and
+    again when the cursor rests (and the age timer redraws it), and each update lays the pane out."""
+
+    shown: str | None = None
+
+    def show(self, text: str) -> None:
+        if text != self.shown:
+            self.shown = text
+            self.update(text)
+
+
 class CheckpointsScreen(DashboardView):
     MODE = "checkpoints"
     AUTO_FOCUS = "#cp-tree"
@@ -79,13 +91,13 @@ class CheckpointsScreen(DashboardView):
             tree.auto_expand = True
             yield tree
             with VerticalScroll(id="entry-pane"):
-                yield Static("", id="entry-body")
+                yield EntryBody("", id="entry-body")
         yield Static("", id="cp-empty")
         yield from self.compose_footer()
 
     def on_mount(self) -> None:
         self.query_one("#entry-pane").border_title = "Entry"
-        self.query_one("#entry-body", Static).update(
+        self.query_one("#entry-body", EntryBody).show(
             "[dim]Open a loop (enter) to list its history; [b]\\[[/b] and [b]][/b] step through it with the "
             "diff of each step; [b]f[/b] forks from the selected entry; [b]R[/b] resumes the loop.[/]")
         self.query_one("#cp-tree", Tree).focus()
@@ -127,6 +139,7 @@ class CheckpointsScreen(DashboardView):
         store = self.store
         if theme:
             self.seen.clear()
+            self.query_one("#entry-body", EntryBody).shown = None  # its colours come from the theme
         changed, gone = store.changed_since(self.seen)
         goals_touched: set[str] = set()
         for loop_id in gone:
@@ -247,7 +260,7 @@ class CheckpointsScreen(DashboardView):
 
     # -- the entry pane --------------------------------------------------------------------------
     def show_node(self, node: TreeNode, keep_scroll: bool = False) -> None:
-        body = self.query_one("#entry-body", Static)
+        body = self.query_one("#entry-body", EntryBody)
         data = node.data
         if not data:
             return
@@ -263,14 +276,14 @@ class CheckpointsScreen(DashboardView):
             for s in sorted(loops, key=lambda s: s.created_at):
                 lines.append(f"  {escape(s.loop_id)}  {s.status}  it {s.iteration}  "
                              f"[dim]{escape(one_line(s.exit_reason, 80))}[/]")
-            body.update("\n".join(lines))
+            body.show("\n".join(lines))
             return
         if data[0] == "loop":
             s = self.store.states.get(data[1])
             if s is None:
                 return
             n = len(self.history.get(data[1], []))
-            body.update(f"[b]{escape(s.loop_id)}[/]  {s.status} · iteration {s.iteration}/{s.budget.max_iterations}"
+            body.show(f"[b]{escape(s.loop_id)}[/]  {s.status} · iteration {s.iteration}/{s.budget.max_iterations}"
                         f" · step {s.current_step}\n{escape(s.goal.goal)}\n"
                         + (f"[dim]{n} history entries kept; [b]][/b] the first, [b]\\[[/b] the last[/]" if n else
                            "[dim]enter opens its history[/]"))
@@ -282,7 +295,7 @@ class CheckpointsScreen(DashboardView):
             return
         e = entries[pos]
         prev = entries[pos - 1] if pos > 0 else None
-        body.update(self.render_entry(e, prev, pos, len(entries)))
+        body.show(self.render_entry(e, prev, pos, len(entries)))
 
     def render_entry(self, e: HistoryEntry, prev: HistoryEntry | None, pos: int, total: int) -> str:
         s = e.state
