@@ -68,11 +68,14 @@ def ars(*args: str, env: dict) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
-def trial(n: int, corpus: Path, base: Path, batch: int, uri: str | None, kill_after: float, store) -> dict:
+def trial(n: int, corpus: Path, base: Path, batch: int, uri: str | None, kill_after: float, store,
+          embedder: str = "off") -> dict:
     state = base / f"t{n}"
     if store is not None:
         store.clear()
-    env = {**os.environ, "ARS_STATE_DIR": str(state)}
+    # The subject is ledger -> SQLite -> Neo4j. The embedding consumer keeps its own cursor (its
+    # crash test is tests/test_dense.py); embedding 400 episodes per trial tripled a trial's time.
+    env = {**os.environ, "ARS_STATE_DIR": str(state), "ARS_EMBEDDER": embedder}
     if uri:
         env["ARS_NEO4J_URI"] = uri
     proc = subprocess.Popen([sys.executable, __file__, "--child", str(state), str(corpus), str(batch), uri or ""],
@@ -121,6 +124,7 @@ def main() -> None:
     ap.add_argument("--neo4j-uri")
     ap.add_argument("--no-neo4j", action="store_true")
     ap.add_argument("--json", action="store_true", help="print one JSON summary line")
+    ap.add_argument("--embedder", default="off", help="ARS_EMBEDDER for the recovery commands (off: not the subject)")
     args = ap.parse_args()
     rnd = random.Random(args.seed)
     server = store = None
@@ -158,7 +162,7 @@ def main() -> None:
             for n in range(args.trials):
                 # half the kills inside the ledger+SQLite phase, half in the sync or after it
                 delay = rnd.uniform(0.0, acks_done) if n % 2 == 0 else rnd.uniform(acks_done, full * 1.05)
-                r = trial(n, corpus, base, args.batch, uri, delay, store)
+                r = trial(n, corpus, base, args.batch, uri, delay, store, args.embedder)
                 results.append(r)
                 if not args.json:
                     print(json.dumps(r), flush=True)
