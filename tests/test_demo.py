@@ -85,3 +85,27 @@ def test_seed_uses_neo4j_when_configured(tmp_path: Path, neo4j_uri: str):
     with ARS(settings(state, neo4j_uri=neo4j_uri)) as ars:
         r = ars.recall("Neo4j outage 熔断器", k=5, tiers="neo4j")
         assert r.tier("neo4j").status == "ok" and r.hits
+
+
+def test_ars_tui_fast_path_says_what_the_cli_says(tmp_path: Path):
+    """`ars tui` opens the dashboard without the typer CLI (tui/launch.py); its refusals are the
+    CLI's, word for word and with the same exit code, and lines it does not know go to the CLI."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    state = tmp_path / "state"
+    r = subprocess.run([sys.executable, "-m", "tui.cli", "demo", "--state", str(state), "--no-tui", "--json"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    cases = [["--state", str(empty)], ["--state", str(state), "--view", "bogus"], [f"--state={state}"],
+             ["--state", str(tmp_path / "missing")], ["--stat", str(state)]]
+    for args in cases:
+        fast, cli = (subprocess.run([sys.executable, "-m", mod, "tui", *args], cwd=ROOT, capture_output=True,
+                                    text=True, timeout=60, stdin=subprocess.DEVNULL)
+                     for mod in ("tui.entry", "tui.cli"))
+        assert fast.returncode == cli.returncode == 2, (args, fast.stderr, cli.stderr)
+        assert " ".join(fast.stderr.split()) == " ".join(cli.stderr.split()), args
+        assert fast.stderr.strip(), args
+    assert "holds no ARS state yet" in subprocess.run(
+        [sys.executable, "-m", "tui.entry", "tui", "--state", str(empty)], cwd=ROOT, capture_output=True,
+        text=True, timeout=60).stderr
+    assert list(empty.iterdir()) == []  # nothing written into the empty directory

@@ -37,11 +37,7 @@ from core.loop.models import LoopState
 
 from .messages import AgentsChanged, EventLogged, LoopsChanged, LoopsListed, SelectLoop, StoreChanged
 from .modals import ConfirmModal, HelpModal, InputModal
-from .screens.checkpoints import CheckpointsScreen
-from .screens.health import HealthScreen
-from .screens.inbox import InboxScreen
 from .screens.loops import LoopsScreen
-from .screens.recall import RecallScreen
 from .store import ATTENTION, LoopStore
 from .widgets.event_log import Event
 from .widgets.status import one_line
@@ -57,16 +53,24 @@ RAN_TITLE = {"done": "Loop done", "waiting_human": "Loop waits for you", "blocke
              "aborted": "Loop aborted", "active": "Loop paused"}
 
 
+def _screen(module: str, name: str) -> Screen:
+    """A view other than the first, imported when it is first shown: its widgets (Tree,
+    Sparkline, ...) are not on the path to the first paint."""
+    from importlib import import_module
+
+    return getattr(import_module(f"tui.screens.{module}"), name)()
+
+
 class ArsApp(App[None]):
     TITLE = "ARS"
     SUB_TITLE = "supervision dashboard"
     CSS_PATH = [STYLES / "app.tcss"]
     MODES = {
         "loops": LoopsScreen,
-        "inbox": InboxScreen,
-        "recall": RecallScreen,
-        "checkpoints": CheckpointsScreen,
-        "health": HealthScreen,
+        "inbox": lambda: _screen("inbox", "InboxScreen"),
+        "recall": lambda: _screen("recall", "RecallScreen"),
+        "checkpoints": lambda: _screen("checkpoints", "CheckpointsScreen"),
+        "health": lambda: _screen("health", "HealthScreen"),
     }
     DEFAULT_MODE = "loops"
     BINDINGS = [

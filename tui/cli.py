@@ -817,19 +817,16 @@ def rehydrate(
 # -- dashboard: `ars tui`, `ars demo` (Textual is imported inside the commands,
 #    so `ars recall` and the rest never load it)
 # =============================================================================
-VIEWS = ("loops", "inbox", "recall", "checkpoints")
-ViewOpt = Annotated[str, typer.Option("--view", help="the view to open: loops, inbox, recall or checkpoints")]
+ViewOpt = Annotated[str, typer.Option("--view", help="the view to open: loops, inbox, recall, checkpoints or health")]
 
 
 def _open_dashboard(ars: ARS, *, record_only: bool = False, view: str = "loops") -> None:
-    if view not in VIEWS:
-        fail(f"unknown view {view!r}: choose {', '.join(VIEWS)}")
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        fail("the dashboard needs a terminal (stdin and stdout a TTY); `ars loop list` and "
-             "`ars recall` work without one")
-    from tui.app import ArsApp
+    from tui.launch import Refused, run
 
-    ArsApp(ars, resume_in_process=not record_only, initial_mode=view).run()
+    try:
+        run(ars, view=view, record_only=record_only)
+    except Refused as exc:
+        fail(_esc(str(exc)))
 
 
 @app.command("tui")
@@ -839,18 +836,15 @@ def tui_command(
         "--record-only", help="only record decisions in the state directory (another process runs the loops)")] = False,
     view: ViewOpt = "loops",
 ) -> None:
-    """The supervision dashboard on an existing state directory: loops, inbox, recall, checkpoints."""
-    from core.demo import state_kind
+    """The supervision dashboard on an existing state directory: loops, inbox, recall, checkpoints, health."""
+    # a plain `ars tui ...` line goes straight to tui/launch.py (tui/entry.py); this parses the rest, --help too
+    from tui.launch import Refused, check_not_empty, check_view
 
     try:
-        target = Path(load_settings(state_dir=state).state_dir)
-    except ValueError:
-        target = None  # a bad ARS_* variable: open_ars says so
-    if target is not None and target.is_dir() and state_kind(target) == "empty":
-        # opening a store creates memory.sqlite: an empty directory is left as it is
-        fail(_esc(f"{target} holds no ARS state yet (it is empty), so there is nothing to supervise: "
-                  f"`ars demo --state {target}` seeds a demo there; `ars ingest --state {target} FILES` or "
-                  f"`ars loop run --state {target} ...` starts a real one"))
+        check_view(view)
+        check_not_empty(state)
+    except Refused as exc:
+        fail(_esc(str(exc)))
     with open_ars(state) as ars:
         _open_dashboard(ars, record_only=record_only, view=view)
 

@@ -4,8 +4,9 @@
 in a fresh process, so it goes straight to its handler: no typer, rich,
 pydantic or core.api until a gate rule matches (then it needs them anyway).
 ``ars recall ... --json`` (how agents and hooks recall) skips the typer
-app and rich too (tui/fast_recall.py). Every other command line goes to
-the typer CLI in tui/cli.py.
+app and rich too (tui/fast_recall.py), and ``ars tui`` goes straight to the
+dashboard (tui/launch.py: a person waits for its first paint). Every other
+command line goes to the typer CLI in tui/cli.py.
 """
 
 from __future__ import annotations
@@ -52,6 +53,14 @@ def main() -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)
+    if argv[:1] == ["tui"]:
+        os.umask(os.umask(0o077) | 0o077)
+        from tui.launch import tui_main
+
+        code = tui_main(argv[1:])
+        if code is not None:
+            sys.stdout.flush()
+            os._exit(code)  # the terminal is restored; every acknowledged write was fsync'd (tui.cli._exit_now)
     from tui.cli import main as cli_main
 
     cli_main()
