@@ -100,6 +100,7 @@ async def test_ages_and_updated_times_are_redrawn_on_a_timer(demo: Path, monkeyp
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         waiting = loop_of(app, "hotfix-1.4.2-staging")
+        loops = app.screen
         select_row(app.screen.query_one("#loops-table"), waiting.loop_id)
         await settle(pilot)
         await pilot.press("2")
@@ -113,7 +114,8 @@ async def test_ages_and_updated_times_are_redrawn_on_a_timer(demo: Path, monkeyp
                             raising=False)
         await wait_for(pilot, lambda: inbox.cells[waiting.loop_id][5] == "42m", what="the inbox age to tick")
         assert "asked 42m ago" in text_of(inbox.query_one("#request-body"))
-        await pilot.press("1")
+        assert loops.cells[waiting.loop_id][5] != "42m"  # a view out of sight redraws nothing...
+        await pilot.press("1")  # ...until it is shown
         await wait_for(pilot, lambda: "updated 42m ago" in text_of(app.screen.query_one("#loop-detail-body")),
                        what="the detail's updated time")
         assert app.screen.cells[waiting.loop_id][5] == "42m"

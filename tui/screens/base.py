@@ -77,6 +77,11 @@ class DashboardView(Screen):
         """Redraw what changed in the store since the last call."""
 
     def _retime(self) -> None:
+        if self.app.screen is not self:
+            # a view out of sight redraws nothing: it catches up when it is shown (on_screen_resume).
+            # Every view ticking in the background cost a full table repaint each tick, under the keys
+            # a person presses in the view they are in.
+            return
         self.__dict__["_retimed"] = time.monotonic()
         self.retime()
 
