@@ -192,7 +192,7 @@ def tmux_first_paint(state: Path, text: str, runs: int = 3, root: Path = ROOT) -
         sock = f"ars-bench-{os.getpid()}-{i}"
         t0 = time.perf_counter()
         subprocess.run(["tmux", "-L", sock, "new-session", "-d", "-s", f"b{i}", "-x", "160", "-y", "48",
-                        f"{sys.executable} -m tui.cli tui --state {state}"], check=True, cwd=root)
+                        f"{sys.executable} -m tui.entry tui --state {state}"], check=True, cwd=root)
         try:
             while time.perf_counter() - t0 < 60:
                 screen = subprocess.run(["tmux", "-L", sock, "capture-pane", "-p", "-t", f"b{i}"],
@@ -213,14 +213,15 @@ POLL_S = 0.005
 
 
 class Term:
-    """The dashboard in a real terminal (tmux): send a key, poll the screen."""
+    """The dashboard in a real terminal (tmux): send a key, poll the screen. Started as the
+    ``ars`` console script starts it (tui.entry), so a tree's own start-up path is measured."""
 
     def __init__(self, state: Path, root: Path, size=(160, 48)):
         self.sock = f"ars-bench-keys-{os.getpid()}-{abs(hash(str(root))) % 10000}"
         self.T = ["tmux", "-L", self.sock]
         self.t0 = time.perf_counter()
         subprocess.run([*self.T, "new-session", "-d", "-s", "k", "-x", str(size[0]), "-y", str(size[1]),
-                        f"{sys.executable} -m tui.cli tui --state {state}"], check=True, cwd=root)
+                        f"{sys.executable} -m tui.entry tui --state {state}"], check=True, cwd=root)
         self.pid = subprocess.run([*self.T, "display", "-p", "-t", "k", "#{pane_pid}"], capture_output=True,
                                   text=True).stdout.strip()
 
