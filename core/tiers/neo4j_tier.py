@@ -173,6 +173,7 @@ MIN_CANDIDATES = 50
 EXPAND = 20
 EXPAND_MAX_DEGREE = 200
 WRITE_BATCH = 1000  # episodes per write transaction
+DEADLOCK_RETRIES = 8  # reruns of a schema statement or write transaction the server aborted for a deadlock
 PROBE_QUERIES = 30  # enough for a restarted JVM to compile the search path
 
 
@@ -340,6 +341,30 @@ class GraphBatch:
         )
 
 
+def _again_after_deadlock(fn):
+    """``fn()``, run again when the server aborted it for a deadlock. Hosts
+    starting together against a new graph create the same constraints and
+    indexes at once, and their schema locks deadlock: the server aborts one.
+    That is not an outage, but it failed the push and opened the circuit
+    breaker, which then held that host's push and pull for its 5 s cooldown,
+    again and again while the hosts started (most of the first minute of
+    bench/team_sync.py). Rerun after a short random pause instead; other
+    errors, and a deadlock that persists, raise. The driver's own retries are
+    off (``max_transaction_retry_time=0``: reads must fail fast)."""
+    import random
+    import time
+
+    from neo4j.exceptions import TransientError
+
+    for attempt in range(DEADLOCK_RETRIES + 1):
+        try:
+            return fn()
+        except TransientError as exc:
+            if "Deadlock" not in (exc.code or "") or attempt == DEADLOCK_RETRIES:
+                raise
+            time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+
+
 def batch_contexts(eps: Sequence[Episode], terms: Mapping[str, str]) -> dict[str, str]:
     """Session contexts among a batch's own episodes (when SQLite cannot say)."""
     sessions: dict[str, list[Episode]] = {}
@@ -454,9 +479,22 @@ class Neo4jStore:
                 self.notices.append(line)
                 print(f"ars: {line}", file=sys.stderr)  # once: the migration runs while old constraints exist
             for stmt in SCHEMA:
-                self._run(stmt, write=True)
+                self._create_schema(stmt)
             self._run("CALL db.awaitIndexes(300)", write=True)
             self._schema_ready = True
+
+    def _create_schema(self, stmt: str) -> None:
+        """One ``CREATE ... IF NOT EXISTS``. Hosts starting together against a
+        new graph race to create the same index: the loser is told an
+        equivalent one already exists, which is what it wanted."""
+        from neo4j.exceptions import ClientError
+
+        try:
+            _again_after_deadlock(lambda: self._run(stmt, write=True))
+        except ClientError as exc:
+            if not (exc.code or "").endswith(("EquivalentSchemaRuleAlreadyExists", "IndexAlreadyExists",
+                                               "ConstraintAlreadyExists")):
+                raise
 
     def _probe(self) -> None:
         """The breaker's background probe: is the server back, and warm enough
@@ -513,9 +551,15 @@ class Neo4jStore:
                 if rows:
                     tx.run(cypher, rows=rows, ns=ns).consume()
 
-        with self._driver.session(database=self.database, bookmark_manager=self._bookmarks) as s:
-            s.execute_write(work)
+        self._write_retrying(work)
         save_bookmarks(self._bookmarks_file, self._bookmarks)
+
+    def _write_retrying(self, work) -> None:
+        """A write transaction, in a session carrying this store's bookmarks."""
+        def once() -> None:
+            with self._driver.session(database=self.database, bookmark_manager=self._bookmarks) as s:
+                s.execute_write(work)
+        _again_after_deadlock(once)
 
     def refresh_index(self) -> None:
         """Wait until the eventually consistent full-text index holds every commit."""
