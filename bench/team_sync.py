@@ -1,8 +1,14 @@
 """Team sync: several hosts (state directories, separate processes) ingesting
 and syncing concurrently into one Neo4j.
 
-    python bench/team_sync.py [--hosts 4] [--episodes 25000] [--trials 10] [--trial-episodes 25000]
+    python bench/team_sync.py [--hosts 4] [--episodes 25000] [--trials 10] [--trial-episodes 5000]
                               [--queries 200] [--neo4j-uri URI] [--json]
+
+The defaults are the issue's size: 4 hosts x 25,000 episodes, 10 kill trials.
+The kill trials run 5,000 episodes per host each (a trial at 25,000 takes
+about as long as run 1: ten of them would be most of an hour); the table says
+which size each row ran, and a run without a kill at the trials' size is
+their baseline in the same run.
 
 Run 1 (steady): every host ingests its own synthetic corpus (bench/synthetic.py,
 one seed per host) in batches while it runs ``sync run`` (push its ledger, pull
@@ -17,6 +23,9 @@ nor the intruder a team one).
 Run 2 (kill trials): the same, with one host picked at random SIGKILLed at a
 random moment while it has a push backlog, then restarted (its ingest re-runs
 and skips what it had stored); same checks after each trial.
+
+Every row carries the 1-minute load average at its start and end: the CPU is
+shared, and a figure measured beside other work is a floor.
 
 Recall p95: Neo4j and SQLite tiers, queried from one host after run 1, with
 the graph holding the team's (hosts x episodes) from several hosts, vs the same
@@ -152,6 +161,7 @@ def run_team(base: Path, uri: str, hosts: int, n: int, cache: Path, ns: str, kil
     """One run of ``hosts`` hosts in namespace ``ns`` plus an intruder; returns measurements and checks."""
     corpora = [corpus(cache, n, seed=100 + i) for i in range(hosts)]
     intruder_corpus = corpus(cache, max(n // 10, 50), seed=999)
+    load_start = os.getloadavg()[0]
     team = [Host(base, ns, f"{ns}-h{i + 1}", [c], uri, hosts * n) for i, c in enumerate(corpora)]
     intruder = Host(base, f"{ns}-other", f"{ns}-x", [intruder_corpus], uri, max(n // 10, 50))
     everyone = [*team, intruder]
@@ -162,13 +172,14 @@ def run_team(base: Path, uri: str, hosts: int, n: int, cache: Path, ns: str, kil
     if kill:
         victim = rng.choice(team)
         # a random moment of its ingest-and-sync, at which it has a push backlog
-        # (a push in flight or about to start: its loop pushes whenever there is one)
-        armed_at = None
+        # (a push in flight or about to start: its loop pushes whenever there is
+        # one): once its ledger holds a random share of its corpus (the ledger
+        # is a little larger than the corpus file). A random delay in seconds
+        # missed the push altogether when the push kept up.
+        share = rng.uniform(0.05, 0.8) * victim.corpora[0].stat().st_size
         while time.monotonic() < t_end and victim.proc.poll() is None:
             cur, size = victim.backlog()
-            if size > 0 and armed_at is None:
-                armed_at = time.monotonic() + rng.uniform(0.0, max(2.0, n / 150))
-            if armed_at is not None and time.monotonic() >= armed_at and cur < size:
+            if size >= share and cur < size:
                 victim.kill()
                 killed = {"host": victim.name, "cursor": cur, "ledger": size, "at": time.time()}
                 break
@@ -190,7 +201,7 @@ def run_team(base: Path, uri: str, hosts: int, n: int, cache: Path, ns: str, kil
     complete = all(t is not None for t in converged)
     out = {
         "hosts": hosts, "episodes_per_host": n, "team_episodes": hosts * n, "killed": killed,
-        "complete": complete,
+        "complete": complete, "load": (load_start, os.getloadavg()[0]),
     }
     if complete:
         t0 = min(t for t in starts if t is not None)
@@ -306,9 +317,10 @@ def steady(args, base: Path, cache: Path, uri: str, rng, server, admin, results:
     if not args.skip_solo:
         admin.clear()
         corpora = [corpus(cache, args.episodes, seed=100 + i) for i in range(args.hosts)]
-        t0 = time.time()
+        t0, load_start = time.time(), os.getloadavg()[0]
         h = solo(base / "solo", uri, corpora, args.timeout)
         results["solo_push_s"] = (h.events.get("PUSHED") or time.time()) - t0
+        results["solo_load"] = (load_start, os.getloadavg()[0])
         results["recall_solo"] = recall_p95(h.state, uri, "solo", "solo-h1", queries)
 
 
@@ -318,7 +330,7 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=4)
     ap.add_argument("--episodes", type=int, default=25_000, help="per host, run 1")
     ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--trial-episodes", type=int, default=None, help="per host, kill trials (default: --episodes)")
+    ap.add_argument("--trial-episodes", type=int, default=5_000, help="per host, each kill trial")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--neo4j-uri", default=None)
     ap.add_argument("--timeout", type=float, default=3600.0, help="per run, seconds")
@@ -353,6 +365,11 @@ def main() -> None:
                 steady(args, base, cache, uri, rng, server, admin, results)
             trials = []
             tn = args.trial_episodes or args.episodes
+            if args.trials and tn != args.episodes:
+                # the trials' baseline: their size, nobody killed
+                admin.clear()
+                results["trial_baseline"] = run_team(base / "trial-base", uri, args.hosts, tn, cache,
+                                                     "trialbase", False, rng, args.timeout)
             for i in range(args.trials):
                 admin.clear()
                 trials.append(run_team(base / f"trial{i}", uri, args.hosts, tn, cache, f"trial{i}",
@@ -370,21 +387,27 @@ def main() -> None:
 
 def print_tables(r: dict, args) -> None:
     s = r.get("steady")
+    tn = args.trial_episodes or args.episodes
     print(f"\n## team_sync ({r['machine']})\n")
-    print(f"{args.hosts} hosts x {args.episodes} episodes each (+ an intruder namespace with "
-          f"{max(args.episodes // 10, 50)}), ingesting and syncing concurrently into one Neo4j\n")
-    print("| run | episodes into the graph | graph episodes/s | ingest s | convergence s after last ingest "
-          "| drift (per host) | duplicates | lost | isolation violations |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"{args.hosts} hosts (separate processes) ingesting and syncing concurrently into one Neo4j, beside an "
+          "intruder namespace of a tenth of a host's size; convergence: from the last episode acknowledged "
+          "anywhere (or a killed host's restart) until every host holds every team episode\n")
+    print("| run | episodes/host | episodes into the graph | graph episodes/s | ingest s | convergence s after last "
+          "ingest | drift (per host) | duplicates | lost | isolation violations | load start→end |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
 
     def row(name: str, x: dict) -> str:
         f = lambda k, fmt="{:.0f}": fmt.format(x[k]) if k in x else "-"  # noqa: E731
-        return (f"| {name} | {x['team_episodes']} | {f('graph_eps_per_s')} | {f('ingest_s', '{:.1f}')} | "
-                f"{f('convergence_s', '{:.1f}')} | {x['drift']} | {x['duplicates']} | {x['lost']} | "
-                f"{x['isolation_violations']} |")
+        load = "{:.1f}→{:.1f}".format(*x["load"]) if "load" in x else "-"
+        done = "" if x.get("complete", True) else " (did not converge before --timeout)"
+        return (f"| {name}{done} | {x['episodes_per_host']:,} | {x['team_episodes']:,} | {f('graph_eps_per_s')} | "
+                f"{f('ingest_s', '{:.1f}')} | {f('convergence_s', '{:.1f}')} | {x['drift']} | {x['duplicates']} | "
+                f"{x['lost']} | {x['isolation_violations']} | {load} |")
 
     if s:
-        print(row("steady", s))
+        print(row("steady (run 1)", s))
+    if r.get("trial_baseline"):
+        print(row("kill trials' baseline: their size, no kill", r["trial_baseline"]))
     for i, t in enumerate(r.get("trials", [])):
         k = t.get("killed") or {}
         name = f"kill trial {i + 1} ({k.get('host', 'no kill')}" + (f" at {k['cursor']}/{k['ledger']} B" if k else "") + ")"
@@ -392,31 +415,42 @@ def print_tables(r: dict, args) -> None:
     trials = r.get("trials", [])
     if trials:
         conv = [t["convergence_s"] for t in trials if "convergence_s" in t]
-        print(f"\nkill trials: {len(trials)} x {args.trial_episodes or args.episodes} episodes/host, "
-              f"{sum(1 for t in trials if t.get('killed'))} killed mid-push; convergence max "
-              f"{max(conv) if conv else float('nan'):.1f} s; lost {sum(t['lost'] for t in trials)}, "
-              f"duplicates {sum(t['duplicates'] for t in trials)}, leaks {sum(t['isolation_violations'] for t in trials)}, "
-              f"non-zero drifts {sum(1 for t in trials for d in t['drift'] if d)}")
-    print("\n| recall (k=10, one host querying) | graph episodes | local episodes | neo4j p50 ms | neo4j p95 ms "
-          "| sqlite p50 ms | sqlite p95 ms |")
-    print("|---|---|---|---|---|---|---|")
+        print(f"\nkill trials: {len(trials)} x {tn:,} episodes/host"
+              + (f" (not {args.episodes:,}: see --trial-episodes)" if tn != args.episodes else "")
+              + f", {sum(1 for t in trials if t.get('killed'))} killed mid-push; convergence max "
+              f"{max(conv) if conv else float('nan'):.1f} s, median {statistics.median(conv) if conv else float('nan'):.1f} s; "
+              f"lost {sum(t['lost'] for t in trials)}, duplicates {sum(t['duplicates'] for t in trials)}, "
+              f"leaks {sum(t['isolation_violations'] for t in trials)}, "
+              f"non-zero drifts {sum(1 for t in trials for d in t['drift'] if d)}, "
+              f"not converged {sum(1 for t in trials if not t.get('complete'))}")
+    if "solo_push_s" in r and s and "graph_eps_per_s" in s:
+        n = args.hosts * args.episodes
+        print("\n| writers | episodes | from start to all pushed s | graph episodes/s | load start→end |")
+        print("|---|---|---|---|---|")
+        print(f"| {args.hosts} hosts at once (run 1; each also pulls the others') | {n:,} | "
+              f"{n / s['graph_eps_per_s']:.1f} | {s['graph_eps_per_s']:.0f} | " + "{:.1f}→{:.1f}".format(*s["load"]) + " |")
+        print(f"| one host, the same {args.hosts} corpora (baseline) | {n:,} | {r['solo_push_s']:.1f} | "
+              f"{n / r['solo_push_s']:.0f} | " + "{:.1f}→{:.1f}".format(*r["solo_load"]) + " |")
+    if any(k in r for k in ("recall_team", "recall_solo", "recall_small_ns")):
+        print("\n| recall (k=10, one host querying) | graph episodes | local episodes | neo4j p50 ms | neo4j p95 ms "
+              "| sqlite p50 ms | sqlite p95 ms |")
+        print("|---|---|---|---|---|---|---|")
     for key, name in (("recall_team", f"team namespace: {args.hosts} hosts' data (h1, after pull)"),
                       ("recall_solo", "one host's data, same corpora (baseline)"),
                       ("recall_small_ns", "a small namespace beside the team's (filter cost)")):
         x = r.get(key)
         if x:
-            print(f"| {name} | {x['graph_episodes']} | {x['local_episodes']} | {x['neo4j']['p50']:.1f} | "
+            print(f"| {name} | {x['graph_episodes']:,} | {x['local_episodes']:,} | {x['neo4j']['p50']:.1f} | "
                   f"{x['neo4j']['p95']:.1f} | {x['sqlite']['p50']:.1f} | {x['sqlite']['p95']:.1f} |")
     if "backfill_pull" in r:
         b = r["backfill_pull"]
-        print(f"\na new host's first pull (backfill) of the team namespace: {b['episodes']} episodes in "
+        print(f"\na new host's first pull (backfill) of the team namespace: {b['episodes']:,} episodes in "
               f"{b['seconds']:.1f} s ({b['eps_per_s']:.0f} episodes/s into its SQLite)")
     if "store_bytes" in r:
         per = r["store_bytes"] / r["store_episodes"]
-        print(f"\nNeo4j store after run 1: {r['store_bytes'] / 2**20:.0f} MiB for {r['store_episodes']} episodes "
+        print(f"\nNeo4j store after run 1: {r['store_bytes'] / 2**20:.0f} MiB for {r['store_episodes']:,} episodes "
               f"({per / 1024:.1f} KiB/episode, indexes included)")
-    if "solo_push_s" in r:
-        print(f"\none host ingesting and pushing all {args.hosts * args.episodes} episodes: {r['solo_push_s']:.1f} s")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

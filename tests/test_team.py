@@ -144,6 +144,43 @@ def test_hosts_share_a_namespace_and_recall_it_with_the_graph_down(tmp_path, neo
             m.close()
 
 
+def test_pull_pages_through_tied_seqs_in_push_order_with_the_writers_terms(tmp_path, neo4j_uri):
+    """A backfill gives all its episodes one seq: small pages must walk those
+    ties (by id) without skipping or repeating one, then the later pushes; a
+    pulled episode is indexed with the index terms its writer stored."""
+    from core.team.pull import pull
+
+    a = host(tmp_path, "a", neo4j_uri)
+    b = host(tmp_path, "b", neo4j_uri)
+    try:
+        a.store([ep(f"old-{j}:0", f"backfilled note {j} about the kiwi{j} rollout", entities=[f"Ann{j % 2}"], i=j)
+                 for j in range(7)])
+        assert a.sync.backfill().ok  # seven episodes with one seq
+        a.store([ep(f"new-{j}:0", f"later note {j} on the mango{j} queue", i=10 + j) for j in range(4)])
+        assert a.sync.run().ok  # four more, each with its own, higher seq
+        seqs = [r["s"] for r in graph(a, "MATCH (e:Episode {namespace: 'team'}) RETURN e.seq AS s")]
+        assert len(seqs) == 11 and len(set(seqs)) == 5  # the tie is there to walk
+
+        first = pull(b, page=3)
+        assert first.ok and first.pulled == 11 and first.hosts == {"a": 11}
+        got = b.sqlite.ids()
+        assert sorted(got) == sorted(a.sqlite.ids()) and len(got) == len(set(got))
+        assert pull(b, page=3).pulled == 0  # the cursor stands after the last page
+
+        def fts_terms(mem, eid):
+            return mem.sqlite.team().execute(
+                "SELECT f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid WHERE e.id = ?",
+                (eid,)).fetchone()[0]
+
+        for eid in ("old-3:0", "new-2:0"):
+            assert fts_terms(b, eid) == fts_terms(a, eid) != ""
+        assert ids(b.recall("kiwi3 rollout", k=3, tiers="sqlite"))[0] == "old-3:0"
+        assert ids(b.recall("mango2 queue", k=3, tiers="sqlite"))[0] == "new-2:0"
+    finally:
+        a.close()
+        b.close()
+
+
 PUSHER = """
 import sys
 from core.config import Settings

@@ -32,13 +32,18 @@ MATCH (h:Host {namespace: $ns}) WHERE h.name <> $me
 RETURN h.name AS name, h.seq AS seq, h.last_push AS at ORDER BY name
 """
 # One page of a host's episodes after the cursor (seq, then id for ties), in
-# push order; the composite index (namespace, host, seq) finds the start.
+# push order. The composite index (namespace, host, seq) finds the start and,
+# because the ORDER BY names its properties first, hands the rows over in its
+# order: the planner sorts only ties of seq (PartialTop) and stops after the
+# page, instead of sorting everything after the cursor for every page (a
+# backfill of n episodes would cost n^2 / page). ``terms`` are the index terms
+# the writing host stored (the pull does not tokenise the text again).
 PAGE = """
 MATCH (e:Episode) WHERE e.namespace = $ns AND e.host = $host AND e.seq >= $seq
 WITH e WHERE e.seq > $seq OR e.id > $id
-WITH e ORDER BY e.seq, e.id LIMIT $limit
+WITH e ORDER BY e.namespace, e.host, e.seq, e.id LIMIT $limit
 RETURN e.id AS id, e.seq AS seq, e.source AS source, e.session_id AS session_id, e.agent AS agent,
-       e.channel AS channel, e.summary AS summary, e.text AS text, e.topics AS topics,
+       e.channel AS channel, e.summary AS summary, e.text AS text, e.topics AS topics, e.terms AS terms,
        e.first_ts AS first_ts, e.last_ts AS last_ts, e.message_count AS message_count,
        [(e)-[:MENTIONS]->(n) | [n.name, n.type]] AS entities,
        [(a:Episode)-[:FOLLOWED_BY]->(e) | a.id][0] AS prev
@@ -80,7 +85,7 @@ def hosts(store: "Neo4jStore", me: str) -> list[dict[str, Any]]:
 
 
 def page(store: "Neo4jStore", host: str, seq: int, last_id: str, limit: int) -> list[dict[str, Any]]:
-    return store._run(PAGE, timeout=60, host=host, seq=seq, id=last_id, limit=limit)
+    return store._rows(PAGE, timeout=60, host=host, seq=seq, id=last_id, limit=limit)
 
 
 def counts(store: "Neo4jStore") -> dict[str, int]:

@@ -90,7 +90,9 @@ def pull(memory: "Memory", max_seconds: float = 60.0, page: int = PAGE) -> PullR
                     report.skipped += len(own)
                     eps = [e for e in eps if e.id not in own]
                 seq, last = rows[-1]["seq"], rows[-1]["id"]
-                sqlite.upsert(eps, [f"pull:{name}:{seq}"] * len(eps),
+                # the index terms the writing host stored with each episode
+                terms = {r["id"]: r["terms"] for r in rows if isinstance(r.get("terms"), str)}
+                sqlite.upsert(eps, [f"pull:{name}:{seq}"] * len(eps), terms=terms,
                               also=lambda c, s=seq, i=last, n=len(eps), h=name: local.move_cursor(c, h, s, i, n, _now()))
                 report.pulled += len(eps)
                 report.hosts[name] = report.hosts.get(name, 0) + len(eps)

@@ -173,6 +173,7 @@ MIN_CANDIDATES = 50
 EXPAND = 20
 EXPAND_MAX_DEGREE = 200
 WRITE_BATCH = 1000  # episodes per write transaction
+DEADLOCK_RETRIES = 8  # reruns of a schema statement or write transaction the server aborted for a deadlock
 PROBE_QUERIES = 30  # enough for a restarted JVM to compile the search path
 
 
@@ -340,6 +341,30 @@ class GraphBatch:
         )
 
 
+def _again_after_deadlock(fn):
+    """``fn()``, run again when the server aborted it for a deadlock. Hosts
+    starting together against a new graph create the same constraints and
+    indexes at once, and their schema locks deadlock: the server aborts one.
+    That is not an outage, but it failed the push and opened the circuit
+    breaker, which then held that host's push and pull for its 5 s cooldown,
+    again and again while the hosts started (most of the first minute of
+    bench/team_sync.py). Rerun after a short random pause instead; other
+    errors, and a deadlock that persists, raise. The driver's own retries are
+    off (``max_transaction_retry_time=0``: reads must fail fast)."""
+    import random
+    import time
+
+    from neo4j.exceptions import TransientError
+
+    for attempt in range(DEADLOCK_RETRIES + 1):
+        try:
+            return fn()
+        except TransientError as exc:
+            if "Deadlock" not in (exc.code or "") or attempt == DEADLOCK_RETRIES:
+                raise
+            time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+
+
 def batch_contexts(eps: Sequence[Episode], terms: Mapping[str, str]) -> dict[str, str]:
     """Session contexts among a batch's own episodes (when SQLite cannot say)."""
     sessions: dict[str, list[Episode]] = {}
@@ -407,6 +432,20 @@ class Neo4jStore:
                                   bookmark_manager=self._bookmarks) as s:
             return s.run(q, params).data()
 
+    def _rows(self, cypher: str, timeout: float | None = None, **params: Any) -> list[dict]:
+        """``_run`` for rows of plain values (no nodes, relationships or paths):
+        each record as a dict of the values the driver decoded, without
+        ``data()``'s recursive walk over every nested list, which was an eighth
+        of a pull's client time."""
+        from neo4j import Query as CypherQuery
+
+        params.setdefault("ns", self.namespace)
+        with self._driver.session(database=self.database, default_access_mode="READ",
+                                  bookmark_manager=self._bookmarks) as s:
+            result = s.run(CypherQuery(cypher, timeout=timeout), params)
+            keys = result.keys()
+            return [dict(zip(keys, values)) for values in result.values()]
+
     def _run_within(self, cypher: str, timeout: float, **params: Any) -> list[dict]:
         """``_run`` with a server-side timeout that reports as a deadline."""
         from neo4j.exceptions import ClientError
@@ -440,9 +479,22 @@ class Neo4jStore:
                 self.notices.append(line)
                 print(f"ars: {line}", file=sys.stderr)  # once: the migration runs while old constraints exist
             for stmt in SCHEMA:
-                self._run(stmt, write=True)
+                self._create_schema(stmt)
             self._run("CALL db.awaitIndexes(300)", write=True)
             self._schema_ready = True
+
+    def _create_schema(self, stmt: str) -> None:
+        """One ``CREATE ... IF NOT EXISTS``. Hosts starting together against a
+        new graph race to create the same index: the loser is told an
+        equivalent one already exists, which is what it wanted."""
+        from neo4j.exceptions import ClientError
+
+        try:
+            _again_after_deadlock(lambda: self._run(stmt, write=True))
+        except ClientError as exc:
+            if not (exc.code or "").endswith(("EquivalentSchemaRuleAlreadyExists", "IndexAlreadyExists",
+                                               "ConstraintAlreadyExists")):
+                raise
 
     def _probe(self) -> None:
         """The breaker's background probe: is the server back, and warm enough
@@ -499,22 +551,29 @@ class Neo4jStore:
                 if rows:
                     tx.run(cypher, rows=rows, ns=ns).consume()
 
-        with self._driver.session(database=self.database, bookmark_manager=self._bookmarks) as s:
-            s.execute_write(work)
+        self._write_retrying(work)
         save_bookmarks(self._bookmarks_file, self._bookmarks)
+
+    def _write_retrying(self, work) -> None:
+        """A write transaction, in a session carrying this store's bookmarks."""
+        def once() -> None:
+            with self._driver.session(database=self.database, bookmark_manager=self._bookmarks) as s:
+                s.execute_write(work)
+        _again_after_deadlock(once)
 
     def refresh_index(self) -> None:
         """Wait until the eventually consistent full-text index holds every commit."""
         self._run("CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()", write=True)
 
     def clear(self) -> None:
-        """Delete every node (tests and benchmarks)."""
-        while True:
-            left = self._run(
-                "MATCH (n) WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c", write=True
-            )[0]["c"]
-            if not left:
-                break
+        """Delete every node (tests and benchmarks). Edges go first, in batches
+        of their own: a batch of nodes that DETACH DELETEs entities mentioned
+        by tens of thousands of episodes outgrew the server's transaction
+        memory (512 MiB) at 100k episodes."""
+        for cypher in ("MATCH ()-[r]->() WITH r LIMIT 20000 DELETE r RETURN count(*) AS c",
+                       "MATCH (n) WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c"):
+            while self._run(cypher, write=True)[0]["c"]:
+                pass
 
     def clear_mine(self) -> None:
         """Delete this host's episodes in this namespace (and those from before

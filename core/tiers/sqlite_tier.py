@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from ..models import Episode, TierReport
 from ..scoring import Candidate, Query, TermString, idf_weight, score_candidates
@@ -217,12 +217,15 @@ class SqliteStore:
 
     # -- writes -----------------------------------------------------------------
     def upsert(self, episodes: Iterable[Episode], event_ids: Sequence[str] | None = None,
-               ledger_offset: int | None = None, last_event_id: str = "", also=None) -> int:
+               ledger_offset: int | None = None, last_event_id: str = "", also=None,
+               terms: Mapping[str, str] | None = None) -> int:
         """Insert or replace episodes in one transaction; returns how many.
 
         With ``ledger_offset`` the ledger cursor moves in the same transaction,
         so the database and its cursor never disagree after a crash; ``also``
         (a function of the connection) runs in it too (the pull cursor).
+        ``terms``: episode id -> index terms already computed for that version
+        (a pull has the writing host's), so they are not tokenised again.
         """
         from ..enrich.extract import source_key  # the write path only: recall never loads the extractor
 
@@ -236,7 +239,8 @@ class SqliteStore:
                     also(conn)
                 batch = _Batch()
                 for i, ep in enumerate(episodes):
-                    self._upsert_one(conn, ep, event_ids[i] if event_ids else "", source_key, batch)
+                    self._upsert_one(conn, ep, event_ids[i] if event_ids else "", source_key, batch,
+                                     (terms or {}).get(ep.id))
                     n += 1
                 self._index(conn, batch)
                 self._writes += 1
@@ -266,7 +270,7 @@ class SqliteStore:
         return dict(self._rows_for_ids("SELECT e.id, e.source_key FROM episodes e", episode_ids))
 
     def _upsert_one(self, conn: sqlite3.Connection, ep: Episode, event_id: str, source_key,
-                    batch: "_Batch") -> None:
+                    batch: "_Batch", terms: str | None = None) -> None:
         row = conn.execute("SELECT rowid, session_id, seq_ts FROM episodes WHERE id = ?", (ep.id,)).fetchone()
         key = order_key(ep.first_ts, ep.last_ts)
         old_rowid = None
@@ -299,7 +303,7 @@ class SqliteStore:
             ),
         )
         rowid = cur.lastrowid
-        batch.terms[rowid] = index_text(ep.search_text())
+        batch.terms[rowid] = index_text(ep.search_text()) if terms is None else terms
         batch.new[rowid] = (ep.session_id, key)
         if ep.entities:
             conn.executemany(
