@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
-from tuihelp import (copy_state, disk, loaded, loop_of, make_app, open_ars, search_recall as _search, seed_demo,
-                     select_row, settle, wait_for)
+from tuihelp import (copy_state, disk, loaded, loop_of, make_app, open_ars, open_history, search_recall as _search,
+                     seed_demo, select_row, settle, wait_for)
 
 SIZE = (160, 48)
 
@@ -311,23 +311,12 @@ async def test_explain_names_the_cut_off(demo: Path):
 
 
 # -- Checkpoints ------------------------------------------------------------------------------
-async def _open_loop(pilot, app, loop_id: str):
-    await pilot.press("4")
-    await pilot.pause()
-    screen = app.screen
-    screen.select_loop(loop_id)
-    await wait_for(pilot, lambda: loop_id in screen.history and screen.selected_entry() is not None,
-                   what="the history")
-    await pilot.pause()
-    return screen
-
-
 async def test_history_steps_with_brackets_and_shows_the_diff(demo: Path):
     app = make_app(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         s = loop_of(app, "hotfix-1.4.2-staging")
-        screen = await _open_loop(pilot, app, s.loop_id)
+        screen = await open_history(pilot, app, s.loop_id)
         entries = screen.history[s.loop_id]
         assert screen.selected_entry().index == entries[-1].index  # the newest
         await pilot.press("left_square_bracket")
@@ -352,7 +341,7 @@ async def test_fork_from_an_entry_creates_a_loop_with_its_parent(demo: Path):
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         s = loop_of(app, "nightly-ci-green", "blocked")
-        screen = await _open_loop(pilot, app, s.loop_id)
+        screen = await open_history(pilot, app, s.loop_id)
         entries = screen.history[s.loop_id]
         await pilot.press("left_square_bracket", "left_square_bracket")  # before it blocked
         await pilot.pause()
@@ -374,7 +363,7 @@ async def test_resume_runs_a_loop_to_its_next_exit(demo: Path):
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         fork = loop_of(app, "release-notes-0.2", "active")
-        screen = await _open_loop(pilot, app, fork.loop_id)
+        screen = await open_history(pilot, app, fork.loop_id)
         assert screen is app.screen
         await pilot.press("R")
         await wait_for(pilot, lambda: app.store.states[fork.loop_id].status == "done", what="the run")

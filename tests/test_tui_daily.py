@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
-from tuihelp import (ROOT, copy_state, disk, loaded, loop_of, make_app, open_ars, search_recall as _search, seed_demo,
-                     select_row, settle, wait_for)
+from tuihelp import (ROOT, copy_state, disk, loaded, loop_of, make_app, open_ars, open_history, search_recall as _search,
+                     seed_demo, select_row, settle, wait_for)
 
 SIZE = (160, 48)
 GOALS = ROOT / "samples" / "goals"
@@ -69,11 +69,7 @@ async def test_a_new_fork_is_selected_so_R_resumes_the_fork(demo: Path):
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
         original = loop_of(app, "release-notes-0.2", "done")
-        await pilot.press("4")
-        await pilot.pause()
-        screen = app.screen
-        screen.select_loop(original.loop_id)
-        await wait_for(pilot, lambda: screen.selected_entry() is not None, what="the history")
+        screen = await open_history(pilot, app, original.loop_id)
         entries = screen.history[original.loop_id]
         while screen.selected_entry().state.status == "done":
             await pilot.press("left_square_bracket")
@@ -255,11 +251,7 @@ async def test_stepping_history_shows_each_entry_from_its_header(demo: Path):
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         s = loop_of(app, "nightly-ci-green", "blocked")
-        await pilot.press("4")
-        await pilot.pause()
-        screen = app.screen
-        screen.select_loop(s.loop_id)
-        await wait_for(pilot, lambda: screen.selected_entry() is not None, what="the history")
+        screen = await open_history(pilot, app, s.loop_id)
         await settle(pilot)
         pane = screen.query_one("#entry-pane")
         await wait_for(pilot, lambda: pane.max_scroll_y > 0, what="an entry taller than its pane")

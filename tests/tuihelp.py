@@ -105,6 +105,18 @@ async def settle(pilot, seconds: float = 0.2) -> None:
     await pilot.pause()
 
 
+async def open_history(pilot, app, loop_id: str):
+    """Checkpoints (4) on one loop's history, its newest entry selected; returns the view."""
+    await pilot.press("4")
+    await pilot.pause()
+    screen = app.screen
+    screen.select_loop(loop_id)
+    await wait_for(pilot, lambda: loop_id in screen.history and screen.selected_entry() is not None,
+                   what="the history")
+    await pilot.pause()
+    return screen
+
+
 async def search_recall(pilot, app, query: str, k: int | None = None):
     """Recall (3): type ``query`` (and ``k``) and wait for its result."""
     await pilot.press("3")
