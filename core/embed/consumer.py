@@ -9,6 +9,13 @@ resumes at the cursor and never embeds a committed batch again. An episode
 whose stored vector was made by the same model from the same text is
 skipped (a replay, or an enrichment that changed only the summary).
 
+Each batch's vectors lean toward their session neighbours' (the same
+window as the lexical context field; see context_vectors.py), and the
+stored neighbours of a batch get their vectors recomputed in the same
+transaction: a turn that arrives later is part of the context of the turns
+before it. A store from before context vectors gets them once, on the first
+run (cursor ``context``).
+
 A change of model (``ARS_EMBEDDER``, ``ARS_EMBED_MODEL``, a new package
 version) is seen by the model id stored in the cursor: the cursor goes back
 to the start of the ledger and every episode is embedded again; until then
@@ -30,6 +37,7 @@ from pydantic import BaseModel
 
 from ..ledger import EPISODE_EVENT
 from ..tiers.base import one_line
+from . import context_vectors
 from .base import EmbedderUnavailable, embed_text, embedder_for
 from .store import Cursor, VectorRow, VectorStore, text_key
 
@@ -98,6 +106,7 @@ class EmbedSync:
             if cur.model != model:
                 # another model made the vectors we have: embed everything again
                 cur = Cursor("embed", 0, "", model)
+            self._backfill_context(model)
             for end, last_id, n, texts in self._chunks(cur.offset):
                 report.events += n
                 todo = self._stale(texts, model)
@@ -110,10 +119,11 @@ class EmbedSync:
                     dim = vecs.shape[1]
                     rows = [VectorRow(eid, model, text_key(todo[eid]), vecs[j].astype("<f4").tobytes())
                             for j, eid in enumerate(ids)]
+                    rows = self._in_context(rows, model)
                 cur.offset, cur.event_id = end, last_id
                 cur.failed, cur.last_error, cur.last_ok = 0, "", _now()
                 self.store.put(rows, dim, cursor=cur)
-                report.embedded += len(rows)
+                report.embedded += len(todo)
                 if on_batch is not None:
                     on_batch(report)
                 if time.monotonic() - t0 >= max_seconds:
@@ -127,6 +137,58 @@ class EmbedSync:
         report.pending = self.not_embedded(report.model) if report.model else 0
         report.seconds = time.monotonic() - t0
         return report
+
+    # -- session context ------------------------------------------------------
+    def _in_context(self, fresh: list[VectorRow], model: str,
+                    current: dict[str, bytes] | None = None) -> list[VectorRow]:
+        """``fresh`` (rows whose ``vec`` is the episode's own vector) with
+        searched vectors that lean toward their neighbours, plus the stored
+        neighbours whose searched vector that changes. ``current``: the fresh
+        rows' stored searched vectors (the backfill), to leave out those that
+        stay as they are."""
+        import numpy as np
+
+        if not fresh:
+            return fresh
+        mine = {r.episode_id for r in fresh}
+        try:
+            windows = self.memory.sqlite.session_neighbours(sorted(mine))
+            around = {n for ns in windows.values() for n in ns} - mine
+            windows.update(self.memory.sqlite.session_neighbours(sorted(around)))
+        except Exception:  # noqa: BLE001 - no session order readable: own vectors (the tier still works)
+            return fresh
+        known = {n for ns in windows.values() for n in ns} | set(windows)
+        stored = self.store.stored_rows(sorted(known - mine), model)
+        rows = {r.episode_id: r for r in fresh}
+        rows.update({eid: r for eid, r in stored.items() if eid in around})
+        own = {eid: np.frombuffer(r.own if r.own is not None else r.vec, dtype="<f4")
+               for eid, r in [*stored.items(), *((r.episode_id, r) for r in fresh)]}
+        searched = context_vectors.recompute(list(rows), own, windows)
+        before = {eid: r.vec for eid, r in stored.items()} | (current or {})
+        out = []
+        for eid, r in rows.items():
+            vec = searched[eid].astype("<f4").tobytes()
+            if eid in before and before[eid] == vec:
+                continue  # stored as it should be
+            own_bytes = own[eid].tobytes()
+            out.append(VectorRow(eid, model, r.text_key, vec, None if vec == own_bytes else own_bytes))
+        return out
+
+    def _backfill_context(self, model: str) -> None:
+        """Context vectors for a store that predates them (once per model; cursor ``context``)."""
+        cur = self.store.cursor("context")
+        if cur.model == model:
+            return
+        ids = list(self.store.ids(model))
+        for i in range(0, len(ids), 500):
+            stored = self.store.stored_rows(ids[i : i + 500], model)
+            current = {eid: r.vec for eid, r in stored.items()}
+            own_rows = [VectorRow(eid, model, r.text_key, r.own or r.vec) for eid, r in stored.items()]
+            rows = self._in_context(own_rows, model, current)
+            if rows:
+                self.store.put(rows, len(rows[0].vec) // 4)
+        cur.model, cur.last_ok = model, _now()
+        self.store.save_cursor(cur)
 
     def _stale(self, texts: dict[str, str], model: str) -> dict[str, str]:
         """Those of ``texts`` (id -> text) with no vector of ``model`` from the same text."""

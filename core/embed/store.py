@@ -5,9 +5,11 @@ memory.sqlite from the ledger in seconds, but vectors cost a model's time
 (minutes per 100k episodes), so a rebuild must not throw them away; and the
 dense tier keeps answering when memory.sqlite cannot be opened.
 
-One row per episode: the vector (float32 BLOB), the model that made it and a
-hash of the text it was made from (an enrichment that changes only the
-summary does not re-embed). ``seq`` grows with every write, so a reader
+One row per episode: the vector the dense tier searches (float32 BLOB), the
+episode's own vector when that differs (``own``: the searched one leans
+toward its session neighbours, see context_vectors.py), the model that made
+it and a hash of the text it was made from (an enrichment that changes only
+the summary does not re-embed). ``seq`` grows with every write, so a reader
 loads only what is new, and the Neo4j copy has a cursor of its own.
 The ``cursors`` row ``embed`` is the embedding consumer's ledger cursor,
 written in the same transaction as the vectors it covers: after a crash
@@ -37,7 +39,8 @@ CREATE TABLE IF NOT EXISTS vectors (
     model TEXT NOT NULL,
     text_key TEXT NOT NULL,
     dim INTEGER NOT NULL,
-    vec BLOB NOT NULL
+    vec BLOB NOT NULL,
+    own BLOB
 );
 CREATE INDEX IF NOT EXISTS vectors_model ON vectors(model);
 CREATE TABLE IF NOT EXISTS cursors (
@@ -72,7 +75,8 @@ class VectorRow:
     episode_id: str
     model: str
     text_key: str
-    vec: bytes  # float32, little-endian
+    vec: bytes  # float32, little-endian: what the dense tier searches
+    own: bytes | None = None  # the episode's own vector, when ``vec`` leans toward its neighbours
 
 
 class VectorStore:
@@ -98,6 +102,9 @@ class VectorStore:
             if not self._ready:
                 with self._write_lock:
                     conn.executescript(SCHEMA)
+                    columns = {r[1] for r in conn.execute("PRAGMA table_info(vectors)")}
+                    if "own" not in columns:  # a store from before context vectors: vec is the own vector
+                        conn.execute("ALTER TABLE vectors ADD COLUMN own BLOB")
                     self._ready = True
         return conn
 
@@ -139,8 +146,8 @@ class VectorStore:
                 for r in rows:
                     conn.execute("DELETE FROM vectors WHERE episode_id = ?", (r.episode_id,))
                 conn.executemany(
-                    "INSERT INTO vectors (episode_id, model, text_key, dim, vec) VALUES (?,?,?,?,?)",
-                    [(r.episode_id, r.model, r.text_key, dim, r.vec) for r in rows],
+                    "INSERT INTO vectors (episode_id, model, text_key, dim, vec, own) VALUES (?,?,?,?,?,?)",
+                    [(r.episode_id, r.model, r.text_key, dim, r.vec, r.own) for r in rows],
                 )
                 if cursor is not None:
                     self._save_cursor(conn, cursor)
@@ -161,6 +168,32 @@ class VectorStore:
                     f"SELECT episode_id, model, text_key FROM vectors WHERE episode_id IN ({','.join('?' * len(chunk))})",
                     chunk):
                 out[eid] = (model, key)
+        return out
+
+    def stored_rows(self, episode_ids: Sequence[str], model: str) -> dict[str, VectorRow]:
+        """episode id -> its stored row, for those with a vector of ``model``
+        (``own`` filled in: the searched vector when the two are the same)."""
+        out: dict[str, VectorRow] = {}
+        conn = self._conn()
+        ids = list(dict.fromkeys(episode_ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            for eid, key, vec, own in conn.execute(
+                    "SELECT episode_id, text_key, vec, own FROM vectors WHERE model = ?"
+                    f" AND episode_id IN ({','.join('?' * len(chunk))})", [model, *chunk]):
+                out[eid] = VectorRow(eid, model, key, vec, own if own is not None else vec)
+        return out
+
+    def own_of(self, episode_ids: Sequence[str]) -> dict[str, bytes | None]:
+        """episode id -> its own vector where it differs from the searched one, else None."""
+        out: dict[str, bytes | None] = {}
+        conn = self._conn()
+        ids = list(episode_ids)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            out.update(conn.execute(
+                f"SELECT episode_id, own FROM vectors WHERE episode_id IN ({','.join('?' * len(chunk))})",
+                chunk).fetchall())
         return out
 
     def max_seq(self) -> int:

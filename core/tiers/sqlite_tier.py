@@ -363,6 +363,27 @@ class SqliteStore:
                     # the sync worker re-sends this context to Neo4j (see contexts_around)
                     batch.updated.append(rowid)
 
+    def session_neighbours(self, episode_ids: Sequence[str]) -> dict[str, list[str]]:
+        """episode id -> the ids of its neighbours (the same window as the
+        context field: up to ``CONTEXT_NEIGHBOURS`` either side in its session),
+        for the given episodes SQLite holds; the dense tier's context vectors."""
+        conn = self._conn()
+        windows: dict[str, list[int]] = {}
+        for eid, rowid, session, key in self._rows_for_ids(
+                "SELECT e.id, e.rowid, e.session_id, e.seq_ts FROM episodes e", episode_ids):
+            if session:
+                before, after = self._window(conn, session, key, rowid)
+                windows[eid] = before + after
+            else:
+                windows[eid] = []
+        rowids = sorted({r for rows in windows.values() for r in rows})
+        id_of: dict[int, str] = {}
+        for i in range(0, len(rowids), 500):
+            chunk = rowids[i : i + 500]
+            id_of.update(conn.execute(f"SELECT rowid, id FROM episodes WHERE rowid IN ({','.join('?' * len(chunk))})",
+                                      chunk).fetchall())
+        return {eid: [id_of[r] for r in rows if r in id_of] for eid, rows in windows.items()}
+
     def contexts_around(self, episode_ids: Sequence[str]) -> dict[str, str]:
         """episode id -> stored context, for the given episodes and their
         neighbours (what the Neo4j sync writes with a batch: a neighbour that
