@@ -39,6 +39,7 @@ from ..ledger import EPISODE_EVENT
 from ..tiers.base import one_line
 from . import context_vectors
 from .base import EmbedderUnavailable, embed_text, embedder_for
+from .pulled import embed_pulled
 from .store import Cursor, VectorRow, VectorStore, text_key
 
 if TYPE_CHECKING:
@@ -109,25 +110,19 @@ class EmbedSync:
             self._backfill_context(model)
             for end, last_id, n, texts in self._chunks(cur.offset):
                 report.events += n
-                todo = self._stale(texts, model)
-                report.skipped += len(texts) - len(todo)
-                rows: list[VectorRow] = []
-                dim = 0
-                if todo:
-                    ids = list(todo)
-                    vecs = embedder.passages([todo[i] for i in ids])
-                    dim = vecs.shape[1]
-                    rows = [VectorRow(eid, model, text_key(todo[eid]), vecs[j].astype("<f4").tobytes())
-                            for j, eid in enumerate(ids)]
-                    rows = self._in_context(rows, model)
                 cur.offset, cur.event_id = end, last_id
                 cur.failed, cur.last_error, cur.last_ok = 0, "", _now()
-                self.store.put(rows, dim, cursor=cur)
-                report.embedded += len(todo)
+                embedded, skipped = self.embed_batch(texts, embedder, model, cursor=cur)
+                report.embedded += embedded
+                report.skipped += skipped
                 if on_batch is not None:
                     on_batch(report)
                 if time.monotonic() - t0 >= max_seconds:
                     break
+            if time.monotonic() - t0 < max_seconds:  # then what other hosts wrote (team memory)
+                embedded, skipped = embed_pulled(self, embedder, model, t0 + max_seconds)
+                report.embedded += embedded
+                report.skipped += skipped
         except Exception as exc:  # noqa: BLE001 - recorded, reported; the cursor is after the last commit
             report.ok, report.error = False, one_line(exc) if not isinstance(exc, EmbedderUnavailable) else str(exc)
             self._record_failure(report.error)
@@ -137,6 +132,25 @@ class EmbedSync:
         report.pending = self.not_embedded(report.model) if report.model else 0
         report.seconds = time.monotonic() - t0
         return report
+
+    def embed_batch(self, texts: dict[str, str], embedder, model: str,
+                    cursor: Cursor | None = None) -> tuple[int, int]:
+        """Embed those of ``texts`` (id -> text) whose vector is not current,
+        with their session context, and commit them (and ``cursor``) in one
+        transaction; (embedded, skipped as current)."""
+        todo = self._stale(texts, model)
+        rows: list[VectorRow] = []
+        dim = 0
+        if todo:
+            ids = list(todo)
+            vecs = embedder.passages([todo[i] for i in ids])
+            dim = vecs.shape[1]
+            rows = [VectorRow(eid, model, text_key(todo[eid]), vecs[j].astype("<f4").tobytes())
+                    for j, eid in enumerate(ids)]
+            rows = self._in_context(rows, model)
+        if rows or cursor is not None:
+            self.store.put(rows, dim, cursor=cursor)
+        return len(todo), len(texts) - len(todo)
 
     # -- session context ------------------------------------------------------
     def _in_context(self, fresh: list[VectorRow], model: str,
