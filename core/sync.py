@@ -61,6 +61,8 @@ class SyncReport(BaseModel):
     ok: bool = True
     error: str = ""
     seconds: float = 0.0
+    push_seconds: float = 0.0  # of ``seconds``: pushing this host's ledger (with its retries)
+    pull_seconds: float = 0.0  # of ``seconds``: pulling the other hosts' episodes
     neo4j: str = "synced"  # or why it was not (`ars sync run` without ARS_NEO4J_URI)
     pulled: int = 0  # other hosts' episodes pulled into SQLite (core/team/pull.py)
     pull_error: str = ""
@@ -200,11 +202,14 @@ class Neo4jSync:
                         report.ok, report.error = False, one_line(exc)
                         break
                     time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
+            report.push_seconds = time.monotonic() - t0
             if report.ok:
                 from .team.pull import pull
 
+                t1 = time.monotonic()
                 pulled = pull(self.memory, max_seconds=max(max_seconds - (time.monotonic() - t0), 5.0))
                 report.pulled, report.pull_error = pulled.pulled, pulled.error
+                report.pull_seconds = time.monotonic() - t1
                 if not pulled.ok:
                     report.ok, report.error = False, f"pull: {pulled.error}"
         report.pending = self.pending()
