@@ -428,7 +428,8 @@ def print_tables(r: dict, args) -> None:
     if s:
         print(row("steady (run 1)", s))
     if s and s.get("phases"):
-        print("\nwhere each host's sync loop spent run 1 (`sync run` in a loop: push its ledger, then pull the others')\n")
+        print("\nwhere each host's sync loop spent run 1 (`sync run` in a loop: push and pull in turns; the pulls "
+              "missing here ran in the sync that `ingest` runs when it is done)\n")
         print("| host | sync runs | push s | episodes pushed | pull s | episodes pulled | pulled/s while pulling | idle s |")
         print("|---|---|---|---|---|---|---|---|")
         for name, p in s["phases"].items():
