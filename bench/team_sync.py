@@ -73,7 +73,7 @@ def child(state: str, ns: str, host: str, corpora: str, uri: str, expected: int)
     mem.recover()
 
     def say(what: str) -> None:
-        sys.stdout.write(f"{what} {time.time():.3f}\n")
+        sys.stdout.write(f"{what} {time.time():.3f}\n" if " " not in what else what + "\n")
         sys.stdout.flush()
 
     done = threading.Event()
@@ -87,8 +87,23 @@ def child(state: str, ns: str, host: str, corpora: str, uri: str, expected: int)
     say("START")
     threading.Thread(target=ingester, daemon=True).start()
     pushed = False
+    # where this host's sync loop spent its time (printed as PHASES at the end;
+    # with ARS_BENCH_TIMELINE, one line per sync run in that folder, for a plot)
+    phases = {"runs": 0, "push_s": 0.0, "pull_s": 0.0, "pushed": 0, "pulled": 0, "idle_s": 0.0}
+    timeline = os.environ.get("ARS_BENCH_TIMELINE")
+    tl = open(Path(timeline) / f"{host}-{os.getpid()}.jsonl", "w") if timeline else None
     while True:
         r = mem.sync.run(max_seconds=30, retries=1)
+        phases["runs"] += 1
+        phases["push_s"] += r.push_seconds
+        phases["pull_s"] += r.pull_seconds
+        phases["pushed"] += r.applied
+        phases["pulled"] += r.pulled
+        if tl is not None:
+            tl.write(json.dumps({"t": time.time(), "push_s": r.push_seconds, "pull_s": r.pull_seconds,
+                                 "pushed": r.applied, "pulled": r.pulled, "pending": r.pending,
+                                 "ingesting": not done.is_set(), "error": r.error}) + "\n")
+            tl.flush()
         if done.is_set() and r.ok and r.pending == 0 and not pushed:
             pushed = True
             say("PUSHED")
@@ -97,6 +112,8 @@ def child(state: str, ns: str, host: str, corpora: str, uri: str, expected: int)
             break
         if not r.applied and not r.pulled:
             time.sleep(0.2)
+            phases["idle_s"] += 0.2
+    say("PHASES " + json.dumps(phases, separators=(",", ":")))
     mem.close()
 
 
@@ -105,6 +122,7 @@ class Host:
         self.state = base / name
         self.ns, self.name, self.corpora, self.uri, self.expected = ns, name, corpora, uri, expected
         self.events: dict[str, float] = {}
+        self.phases: dict | None = None  # the child's PHASES line: where its sync loop spent its time
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -117,7 +135,9 @@ class Host:
         def read() -> None:
             for line in proc.stdout:  # type: ignore[union-attr]
                 what, _, t = line.strip().partition(" ")
-                if what == "ACKED":
+                if what == "PHASES":
+                    self.phases = json.loads(t)
+                elif what == "ACKED":
                     self.events["ACKED"] = float(t)  # the latest
                 elif what in ("START", "INGESTED", "PUSHED", "CONVERGED"):
                     self.events.setdefault(what, float(t))
@@ -202,6 +222,7 @@ def run_team(base: Path, uri: str, hosts: int, n: int, cache: Path, ns: str, kil
     out = {
         "hosts": hosts, "episodes_per_host": n, "team_episodes": hosts * n, "killed": killed,
         "complete": complete, "load": (load_start, os.getloadavg()[0]),
+        "phases": {h.name: h.phases for h in team if h.phases},
     }
     if complete:
         t0 = min(t for t in starts if t is not None)
@@ -406,6 +427,16 @@ def print_tables(r: dict, args) -> None:
 
     if s:
         print(row("steady (run 1)", s))
+    if s and s.get("phases"):
+        print("\nwhere each host's sync loop spent run 1 (`sync run` in a loop: push and pull in turns; the pulls "
+              "missing here ran in the sync that `ingest` runs when it is done)\n")
+        print("| host | sync runs | push s | episodes pushed | pull s | episodes pulled | pulled/s while pulling | idle s |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, p in s["phases"].items():
+            rate = p["pulled"] / p["pull_s"] if p["pull_s"] else 0.0
+            print(f"| {name} | {p['runs']} | {p['push_s']:.1f} | {p['pushed']:,} | {p['pull_s']:.1f} | "
+                  f"{p['pulled']:,} | {rate:.0f} | {p['idle_s']:.1f} |")
+        print()
     if r.get("trial_baseline"):
         print(row("kill trials' baseline: their size, no kill", r["trial_baseline"]))
     for i, t in enumerate(r.get("trials", [])):

@@ -28,7 +28,7 @@ from .ledger import EPISODE_EVENT, Ledger
 from .team import local as team_local
 from .models import Episode
 from .prefetch import prefetch
-from .tiers.neo4j_tier import WRITE_BATCH, GraphBatch
+from .tiers.neo4j_tier import WRITE_BATCH, GraphBatch, is_transient
 from .tiers.base import one_line
 
 if TYPE_CHECKING:
@@ -61,6 +61,9 @@ class SyncReport(BaseModel):
     ok: bool = True
     error: str = ""
     seconds: float = 0.0
+    push_seconds: float = 0.0  # of ``seconds``: pushing this host's ledger (with its retries)
+    pull_seconds: float = 0.0  # of ``seconds``: pulling the other hosts' episodes
+    turns: int = 0  # push-then-pull turns it took (see Neo4jSync.run)
     neo4j: str = "synced"  # or why it was not (`ars sync run` without ARS_NEO4J_URI)
     pulled: int = 0  # other hosts' episodes pulled into SQLite (core/team/pull.py)
     pull_error: str = ""
@@ -75,6 +78,10 @@ def push_lock(state_dir: Path):
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+# Push and pull take turns of up to this long within one sync run (see Neo4jSync.run).
+TURN_SECONDS = 5.0
 
 
 def with_seqs(batch: GraphBatch, seqs: dict[str, int]) -> GraphBatch:
@@ -147,10 +154,11 @@ class Neo4jSync:
             terms, contexts = {}, None  # SQLite is not needed to sync: tokenise here instead
         return GraphBatch.of([ep for ep, _event in latest.values()], terms, contexts)
 
-    def _drain(self, report: SyncReport, until: float, max_events: int) -> None:
+    def _drain(self, report: SyncReport, until: float, max_events: int) -> tuple[bool, bool]:
         """Apply chunks from the cursor until caught up or ``until`` passes; the
-        next chunk is read and built while this one commits. Raises on a Neo4j
-        failure, with the cursor after the last chunk that committed."""
+        next chunk is read and built while this one commits. Returns (caught
+        up, wrote anything). Raises on a Neo4j failure, with the cursor after
+        the last chunk that committed."""
         store = self.memory.neo4j
         assert store is not None
         st = self.state()
@@ -161,7 +169,8 @@ class Neo4jSync:
                 try:
                     store.write(chunk.batch)
                 except Exception as exc:
-                    store.breaker.failure(one_line(exc))
+                    if not is_transient(exc):  # contention is not an outage: retried, breaker left closed
+                        store.breaker.failure(one_line(exc))
                     raise
                 store.breaker.success()
                 wrote = True
@@ -173,40 +182,75 @@ class Neo4jSync:
             report.applied += chunk.events
             report.batches += 1
             if time.monotonic() >= until:
-                break
-        if wrote:
-            store.refresh_index()  # what this run synced is searchable when it returns
+                return False, wrote
+        return True, wrote
+
+    def _push(self, report: SyncReport, until: float, deadline: float, retries: int, backoff: float,
+              max_events: int) -> tuple[bool, bool]:
+        """``_drain`` until ``until``, retried with exponential backoff until
+        ``deadline`` (the run's); returns (caught up, wrote)."""
+        attempt, before = 0, report.applied
+        while True:
+            try:
+                done, _ = self._drain(report, until, max_events)
+                return done, report.applied > before
+            except Exception as exc:  # noqa: BLE001 - recorded, retried, reported
+                attempt += 1
+                self._record_failure(one_line(exc))
+                if attempt > retries or time.monotonic() >= deadline:
+                    report.ok, report.error = False, one_line(exc)
+                    return False, report.applied > before
+                time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
 
     def run(self, max_seconds: float = 60.0, retries: int = 3, backoff: float = 0.5,
-            max_events: int = WRITE_BATCH) -> SyncReport:
-        """Drain the ledger into Neo4j, retrying failures with exponential backoff."""
+            max_events: int = WRITE_BATCH, turn_seconds: float = TURN_SECONDS) -> SyncReport:
+        """Push the ledger into Neo4j and pull the other hosts' episodes, until
+        both are caught up or ``max_seconds`` passes.
+
+        Push and pull take turns of up to ``turn_seconds`` each: a push that
+        has a long backlog (a host ingesting its history) no longer holds the
+        pull off until its time is up, so the other hosts' episodes keep
+        arriving while this host writes (a pull used to get only what was left
+        of ``max_seconds`` after the push, and under steady ingest that was
+        the 5 s minimum of each run)."""
         t0 = time.monotonic()
         report = SyncReport()
         if self.memory.neo4j is None:
             report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
             return report
-        attempt = 0
+        from .team.pull import pull
+
+        deadline = t0 + max_seconds
+        wrote = False
         # one pusher per state directory, across processes too: a host's commits
         # reach the graph in ledger order, which the other hosts' pull cursors rely on
         with self._lock, push_lock(self.memory.state_dir):
             while True:
-                try:
-                    self._drain(report, t0 + max_seconds, max_events)
+                report.turns += 1
+                t = time.monotonic()
+                pushed, w = self._push(report, min(deadline, t + turn_seconds), deadline, retries, backoff,
+                                       max_events)
+                wrote = wrote or w
+                report.push_seconds += time.monotonic() - t
+                if not report.ok:
                     break
-                except Exception as exc:  # noqa: BLE001 - recorded, retried, reported
-                    attempt += 1
-                    self._record_failure(one_line(exc))
-                    if attempt > retries or time.monotonic() - t0 >= max_seconds:
-                        report.ok, report.error = False, one_line(exc)
-                        break
-                    time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
-            if report.ok:
-                from .team.pull import pull
-
-                pulled = pull(self.memory, max_seconds=max(max_seconds - (time.monotonic() - t0), 5.0))
-                report.pulled, report.pull_error = pulled.pulled, pulled.error
+                t = time.monotonic()
+                # at least one page, even when the push used up the run's time
+                pulled = pull(self.memory, max_seconds=max(min(turn_seconds, deadline - t), 0.0))
+                report.pull_seconds += time.monotonic() - t
+                report.pulled += pulled.pulled
                 if not pulled.ok:
+                    report.pull_error = pulled.error
                     report.ok, report.error = False, f"pull: {pulled.error}"
+                    break
+                if (pushed and pulled.caught_up) or time.monotonic() >= deadline:
+                    break
+            if wrote:
+                try:
+                    self.memory.neo4j.refresh_index()  # what this run synced is searchable when it returns
+                except Exception as exc:  # noqa: BLE001 - committed, the index catches up by itself; but say so
+                    if report.ok:
+                        report.ok, report.error = False, f"index refresh: {one_line(exc)}"
         report.pending = self.pending()
         self._save(self.state(), report.pending)
         report.seconds = time.monotonic() - t0

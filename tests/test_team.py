@@ -370,3 +370,115 @@ def test_a_state_directory_is_bound_to_its_namespace_and_host(tmp_path):
     for bad in ("agent", "agent=", "=x", "user=x", " , "):
         with pytest.raises(BadQuery):
             parse_scope(bad)
+
+
+def test_hosts_pushing_shared_entities_at_once_all_commit(tmp_path, neo4j_uri):
+    """Hosts pushing at once share the namespace's entities; each batch locks
+    its entities and topics in one global order, so concurrent pushes wait
+    for each other instead of deadlocking: every push succeeds on its first
+    attempt (no retries), and every edge lands on the right, single node."""
+    import threading
+
+    names = [f"Shared{j}" for j in range(40)]
+    hosts = [host(tmp_path, f"w{i}", neo4j_uri) for i in range(4)]
+    try:
+        for i, m in enumerate(hosts):
+            # each host mentions the shared entities in its own order, several per episode
+            order = names[::-1] if i % 2 else names
+            m.store([Episode(id=f"w{i}-{j}:0", source="manual", session_id=f"w{i}-{j}", text=f"note {j} from w{i}",
+                             topics=[f"topic{(j + i) % 9}", f"topic{(j * 7 + i) % 9}"],
+                             entities=[Entity(name=order[(j + k * 7) % len(order)], type="person") for k in range(5)],
+                             first_ts=T0 + timedelta(minutes=j), last_ts=T0 + timedelta(minutes=j))
+                     for j in range(400)])
+        reports = {}
+
+        def push(m):
+            reports[m.identity.host] = m.sync.run(retries=0, max_events=50)
+
+        threads = [threading.Thread(target=push, args=(m,)) for m in hosts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        assert all(r.ok for r in reports.values()), {h: r.error for h, r in reports.items()}
+        assert sum(r.applied for r in reports.values()) == 4 * 400
+        g = graph(hosts[0], "MATCH (n:Entity {namespace: 'team'}) RETURN count(n) AS c, count(DISTINCT n.key) AS d")[0]
+        assert g["c"] == g["d"] == len(names)
+        # each episode's mentions are the entities it named (positions map back to the right nodes)
+        rows = graph(hosts[0], "MATCH (e:Episode {namespace: 'team', id: 'w1-3:0'})-[:MENTIONS]->(n)"
+                               " RETURN collect(n.name) AS got")
+        want = {names[::-1][(3 + k * 7) % len(names)] for k in range(5)}
+        assert set(rows[0]["got"]) == want
+        assert graph(hosts[0], "MATCH ()-[r:MENTIONS {namespace: 'team'}]->() RETURN count(r) AS c")[0]["c"] == 4 * 400 * 5
+        assert graph(hosts[0], "MATCH (n) WHERE n._lock IS NOT NULL RETURN count(n) AS c")[0]["c"] == 0
+        for m in hosts:
+            assert m.neo4j.breaker.snapshot().state == "closed"
+    finally:
+        for m in hosts:
+            m.close()
+
+
+def test_a_push_backlog_takes_turns_with_the_pull(tmp_path, neo4j_uri):
+    """A sync run with more to push than one turn pulls between its push
+    turns (the other hosts' episodes arrive while this host writes a long
+    backlog), and returns with both caught up."""
+    a = host(tmp_path, "a", neo4j_uri)
+    b = host(tmp_path, "b", neo4j_uri)
+    try:
+        b.store([ep(f"b{j}:0", f"b's note {j} about the plum{j}", i=j) for j in range(120)])
+        assert b.sync.run().ok
+        a.store([ep(f"a{j}:0", f"a's note {j} about the fig{j}", i=j) for j in range(300)])
+        # turns of no time at all: one chunk of the push, then one page of the pull, and so on
+        r = a.sync.run(max_events=50, turn_seconds=0.0)
+        assert r.ok and r.applied == 300 and r.pulled == 120
+        assert r.turns >= 6  # 300 events in chunks of 50: the pull ran between them
+        assert r.pending == 0 and a.sqlite.count() == 420
+        assert a.sync.status()["drift"] == 0
+        assert b.sync.run().ok and b.sqlite.count() == 420
+    finally:
+        a.close()
+        b.close()
+
+
+def test_the_pull_reads_by_the_push_order_index(tmp_path, neo4j_uri):
+    """A pull's page reads about a page of index entries wherever the cursor
+    stands, and sorts nothing: it starts at the cursor in the (namespace,
+    host, seq, id) index and takes the index's order (a scan from the start,
+    or a sort of everything after the cursor, per page makes a backfill
+    quadratic). The planner decides, so this profiles its plans: counted
+    rows, not time."""
+    from neo4j import Query as CypherQuery
+
+    from core.team import graph as team_graph
+
+    m = host(tmp_path, "a", neo4j_uri)
+    n, limit = 200, 10
+    try:
+        m.store([ep(f"a{j:03d}:0", f"note {j}", i=j) for j in range(n)])
+        assert m.sync.run(max_events=20).ok
+        seqs = sorted(r["s"] for r in graph(m, "MATCH (e:Episode {namespace: 'team'}) RETURN e.seq AS s"))
+        middle = seqs[n // 2]
+
+        def ops(p):
+            yield p
+            for c in p.get("children", []):
+                yield from ops(c)
+
+        for cypher, seq in ((team_graph.PAGE_TIES, middle), (team_graph.PAGE, middle), (team_graph.PAGE, -1)):
+            with m.neo4j._driver.session() as s:
+                result = s.run(CypherQuery("PROFILE " + cypher),
+                               {"ns": "team", "host": "a", "seq": seq, "id": "", "limit": limit})
+                got = result.single()["rows"]
+                profile = result.consume().profile
+            found = list(ops(profile))
+            names = [p["operatorType"].split("@")[0] for p in found]
+            assert not any(o in ("NodeByLabelScan", "AllNodesScan") for o in names), names
+            assert not any(o.endswith(("Top", "Sort")) for o in names), names  # the index's order, unsorted
+            leaves = [p for p in found if not p.get("children")]
+            # the rows the plan read from the graph: about a page, not the episodes before or after the cursor
+            read = max(p.get("rows", 0) for p in leaves if not p["operatorType"].startswith("Argument"))
+            assert read <= 2 * limit, (names, read)
+            assert got and [r["seq"] for r in got] == sorted(r["seq"] for r in got)
+            assert got[0]["seq"] >= seq
+    finally:
+        m.close()

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import BaseModel, ValidationError
 
 from ..models import Episode
+from ..prefetch import prefetch
 from ..tiers.base import one_line
+from ..tiers.neo4j_tier import is_transient
 from . import graph, local
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ class PullReport(BaseModel):
     skipped: int = 0  # rows that were not valid episodes, or this host's own
     ok: bool = True
     error: str = ""
+    caught_up: bool = False  # every other host read to its end (not stopped by max_seconds)
 
 
 def _now() -> str:
@@ -58,6 +61,22 @@ def to_episode(row: dict[str, Any], host: str, namespace: str) -> Episode:
     })
 
 
+def _pages(store, todo: dict[str, tuple[int, str]], page: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """(host, rows) pages of every host in ``todo`` (host -> its cursor), one
+    page of each in turn, until each is caught up: the hosts share a pull's
+    time instead of the first in name order taking all of it."""
+    todo = dict(todo)
+    while todo:
+        for name in list(todo):
+            seq, last = todo[name]
+            rows = graph.page(store, name, seq, last, page)
+            if rows:
+                todo[name] = (rows[-1]["seq"], rows[-1]["id"])
+                yield name, rows
+            if len(rows) < page:
+                del todo[name]
+
+
 def pull(memory: "Memory", max_seconds: float = 60.0, page: int = PAGE) -> PullReport:
     """Pull every other host's new episodes (until caught up or ``max_seconds``)."""
     report = PullReport()
@@ -70,39 +89,52 @@ def pull(memory: "Memory", max_seconds: float = 60.0, page: int = PAGE) -> PullR
     until = time.monotonic() + max_seconds
     try:
         store.breaker.before_call()
+        todo: dict[str, tuple[int, str]] = {}
         for h in graph.hosts(store, me.host):
-            name = h["name"]
-            seq, last = local.cursor(sqlite.team(), name)
+            seq, last = local.cursor(sqlite.team(), h["name"])
             if h["seq"] is not None and seq > h["seq"]:
                 continue  # nothing after the cursor (or a graph rebuilt behind it: ars sync pull --reset)
-            while time.monotonic() < until:
-                rows = graph.page(store, name, seq, last, page)
-                if not rows:
+            todo[h["name"]] = (seq, last)
+        # the next page is read while this one is stored (the read waits on the
+        # server, the store is this host's CPU); the cursor that counts is the
+        # one stored with each page, so a page read ahead and dropped is only re-read
+        pages = prefetch(_pages(store, todo, page), name="ars-pull-read")
+        try:
+            report.caught_up = True
+            for name, rows in pages:
+                report.pulled += _store(sqlite, me, name, rows, report)
+                if time.monotonic() >= until:
+                    report.caught_up = False
                     break
-                eps = []
-                for r in rows:
-                    try:
-                        eps.append(to_episode(r, name, me.namespace))
-                    except (ValidationError, ValueError, TypeError):
-                        report.skipped += 1
-                own = local.own_ids(sqlite.team(), [e.id for e in eps], me)
-                if own:
-                    report.skipped += len(own)
-                    eps = [e for e in eps if e.id not in own]
-                seq, last = rows[-1]["seq"], rows[-1]["id"]
-                # the index terms the writing host stored with each episode
-                terms = {r["id"]: r["terms"] for r in rows if isinstance(r.get("terms"), str)}
-                sqlite.upsert(eps, [f"pull:{name}:{seq}"] * len(eps), terms=terms,
-                              also=lambda c, s=seq, i=last, n=len(eps), h=name: local.move_cursor(c, h, s, i, n, _now()))
-                report.pulled += len(eps)
-                report.hosts[name] = report.hosts.get(name, 0) + len(eps)
-                if len(rows) < page:
-                    break
+        finally:
+            pages.close()
         store.breaker.success()
     except Exception as exc:  # noqa: BLE001 - reported; the cursors hold what was stored
-        store.breaker.failure(one_line(exc))
+        if not is_transient(exc):
+            store.breaker.failure(one_line(exc))
         report.ok, report.error = False, one_line(exc)
     return report
+
+
+def _store(sqlite, me, name: str, rows: list[dict[str, Any]], report: PullReport) -> int:
+    """One page of ``name``'s episodes into SQLite, with its cursor, in one transaction."""
+    eps = []
+    for r in rows:
+        try:
+            eps.append(to_episode(r, name, me.namespace))
+        except (ValidationError, ValueError, TypeError):
+            report.skipped += 1
+    own = local.own_ids(sqlite.team(), [e.id for e in eps], me)
+    if own:
+        report.skipped += len(own)
+        eps = [e for e in eps if e.id not in own]
+    seq, last = rows[-1]["seq"], rows[-1]["id"]
+    # the index terms the writing host stored with each episode
+    terms = {r["id"]: r["terms"] for r in rows if isinstance(r.get("terms"), str)}
+    sqlite.upsert(eps, [f"pull:{name}:{seq}"] * len(eps), terms=terms,
+                  also=lambda c: local.move_cursor(c, name, seq, last, len(eps), _now()))
+    report.hosts[name] = report.hosts.get(name, 0) + len(eps)
+    return len(eps)
 
 
 def reset(memory: "Memory") -> None:

@@ -57,8 +57,12 @@ SCHEMA = [
     "CREATE CONSTRAINT entity_ns_key IF NOT EXISTS FOR (n:Entity) REQUIRE (n.namespace, n.key) IS UNIQUE",
     "CREATE CONSTRAINT topic_ns_name IF NOT EXISTS FOR (t:Topic) REQUIRE (t.namespace, t.name) IS UNIQUE",
     "CREATE CONSTRAINT host_ns_name IF NOT EXISTS FOR (h:Host) REQUIRE (h.namespace, h.name) IS UNIQUE",
-    # The pull reads one host's episodes in push order (core/team/pull.py).
-    "CREATE INDEX episode_pull IF NOT EXISTS FOR (e:Episode) ON (e.namespace, e.host, e.seq)",
+    # The pull reads one host's episodes in push order (core/team/pull.py):
+    # seq, then id for ties, both in the index, so the index hands a page over
+    # in its order and nothing is sorted (with seq alone the planner sometimes
+    # chose to sort everything after the cursor for every page).
+    "DROP INDEX episode_pull IF EXISTS",  # its older form, (namespace, host, seq)
+    "CREATE INDEX episode_push_order IF NOT EXISTS FOR (e:Episode) ON (e.namespace, e.host, e.seq, e.id)",
     # Eventually consistent: Lucene applies updates after the commit instead of
     # inside it (several times faster bulk sync); upsert() waits for the
     # refresh, so what it wrote is searchable when it returns.
@@ -75,15 +79,27 @@ SCHEMA = [
 # of the server's time). An upsert replaces an episode's mentions and tags: the
 # old edges go first, so the new ones are CREATEd. ``collect`` keeps the order
 # of the rows it is given (UNWIND order), which the positions rely on.
+#
+# Lock order: hosts pushing at once share the namespace's entities and topics
+# (the popular ones are in nearly every batch), and creating an edge locks its
+# nodes. Locked in the order the edges came, two batches deadlocked: the
+# server aborted one (bench/team_sync.py saw it several times a run, and each
+# abort opened the pushing host's breaker for a cooldown). So every batch
+# first takes a write lock on each of its entities, then each of its topics,
+# in one global order (GraphBatch.of sorts both lists by key; ``SET`` then
+# ``REMOVE`` of a property takes the lock and leaves the node as it was):
+# two batches that share nodes now wait for each other instead of deadlocking.
 UPSERT_BATCH = """
 CALL () {
   UNWIND $entities AS x
   MERGE (n:Entity {namespace: $ns, key: x.key}) ON CREATE SET n.name = x.name, n.type = x.type
+  SET n._lock = true REMOVE n._lock
   RETURN collect(n) AS ents
 }
 CALL () {
   UNWIND $topics AS name
   MERGE (t:Topic {namespace: $ns, name: name})
+  SET t._lock = true REMOVE t._lock
   RETURN collect(t) AS tags
 }
 UNWIND $rows AS r
@@ -314,28 +330,33 @@ class GraphBatch:
                     terms[e.id] = index_text(e.search_text())
             contexts = batch_contexts(eps, terms)
         ids = {e.id for e in eps}
-        entity_at: dict[str, int] = {}
-        topic_at: dict[str, int] = {}
-        entities: list[dict[str, str]] = []
+        # the distinct entities (the first name and type seen) and topics,
+        # then sorted: the write locks them in this order (see UPSERT_BATCH)
+        first: dict[str, dict[str, str]] = {}
+        for e in eps:
+            for ent in e.entities:
+                first.setdefault(ent.name.lower(), {"key": ent.name.lower(), "name": ent.name, "type": ent.type})
+        relations = [{"src": r.src, "dst": r.dst, "rel": r.rel, "src_key": r.src.lower(), "dst_key": r.dst.lower()}
+                     for e in eps for r in e.relations]
+        for r in relations:  # locked with the others (UPSERT_RELATIONS MERGEs them as concepts too)
+            first.setdefault(r["src_key"], {"key": r["src_key"], "name": r["src"], "type": "concept"})
+            first.setdefault(r["dst_key"], {"key": r["dst_key"], "name": r["dst"], "type": "concept"})
+        entities = [first[k] for k in sorted(first)]
+        entity_at = {x["key"]: i for i, x in enumerate(entities)}
+        topics = sorted({t for e in eps for t in e.topics if t})
+        topic_at = {t: i for i, t in enumerate(topics)}
         rows: list[dict[str, Any]] = []
         for e in eps:
-            mentions: dict[int, None] = {}  # positions, once each: the write CREATEs the edges
-            for ent in e.entities:
-                key = ent.name.lower()
-                i = entity_at.get(key)
-                if i is None:
-                    i = entity_at[key] = len(entities)
-                    entities.append({"key": key, "name": ent.name, "type": ent.type})
-                mentions[i] = None
-            tags = {topic_at.setdefault(t, len(topic_at)): None for t in e.topics if t}
+            # positions, once each (the write CREATEs the edges), in the episode's own order
+            mentions = dict.fromkeys(entity_at[ent.name.lower()] for ent in e.entities)
+            tags = dict.fromkeys(topic_at[t] for t in e.topics if t)
             rows.append({"id": e.id, "props": episode_props(e, terms.get(e.id), contexts.get(e.id, "")),
                          "mentions": list(mentions), "topics": list(tags)})
         return cls(
             episodes=rows,
             entities=entities,
-            topics=list(topic_at),
-            relations=[{"src": r.src, "dst": r.dst, "rel": r.rel, "src_key": r.src.lower(), "dst_key": r.dst.lower()}
-                       for e in eps for r in e.relations],
+            topics=topics,
+            relations=relations,
             follows=[{"id": e.id, "prev": e.meta["prev"]} for e in eps if e.meta.get("prev")],
             contexts=[{"id": i, "context": c} for i, c in contexts.items() if i not in ids],
         )
@@ -363,6 +384,16 @@ def _again_after_deadlock(fn):
             if "Deadlock" not in (exc.code or "") or attempt == DEADLOCK_RETRIES:
                 raise
             time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether the server refused a transaction for a passing reason (a
+    deadlock that outlived its reruns, a lock or memory limit) rather than
+    being unreachable: worth retrying, and no reason to open the breaker,
+    which would hold this host's push and pull for a whole cooldown."""
+    from neo4j.exceptions import TransientError
+
+    return isinstance(exc, TransientError)
 
 
 def batch_contexts(eps: Sequence[Episode], terms: Mapping[str, str]) -> dict[str, str]:
