@@ -217,6 +217,11 @@ class CheckpointsScreen(DashboardView):
         if node is None:
             return
         self.history[loop_id] = entries
+        # a history is ~100k long-lived objects: kept out of the cyclic collector, whose full
+        # passes over them stalled [ and ] for ~100 ms every second or two (tui/idle_gc.py)
+        idle_gc = getattr(self.app, "idle_gc", None)
+        if idle_gc is not None:
+            idle_gc.freeze_new()
         nodes = self.entry_nodes.setdefault(loop_id, {})
         for e in entries:
             if e.index not in nodes:

@@ -142,6 +142,7 @@ class LoopsScreen(DashboardView):
             self._reprefix()
         reorder = bool(drop)
         key = sort_key(SORTS[self.sort_by][0])
+        fresh: list[tuple[str, tuple]] = []  # rows to add, in one go (KeyedTable.add_keyed_rows)
         for loop_id in changed:
             s = store.states[loop_id]
             self.seen[loop_id] = store.versions[loop_id]
@@ -152,7 +153,7 @@ class LoopsScreen(DashboardView):
             new = self.row(s)
             old = self.cells.get(loop_id)
             if old is None:
-                table.add_row(*new, key=loop_id)
+                fresh.append((loop_id, new))
                 reorder = True
             else:
                 for (col, _label, _w), before, after in zip(COLUMNS, old, new):
@@ -161,6 +162,7 @@ class LoopsScreen(DashboardView):
                 reorder = reorder or key(s) != self._keys.get(loop_id)
             self._keys[loop_id] = key(s)
             self.cells[loop_id] = new
+        table.add_keyed_rows(fresh)
         if drop:
             table.remove_rows(drop)
             for loop_id in drop:
@@ -201,9 +203,8 @@ class LoopsScreen(DashboardView):
             table.fit()
 
     def reorder(self) -> None:
-        key = sort_key(SORTS[self.sort_by][0])
-        states = self.store.states
-        ids = sorted(self.cells, key=lambda i: key(states[i]), reverse=self.reverse)
+        keys = self._keys  # each shown loop's sort key, kept up to date by sync and _resort
+        ids = sorted(self.cells, key=keys.__getitem__, reverse=self.reverse)
         self.table.order_rows(ids)
 
     def follow(self, loop_id: str | None) -> None:
