@@ -439,13 +439,15 @@ class ArsApp(App[None]):
     def switch_mode(self, mode: str):
         """Textual's own: the views redraw what changed when they resume (``sync``)."""
         self._switching = mode != self.current_mode
+        self.__dict__["_switch_hold"] = None
         try:
             return super().switch_mode(mode)
         finally:
-            if self._switching:
-                self._switching = False
+            self._switching = False
+            held = self.__dict__.get("_switch_hold")
+            if held is not None:
                 # the new view handles its ScreenResume (and redraws in it) before this runs
-                self.screen.call_later(self._end_switch_hold)
+                self.screen.call_later(self._end_hold, held, "view")
 
     def delay_update(self, delay: float = 0.05) -> None:
         """Textual's ``switch_mode`` holds every update for a fixed 50 ms so the new
@@ -457,19 +459,15 @@ class ArsApp(App[None]):
             super().delay_update(delay)
             return
         self._begin_batch()
-        held = {"on": True}
+        held = {"on": True, "ended_by": None}
         self.__dict__["_switch_hold"] = held
-        self.set_timer(delay, lambda: self._end_hold(held), name="switch_hold")
+        self.set_timer(delay, lambda: self._end_hold(held, "timer"), name="switch_hold")
 
-    def _end_switch_hold(self) -> None:
-        held = self.__dict__.get("_switch_hold")
-        if held is not None:
-            self._end_hold(held)
-
-    def _end_hold(self, held: dict) -> None:
+    def _end_hold(self, held: dict, by: str) -> None:
         if not held["on"]:
             return  # ended already (by the view, or by the timer)
         held["on"] = False
+        held["ended_by"] = by
         self._end_batch()
         if not self._batch_count:
             self.screen.refresh()

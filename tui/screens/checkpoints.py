@@ -196,6 +196,11 @@ class CheckpointsScreen(DashboardView):
     @on(Tree.NodeHighlighted, "#cp-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
         node = event.node
+        if node.data is not None and node.data == self._shown_data:
+            # a step ([ ]) showed its entry at once: drawing it again when the cursor rests
+            # would only rebuild the same diff; an older pending node must not win either
+            self.cancel_soon("entry")
+            return
         self.soon("entry", lambda: self.show_node(node))
 
     @work(thread=True, group="history")
