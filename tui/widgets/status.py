@@ -8,6 +8,7 @@ views redraw their status cells when the theme changes.
 from __future__ import annotations
 
 import re
+import sys
 from datetime import datetime, timezone
 from functools import lru_cache
 
@@ -86,12 +87,16 @@ def age(ts: datetime | None, now: datetime | None = None) -> str:
     now = now or clock()
     secs = max(0, int((now - ts).total_seconds()))
     if secs < 60:
-        return f"{secs}s"
-    if secs < 3600:
-        return f"{secs // 60}m"
-    if secs < 86400:
-        return f"{secs // 3600}h"
-    return f"{secs // 86400}d"
+        text = f"{secs}s"
+    elif secs < 3600:
+        text = f"{secs // 60}m"
+    elif secs < 86400:
+        text = f"{secs // 3600}h"
+    else:
+        text = f"{secs // 86400}d"
+    # one object per text: a table cell that shows the same age is the same object, so its
+    # render is reused (KeyedTable keeps renders by cell object)
+    return sys.intern(text)
 
 
 def one_line(text: str, limit: int = 200) -> str:

@@ -99,6 +99,49 @@ class KeyedTable(FlexTable):
     ``remove_row`` renumbers every row per call, its ``sort`` sees only cell
     values)."""
 
+    CELLS_KEPT = 4000  # rendered cells kept by content (a few screens of a 6-column table)
+
+    def _render_cell(self, row_index: int, column_index: int, base_style, width: int, cursor: bool = False,
+                     hover: bool = False):
+        """DataTable keys its cell renders by its update count, so any row added, removed or
+        changed re-renders every visible cell (~30 ms for a 160-column screen of loops on a
+        busy CPU): ``w`` off, a filter cleared, the age column ticking. Here a cell's render is
+        also kept by what decides it: the cell object itself (the views keep a loop's cells
+        while the loop does not move), its place (row and column, which the render's mouse
+        metadata holds), width and styles. A cell that is the same object in the same place
+        renders from this cache."""
+        if row_index < 0 or column_index < 0:  # the header and row labels: DataTable's own caching
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        try:
+            row_key = self._row_locations.get_key(row_index)
+            column_key = self._column_locations.get_key(column_index)
+            cell = self._data[row_key][column_key]
+        except KeyError:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        row = self.rows.get(row_key)
+        key = (row_index, column_index, id(cell), width, base_style, cursor, hover, self._show_hover_cursor,
+               self._pseudo_class_state, row.height if row is not None else None, self.show_cursor,
+               self.cursor_type, self.cursor_foreground_priority, self.cursor_background_priority)
+        cache = self.__dict__.get("_cells_by_content")
+        if cache is None:
+            from textual.cache import LRUCache
+
+            cache = self.__dict__["_cells_by_content"] = LRUCache(self.CELLS_KEPT)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is cell:  # the very object (an id can be reused once it is freed)
+            return hit[1]
+        lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        cache[key] = (cell, lines)
+        return lines
+
+    def notify_style_update(self) -> None:
+        before = self._painted_with
+        super().notify_style_update()
+        if self._painted_with != before:  # new colours (a theme): every kept render is stale
+            cache = self.__dict__.get("_cells_by_content")
+            if cache is not None:
+                cache.clear()
+
     def cursor_key(self) -> str | None:
         if not self.row_count:
             return None
