@@ -34,10 +34,10 @@ from core.api import ARS, BadInput
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
+from .idle_gc import IdleCollector
 from .messages import AgentsChanged, EventLogged, LoopsChanged, LoopsListed, SelectLoop, StoreChanged
 from .modals import ConfirmModal, HelpModal, InputModal
 from .screens.loops import LoopsScreen
-from .idle_gc import IdleCollector
 from .store import ATTENTION, LoopStore
 from .widgets.event_log import Event
 from .widgets.status import one_line
