@@ -89,6 +89,7 @@ snap explain
 echo "ok: recall with per-tier scores, explain"
 
 keys 4
+wait_for "Older"  # Checkpoints' own footer key: the view is on screen (the goal name alone could be Recall's)
 wait_for "release-notes-0.2"
 keys "]"
 wait_for "entry #" 30

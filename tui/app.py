@@ -17,14 +17,13 @@ The app calls ``core.api.ARS`` only.
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
@@ -35,6 +34,7 @@ from core.api import ARS, BadInput
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
+from .idle_gc import IdleCollector
 from .messages import AgentsChanged, EventLogged, LoopsChanged, LoopsListed, SelectLoop, StoreChanged
 from .modals import ConfirmModal, HelpModal, InputModal
 from .screens.loops import LoopsScreen
@@ -47,6 +47,7 @@ WATCH_DEBOUNCE_MS = 150
 AGENT_POLL_S = 1.0  # agents' requests are also listed this often (a missed watcher event cannot hide one)
 TOAST_CHARS = 140  # a notice in the corner is at most this long; the event log keeps it whole
 EVENTS_KEPT = 500
+IDLE_GC_CHECK_S = 0.5  # how often the idle collector looks (tui/idle_gc.py)
 
 
 RAN_TITLE = {"done": "Loop done", "waiting_human": "Loop waits for you", "blocked": "Loop blocked",
@@ -112,6 +113,8 @@ class ArsApp(App[None]):
         self._held: list[dict[str, Any]] = []  # notices held while a decision dialog is open
         self.next_first = False  # n from another view: the Inbox selects its oldest item when it shows
         self.recall_samples: deque[tuple[float, float]] = deque(maxlen=300)  # (monotonic s, recall ms)
+        self.idle_gc = IdleCollector()
+        self._switching = False  # inside switch_mode (see delay_update)
 
     # -- start and stop -----------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -119,6 +122,12 @@ class ArsApp(App[None]):
         if self._initial_mode and self._initial_mode != self.DEFAULT_MODE:
             self.switch_mode(self._initial_mode)
         self.load_all()
+        self.set_interval(IDLE_GC_CHECK_S, self.idle_gc.tick)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent):
+            self.idle_gc.input_seen()  # someone is typing: no full collection now
+        await super().on_event(event)
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -234,8 +243,7 @@ class ArsApp(App[None]):
         changes = self.store.replace_all(msg.states, msg.problems)
         # Thousands of loop states are millions of long-lived objects: keep them
         # out of the cyclic collector, whose full passes otherwise stall keys for ~1 s.
-        gc.collect()
-        gc.freeze()
+        self.idle_gc.freeze_now()
         self.running = set(msg.running)
         self._after_change([] if first else changes)
         if first:
@@ -428,6 +436,42 @@ class ArsApp(App[None]):
             self.screen.select_next()  # type: ignore[attr-defined]
 
     # -- navigation -------------------------------------------------------------------------------
+    def switch_mode(self, mode: str):
+        """Textual's own: the views redraw what changed when they resume (``sync``)."""
+        self._switching = mode != self.current_mode
+        self.__dict__["_switch_hold"] = None
+        try:
+            return super().switch_mode(mode)
+        finally:
+            self._switching = False
+            held = self.__dict__.get("_switch_hold")
+            if held is not None:
+                # the new view handles its ScreenResume (and redraws in it) before this runs
+                self.screen.call_later(self._end_hold, held, "view")
+
+    def delay_update(self, delay: float = 0.05) -> None:
+        """Textual's ``switch_mode`` holds every update for a fixed 50 ms so the new
+        screen is not drawn before it is ready: that was 50 ms of every view switch
+        (and of ``n``). A switch holds updates only until the new view has handled
+        its ScreenResume, where it redraws, so the first frame it gets is already
+        current; 50 ms stays the longest hold, as in Textual."""
+        if not self._switching:
+            super().delay_update(delay)
+            return
+        self._begin_batch()
+        held = {"on": True, "ended_by": None}
+        self.__dict__["_switch_hold"] = held
+        self.set_timer(delay, lambda: self._end_hold(held, "timer"), name="switch_hold")
+
+    def _end_hold(self, held: dict, by: str) -> None:
+        if not held["on"]:
+            return  # ended already (by the view, or by the timer)
+        held["on"] = False
+        held["ended_by"] = by
+        self._end_batch()
+        if not self._batch_count:
+            self.screen.refresh()
+
     def action_focus_search(self) -> None:
         focus = getattr(self.screen, "focus_search", None)
         if callable(focus):

@@ -97,6 +97,12 @@ class DashboardView(Screen):
             old.stop()
         timers[name] = self.set_timer(delay, callback)
 
+    def cancel_soon(self, name: str) -> None:
+        """Drop a ``soon`` callback that has not run yet."""
+        old = self.__dict__.setdefault("_soon", {}).pop(name, None)
+        if old is not None:
+            old.stop()
+
     def copy_id(self, text: str | None, what: str = "loop id") -> None:
         """``y``: put an id on the clipboard (OSC 52: works over ssh and in tmux with set-clipboard)."""
         if not text:

@@ -196,6 +196,11 @@ class CheckpointsScreen(DashboardView):
     @on(Tree.NodeHighlighted, "#cp-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
         node = event.node
+        if node.data is not None and node.data == self._shown_data:
+            # a step ([ ]) showed its entry at once: drawing it again when the cursor rests
+            # would only rebuild the same diff; an older pending node must not win either
+            self.cancel_soon("entry")
+            return
         self.soon("entry", lambda: self.show_node(node))
 
     @work(thread=True, group="history")
@@ -217,6 +222,11 @@ class CheckpointsScreen(DashboardView):
         if node is None:
             return
         self.history[loop_id] = entries
+        # a history is ~100k long-lived objects: kept out of the cyclic collector, whose full
+        # passes over them stalled [ and ] for ~100 ms every second or two (tui/idle_gc.py)
+        idle_gc = getattr(self.app, "idle_gc", None)
+        if idle_gc is not None:
+            idle_gc.freeze_new()
         nodes = self.entry_nodes.setdefault(loop_id, {})
         for e in entries:
             if e.index not in nodes:

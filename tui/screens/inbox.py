@@ -180,20 +180,20 @@ class InboxScreen(DashboardView):
             for k in drop:
                 self.cells.pop(k, None)
         shorts = self.shorts(items)
-        added = False
+        fresh: list[tuple[str, tuple]] = []
         for key, r in items.items():
             new = self.row(key, r, shorts[key])
             old = self.cells.get(key)
             if old is None:
-                table.add_row(*new, key=key)
-                added = True
+                fresh.append((key, new))
             else:
                 for (col, _l, _w), before, after in zip(COLUMNS, old, new):
                     if before != after:
                         table.update_cell(key, col, after)
             self.cells[key] = new
+        table.add_keyed_rows(fresh)
         self.items = items
-        if added or drop:
+        if fresh or drop:
             table.order_rows(sorted(items, key=lambda k: (items[k].created_at, k)))  # oldest first: the next one
             table.filled()
         self.empty_state()

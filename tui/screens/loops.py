@@ -132,27 +132,39 @@ class LoopsScreen(DashboardView):
         table = self.table
         store = self.store
         keep = self.selected or table.cursor_key()
+        built = self._built
         if theme:  # status colours come from the theme: redraw every row's cells
             self.seen.clear()
+            built.clear()
         changed, gone = store.changed_since(self.seen)
         for loop_id in gone:
             self.seen.pop(loop_id, None)
+            built.pop(loop_id, None)
         drop = [i for i in gone if i in self.cells]
         if len(store.states) != len(self.prefixes) or any(i not in self.prefixes for i in changed):
             self._reprefix()
         reorder = bool(drop)
         key = sort_key(SORTS[self.sort_by][0])
+        fresh: list[tuple[str, tuple]] = []  # rows to add, in one go (KeyedTable.add_keyed_rows)
         for loop_id in changed:
             s = store.states[loop_id]
-            self.seen[loop_id] = store.versions[loop_id]
+            version = self.seen[loop_id] = store.versions[loop_id]
             if not self.matches(s):
                 if loop_id in self.cells:
                     drop.append(loop_id)
                 continue
-            new = self.row(s)
+            # a filter change matches every loop again: a row whose loop did not move is not rebuilt
+            # (only its age is), so `w` off re-adds 1,000 rows without making 1,000 again
+            was = built.get(loop_id)
+            prefix = self.prefixes.get(loop_id, loop_id)
+            if was is not None and was[0] == version and was[1][0] == prefix:
+                new = (*was[1][:5], age(s.updated_at))
+            else:
+                new = self.row(s)
+            built[loop_id] = (version, new)
             old = self.cells.get(loop_id)
             if old is None:
-                table.add_row(*new, key=loop_id)
+                fresh.append((loop_id, new))
                 reorder = True
             else:
                 for (col, _label, _w), before, after in zip(COLUMNS, old, new):
@@ -161,6 +173,7 @@ class LoopsScreen(DashboardView):
                 reorder = reorder or key(s) != self._keys.get(loop_id)
             self._keys[loop_id] = key(s)
             self.cells[loop_id] = new
+        table.add_keyed_rows(fresh)
         if drop:
             table.remove_rows(drop)
             for loop_id in drop:
@@ -172,6 +185,11 @@ class LoopsScreen(DashboardView):
         self.follow(keep)
         if theme or self.selected in changed or self.shown != self.selected:
             self.show_detail()
+
+    @property
+    def _built(self) -> dict[str, tuple[int, tuple]]:
+        """Each loop's row as last built, with the store version it was built from."""
+        return self.__dict__.setdefault("_built_rows", {})
 
     @property
     def _keys(self) -> dict:
@@ -201,9 +219,8 @@ class LoopsScreen(DashboardView):
             table.fit()
 
     def reorder(self) -> None:
-        key = sort_key(SORTS[self.sort_by][0])
-        states = self.store.states
-        ids = sorted(self.cells, key=lambda i: key(states[i]), reverse=self.reverse)
+        keys = self._keys  # each shown loop's sort key, kept up to date by sync and _resort
+        ids = sorted(self.cells, key=keys.__getitem__, reverse=self.reverse)
         self.table.order_rows(ids)
 
     def follow(self, loop_id: str | None) -> None:
