@@ -33,7 +33,8 @@ class ARS:
         if not state.is_dir():
             if not create:
                 raise BadInput(
-                    f"state directory {state} does not exist: run `ars ingest` first, "
+                    f"state directory {state} does not exist: run `ars ingest` first (a new team host: "
+                    f"`mkdir -p {state}`, then `ars sync run` pulls the namespace), "
                     "or pass --state / set ARS_STATE_DIR to an existing one"
                 )
             private_dir(state)
