@@ -197,7 +197,7 @@ class EmbedSync:
         for i in range(0, len(ids), 500):
             stored = self.store.stored_rows(ids[i : i + 500], model)
             current = {eid: r.vec for eid, r in stored.items()}
-            own_rows = [VectorRow(eid, model, r.text_key, r.own or r.vec) for eid, r in stored.items()]
+            own_rows = [VectorRow(eid, model, r.text_key, r.own) for eid, r in stored.items()]  # own: filled in
             rows = self._in_context(own_rows, model, current)
             if rows:
                 self.store.put(rows, len(rows[0].vec) // 4)
