@@ -364,9 +364,11 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
         term.key("Escape")  # the filter cleared
         time.sleep(0.5)
         if "w Waiting only" in term.screen():
-            ww = term.timed(("w",), lambda b, n: _region(n, 4, 30) != _region(b, 4, 30), presses // 3, rest=0.3)
+            ww = term.timed(("w",), lambda b, n: _region(n, 4, 30) != _region(b, 4, 30), presses, rest=0.3)
             out["w (only waiting/blocked, on/off): key -> table redrawn, p50/p95/max (ms)"] = stat(ww)
         out["rss at the end (MB)"] = term.rss_mb()
+        time.sleep(3.0)  # a pause: the idle collector sweeps what the keys left (tui/idle_gc.py)
+        out["rss after a 3 s pause (MB)"] = term.rss_mb()
     finally:
         term.close()
     return out

@@ -2,8 +2,8 @@
 (never timed; bench/dashboard.py measures the time): a view switch holds the
 screen only until the new view has redrawn, rows enter a table in one pass and
 the same as one by one, ``w`` round-trips its rows, a step in Checkpoints is
-not drawn twice, stale render caches are dropped, and garbage collection waits
-for a pause in the typing."""
+not drawn twice, stale render caches are dropped, a paint looks each style up
+once, and garbage collection waits for a pause in the typing."""
 
 from __future__ import annotations
 
@@ -177,6 +177,48 @@ async def test_a_table_keeps_only_render_caches_of_its_current_rows(demo: Path):
         assert table._update_count == count and set(cells) <= set(table._cell_render_cache.keys())
 
 
+async def test_a_paint_looks_each_style_up_once_and_draws_what_datatable_draws(demo: Path):
+    from textual.css.styles import RenderStyles
+    from textual.dom import DOMNode
+    from textual.widgets import DataTable
+
+    from tui.widgets.table import RowsTable
+
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        ours, plain = RowsTable(zebra_stripes=True), DataTable(zebra_stripes=True)
+        for t in (ours, plain):
+            await app.screen.mount(t)
+            t.styles.height = 8
+            for col in ("a", "b"):
+                t.add_column(col, key=col, width=6)
+            for i in range(12):
+                t.add_row(f"a{i}", f"b{i}", key=f"k{i}")
+        await pilot.pause()
+        walks = []
+        real = DOMNode.rich_style.fget
+        try:
+            DOMNode.rich_style = property(lambda node: walks.append(node) or real(node))  # type: ignore[method-assign]
+            region = ours.size.region
+            for t in (ours, plain):
+                t._clear_caches()  # drawn from scratch, as after a change of rows
+            mine = ours.render_lines(region)
+            ours_walks = len(walks)
+            walks.clear()
+            theirs = plain.render_lines(region)
+            plain_walks = len(walks)
+        finally:
+            DOMNode.rich_style = property(real)  # type: ignore[method-assign]
+        assert [s.text for s in mine] == [s.text for s in theirs]
+        assert [list(s) for s in mine] == [list(s) for s in theirs]  # same segments, same styles
+        assert len(mine) == 8
+        assert 0 < ours_walks <= 5 and plain_walks >= 2 * len(mine)  # each style once, not once per line
+        # outside a paint the styles are read afresh (a theme change is never served stale)
+        assert isinstance(ours.get_component_styles("datatable--header"), RenderStyles)
+        assert ours.__dict__["_paint_styles"] is None
+
+
 # -- Checkpoints -------------------------------------------------------------------------------
 async def test_a_step_draws_its_entry_once_and_a_quick_move_back_keeps_it(demo: Path):
     app = make_app(demo, watch=False)
@@ -229,6 +271,25 @@ def test_the_idle_collector_waits_for_a_pause_and_looks_at_frozen_objects_now_an
         gc.unfreeze()
 
 
+def test_while_keys_come_full_collections_are_rarer_and_the_pause_restores_them():
+    from tui import idle_gc
+
+    now = [1000.0]
+    c = idle_gc.IdleCollector(clock=lambda: now[0])
+    before = gc.get_threshold()
+    try:
+        c.input_seen()
+        assert gc.get_threshold() == (before[0], before[1], max(before[2], idle_gc.TYPING_GEN2))
+        c.input_seen()  # a second key keeps them, and remembers the usual ones, not its own
+        now[0] += idle_gc.IDLE_S / 2
+        assert not c.tick() and gc.get_threshold()[2] == max(before[2], idle_gc.TYPING_GEN2)
+        now[0] += idle_gc.IDLE_S
+        c.tick()
+        assert gc.get_threshold() == before  # the pause: the usual thresholds again
+    finally:
+        gc.set_threshold(*before)
+
+
 async def test_typing_tells_the_idle_collector_and_a_history_is_frozen(demo: Path):
     app = make_app(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -241,4 +302,7 @@ async def test_typing_tells_the_idle_collector_and_a_history_is_frozen(demo: Pat
         fork = loop_of(app, "release-notes-0.2", "active")
         await open_history(pilot, app, fork.loop_id)
         assert gc.get_freeze_count() > frozen  # the history (and what came with it) is out of full passes
+        assert app.idle_gc.typing_thresholds is not None  # keys came: full collections are rarer now
+        usual = app.idle_gc.typing_thresholds
     gc.unfreeze()
+    assert gc.get_threshold() == usual  # the app closed: the process has its usual thresholds back

@@ -131,6 +131,7 @@ class ArsApp(App[None]):
 
     def on_unmount(self) -> None:
         self._stop.set()
+        self.idle_gc.typing_over()  # the thresholds are the process's, not this app's
 
     async def action_quit(self) -> None:
         self._stop.set()
