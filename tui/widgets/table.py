@@ -55,33 +55,26 @@ class RowsTable(DataTable):
             self.__dict__["_paint_styles"] = None
 
     def get_component_styles(self, *names: str):
+        if self.__dict__.get("_paint_styles") is None:
+            return super().get_component_styles(*names)
+        return self._per_paint(names, lambda: _PaintStyles(super(RowsTable, self).get_component_styles(*names)))
+
+    def _per_paint(self, name: str, compute):
         memo = self.__dict__.get("_paint_styles")
         if memo is None:
-            return super().get_component_styles(*names)
-        hit = memo.get(names)
+            return compute()
+        hit = memo.get(name)
         if hit is None:
-            hit = memo[names] = _PaintStyles(super().get_component_styles(*names))
+            hit = memo[name] = compute()
         return hit
 
     @property
     def rich_style(self):
-        memo = self.__dict__.get("_paint_styles")
-        if memo is None:
-            return super().rich_style
-        hit = memo.get("rich_style")
-        if hit is None:
-            hit = memo["rich_style"] = super().rich_style
-        return hit
+        return self._per_paint("rich_style", lambda: super(RowsTable, self).rich_style)
 
     @property
     def background_colors(self):
-        memo = self.__dict__.get("_paint_styles")
-        if memo is None:
-            return super().background_colors
-        hit = memo.get("background_colors")
-        if hit is None:
-            hit = memo["background_colors"] = super().background_colors
-        return hit
+        return self._per_paint("background_colors", lambda: super(RowsTable, self).background_colors)
 
     def _render_lines_cached(self, crop):
         # DataTable's render caches are keyed by its update count, which every row added,
