@@ -183,6 +183,34 @@ async def test_recall_at_80x24_one_scrollbar_and_ids_told_apart(demo: Path):
         assert not hasattr(screen.query_one("#breakdown"), "show_cursor")  # text, not a table with its own bars
 
 
+async def test_the_footer_shows_whole_keys_that_fit_and_always_help(demo: Path):
+    from textual.widgets._footer import FooterKey
+
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        for view in ("1", "2", "3", "4", "5"):
+            await pilot.press(view)
+            await pilot.pause()
+            footer = app.screen.query_one("ArsFooter")
+            await wait_for(pilot, lambda: footer.query(FooterKey), what="the footer's keys")
+            shown = [k for k in footer.query(FooterKey) if k.display]
+            palette = [k for k in shown if k.has_class("-command-palette")]
+            assert len(palette) == 1 and palette[0].region.right == 80  # at the very right edge
+            keys = [k for k in shown if k not in palette]
+            assert any(k.action == "help" for k in keys)
+            assert all(k.region.right <= palette[0].region.x for k in keys)  # none under the palette
+            assert all(k.region.width == footer._width(k) - k.styles.margin.width for k in keys)  # whole keys
+        await pilot.press("1")
+        await pilot.pause()
+        footer = app.screen.query_one("ArsFooter")
+        left_out = [k for k in footer.query(FooterKey) if not k.display]
+        await pilot.resize_terminal(160, 48)
+        await wait_for(pilot, lambda: all(k.display for k in footer.query(FooterKey)),
+                       what="every key shown at 160 columns")
+        assert left_out  # 80 columns had left some out: the widening brought them back
+
+
 def test_short_ids_keep_the_part_that_differs():
     from tui.widgets.status import short_ids, unique_prefixes
 

@@ -356,7 +356,10 @@ class HelpModal(ModalScreen[None]):
             for section, rows in HELP.items():
                 yield Static(f"[b $accent]{escape(section)}[/]", classes="section")
                 for key, what in rows:
-                    yield Static(f"  [b]{escape(key):<8}[/] {escape(what)}", classes="row")
+                    # two columns, so a long description wraps under itself, not under the keys
+                    with Horizontal(classes="row"):
+                        yield Static(f"[b]{escape(key)}[/]", classes="key")
+                        yield Static(escape(what), classes="what")
             yield Static("escape closes", id="hint")
 
     def action_close(self) -> None:

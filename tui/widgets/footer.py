@@ -1,11 +1,20 @@
 """The footer every view shares: Textual's, redrawn only when the keys it
 shows change. Textual's own footer rebuilds (and restyles) every key on each
 bindings signal, and a view switch or a focus change sends several: that was
-most of what a view switch cost."""
+most of what a view switch cost.
+
+Keys that do not fit beside the palette key are left out, last first: Textual's
+footer scrolls them under the palette, which showed half a key at 80 columns
+("n Next w") and, through the palette's margin, a letter of it in the last
+column."""
 
 from __future__ import annotations
 
+from textual.events import Resize
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+ALWAYS = ("help",)  # actions whose key is never left out
 
 
 class ArsFooter(Footer):
@@ -29,3 +38,31 @@ class ArsFooter(Footer):
             return
         self.__dict__["_drawn"] = shown
         await self.recompose()
+        self.fit()
+
+    def on_resize(self, _event: Resize) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Show the keys, in order, while they fit beside the palette key; hide the rest."""
+        if not self.size.width:
+            return
+        keys = [k for k in self.query(FooterKey) if not k.has_class("-command-palette")]
+        palette = [k for k in self.query(FooterKey) if k.has_class("-command-palette")]
+        # help always shows (it lists every key, the left-out ones too), then the rest in order
+        kept = [k for k in keys if k.action in ALWAYS]
+        room = self.size.width - sum(self._width(k) for k in palette + kept)
+        used = 0
+        for k in keys:
+            if k.action in ALWAYS:
+                continue
+            used += self._width(k)
+            k.display = used <= room
+
+    @staticmethod
+    def _width(key: FooterKey) -> int:
+        # from the key's text and its CSS box, so a hidden key is measured as it would show
+        from textual.geometry import Size
+
+        content = key.get_content_width(Size(0, 0), Size(0, 0))
+        return content + key.styles.gutter.width + key.styles.margin.width
