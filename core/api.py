@@ -247,10 +247,16 @@ class ARS:
         """Continue a loop from its checkpoint (after a crash, or once a decision is recorded)."""
         return self.loops.run(loop_id)
 
-    def loop_list(self) -> "tuple[list[LoopState], list[str]]":
-        """Every loop's latest state (newest first) and one line per unreadable checkpoint."""
-        listing = self.loops.store.list()
+    def loop_list(self, bases: "list[str] | None" = None) -> "tuple[list[LoopState], list[str]]":
+        """Every loop's latest state (newest first) and one line per unreadable checkpoint;
+        only the loops of ``bases`` (from ``loop_bases``) when given."""
+        listing = self.loops.store.list(bases)
         return listing.states, [f"{p.file}: {p.error}" for p in listing.problems]
+
+    def loop_bases(self) -> "list[str]":
+        """Every loop's checkpoint file base, the most recently written first, without reading
+        one: to list the loops a person sees first, then the rest (``loop_list(bases)``)."""
+        return self.loops.store.bases()
 
     def loop_show(self, loop_id: str) -> "LoopState":
         loaded = self.loops.store.load(loop_id)

@@ -103,6 +103,25 @@ def test_corrupted_checkpoint_is_reported_by_name_and_the_others_load(state_dir,
     assert r.returncode == 1 and cp.name in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+def test_bases_come_newest_written_first_and_list_reads_only_those_given(state_dir, memory):
+    eng = engine(state_dir, memory)
+    ids = [eng.run(eng.create(goal([{"action": "a", "outcome": "pass"}], goal_id=f"g{i}")).loop_id).loop_id
+           for i in range(3)]
+    paths = {i: eng.store.latest_path(eng.store.load(i).state) for i in ids}
+    base_of = {i: paths[i].name[: -len(".json")] for i in ids}
+    # written in the order 1, 2, 0 (by file time, not by name or by what the states say)
+    for n, i in enumerate((ids[1], ids[2], ids[0])):
+        for f in (paths[i], paths[i].with_name(base_of[i] + ".history.jsonl")):
+            os.utime(f, ns=(1_000_000_000 * (n + 1),) * 2)
+    (eng.store.dir / "notes.txt").write_text("not a loop")
+    assert eng.store.bases() == [base_of[ids[0]], base_of[ids[2]], base_of[ids[1]]]
+    head = eng.store.list(eng.store.bases()[:2])
+    assert {s.loop_id for s in head.states} == {ids[0], ids[2]} and not head.problems
+    assert {s.loop_id for s in eng.store.list().states} == set(ids)
+    assert eng.store.list([]).states == []
+    assert CheckpointStore(state_dir / "nowhere").bases() == []
+
+
 def test_corrupted_checkpoint_with_history_is_rebuilt_and_said_so(state_dir, memory):
     eng = engine(state_dir, memory)
     s = eng.run(eng.create(goal([{"action": "restart nginx", "tool": "shell", "args": {"cmd": "true"}}])).loop_id)

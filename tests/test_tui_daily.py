@@ -183,6 +183,41 @@ async def test_recall_at_80x24_one_scrollbar_and_ids_told_apart(demo: Path):
         assert not hasattr(screen.query_one("#breakdown"), "show_cursor")  # text, not a table with its own bars
 
 
+async def test_the_newest_loops_show_first_while_the_rest_load(demo: Path, monkeypatch):
+    import threading
+
+    from tui import app as app_module
+
+    monkeypatch.setattr(app_module, "FIRST_LOOPS", 3)
+    app = make_app(demo, watch=False)
+    newest = app.ars.loop_bases()[:3]
+    reads: list[list[str] | None] = []
+    rest_may_load = threading.Event()
+    real = app.ars.loop_list
+
+    def loop_list(bases=None):  # the same listing; the second read (the rest) waits until we have looked
+        reads.append(bases)
+        if len(reads) == 2:
+            rest_may_load.wait(20)
+        return real(bases)
+
+    app.ars.loop_list = loop_list
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = app.screen.query_one("#loops-table")
+        await wait_for(pilot, lambda: table.row_count, what="the first loops")
+        await pilot.pause()
+        assert not app.store.loaded and reads == [newest, app.ars.loop_bases()[3:]]
+        shown = {table.get_row_at(i)[0] for i in range(table.row_count)}
+        assert table.row_count == 3 and shown == {app.screen.prefixes.get(i, i) for i in app.store.states}
+        assert "3 of 8 loops · loading" in str(app.live_status)
+        assert "Loading loops" in text_of(app.screen.query_one("#loops-empty"))
+        rest_may_load.set()
+        await loaded(pilot)
+        assert table.row_count == 8 and "8 loops · " in str(app.live_status) and "of" not in str(app.live_status)
+        assert not app.screen.query_one("#loops-empty").display
+        assert titles(app) == []  # what the start found is not news: no notices for the first loops
+
+
 async def test_the_footer_shows_whole_keys_that_fit_and_always_help(demo: Path):
     from textual.widgets._footer import FooterKey
 

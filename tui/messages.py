@@ -18,6 +18,16 @@ class LoopsListed(Message):
         self.running = running
 
 
+class LoopsArriving(Message):
+    """The first screenful of a start-up listing (the newest loops); a LoopsListed follows."""
+
+    def __init__(self, states: list[LoopState], running: set[str], total: int):
+        super().__init__()
+        self.states = states
+        self.running = running
+        self.total = total
+
+
 class LoopsChanged(Message):
     """Some loops changed on disk (the watcher), or an action of ours finished."""
 

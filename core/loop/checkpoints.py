@@ -338,19 +338,34 @@ class CheckpointStore:
             raise _not_a_file(history, "history")
         return read_history(history)
 
-    def list(self) -> Listing:
+    def bases(self) -> list[str]:
+        """Every loop's file base (``<goal>__<loop>``), the most recently written first:
+        one directory scan and no file read, so a front end can list the loops a person
+        sees first before it reads the rest (reading and checking a state is ~1.5 ms)."""
+        if not self.dir.is_dir():
+            return []
+        newest: dict[str, int] = {}
+        with os.scandir(self.dir) as entries:
+            for e in entries:
+                base = _base_name(e.name)
+                if base is None:
+                    continue
+                try:
+                    mtime = e.stat().st_mtime_ns
+                except OSError:  # gone since the scan: it sorts last, and list() says what it found
+                    mtime = 0
+                newest[base] = max(mtime, newest.get(base, 0))
+        return sorted(newest, key=lambda b: (-newest[b], b))
+
+    def list(self, bases: list[str] | None = None) -> Listing:
+        """Every loop's latest state, newest first (or those of ``bases``, from ``bases()``)."""
         states: list[LoopState] = []
         problems: list[Problem] = []
         if not self.dir.is_dir():
             return Listing(states, problems)
-        seen: set[str] = set()
-        for p in sorted(self.dir.iterdir()):
-            base = _base_name(p.name)
-            if base is None:
-                continue
-            if base in seen:
-                continue
-            seen.add(base)
+        if bases is None:
+            bases = sorted({b for b in (_base_name(p.name) for p in self.dir.iterdir()) if b is not None})
+        for base in bases:
             latest = self.dir / f"{base}.json"
             history = self.dir / f"{base}.history.jsonl"
             try:
