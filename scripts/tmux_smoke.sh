@@ -79,6 +79,7 @@ keys 3
 keys /
 keys "neo4j outage" Enter
 wait_for "sqlite ok" 30
+wait_for "dense ok"  # `ars demo` embedded the episodes: the dense tier answers from the start
 wait_for "Score ·"
 snap recall
 keys x

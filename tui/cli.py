@@ -889,6 +889,13 @@ def demo(
     if no_tui or as_json:
         return
     with open_ars(Path(report.state_dir)) as ars:
+        if not report.reused and settings.embedder != "off":
+            # what `ars sync run` would do next: the dense tier then shows in the dashboard's recall and
+            # health views from the start (ingest never waits for the model; the demo runs it once)
+            err.print("[dim]embedding the episodes for the dense tier (ars sync run)[/]", highlight=False)
+            emb = ars.sync_run(max_seconds=120).embeddings
+            if emb is not None and not emb.ok:
+                err.print(f"[yellow]dense tier not embedded: {_esc(emb.error)}[/]", highlight=False)
         _open_dashboard(ars, view=view)
 
 
