@@ -207,6 +207,10 @@ async def test_the_newest_loops_show_first_while_the_rest_load(demo: Path, monke
         await wait_for(pilot, lambda: table.row_count, what="the first loops")
         await pilot.pause()
         assert not app.store.loaded and reads == [newest, app.ars.loop_bases()[3:]]
+        # one of the first loops moves while the rest load: the full listing has its new state
+        moved = next(s for s in app.store.states.values() if s.status == "active")
+        with open_ars(demo) as other:
+            other.loop_cancel(moved.loop_id, "cancelled while the dashboard was loading")
         shown = {table.get_row_at(i)[0] for i in range(table.row_count)}
         assert table.row_count == 3 and shown == {app.screen.prefixes.get(i, i) for i in app.store.states}
         assert "3 of 8 loops · loading" in str(app.live_status)
@@ -214,6 +218,7 @@ async def test_the_newest_loops_show_first_while_the_rest_load(demo: Path, monke
         rest_may_load.set()
         await loaded(pilot)
         assert table.row_count == 8 and "8 loops · " in str(app.live_status) and "of" not in str(app.live_status)
+        assert reads[2] == newest and app.store.states[moved.loop_id].status == "aborted"
         assert not app.screen.query_one("#loops-empty").display
         assert titles(app) == []  # what the start found is not news: no notices for the first loops
 
