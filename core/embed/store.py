@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ..fsutil import create_private, private_dir
+from ..sqlite_in import rows_in
 
 from . import VECTORS_FILE
 # 32 KB pages: a 512-dim vector is a 2 KB row, and SQLite's default 4 KB page
@@ -159,42 +160,22 @@ class VectorStore:
 
     def keys_of(self, episode_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """episode id -> (model, text key) of its stored vector."""
-        out: dict[str, tuple[str, str]] = {}
-        conn = self._conn()
-        ids = list(episode_ids)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for eid, model, key in conn.execute(
-                    f"SELECT episode_id, model, text_key FROM vectors WHERE episode_id IN ({','.join('?' * len(chunk))})",
-                    chunk):
-                out[eid] = (model, key)
-        return out
+        rows = rows_in(self._conn(), "SELECT episode_id, model, text_key FROM vectors WHERE episode_id IN ({in})",
+                       episode_ids)
+        return {eid: (model, key) for eid, model, key in rows}
 
     def stored_rows(self, episode_ids: Sequence[str], model: str) -> dict[str, VectorRow]:
         """episode id -> its stored row, for those with a vector of ``model``
         (``own`` filled in: the searched vector when the two are the same)."""
-        out: dict[str, VectorRow] = {}
-        conn = self._conn()
-        ids = list(dict.fromkeys(episode_ids))
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            for eid, key, vec, own in conn.execute(
-                    "SELECT episode_id, text_key, vec, own FROM vectors WHERE model = ?"
-                    f" AND episode_id IN ({','.join('?' * len(chunk))})", [model, *chunk]):
-                out[eid] = VectorRow(eid, model, key, vec, own if own is not None else vec)
-        return out
+        rows = rows_in(self._conn(), "SELECT episode_id, text_key, vec, own FROM vectors"
+                                     " WHERE model = ? AND episode_id IN ({in})", dict.fromkeys(episode_ids),
+                       before=[model])
+        return {eid: VectorRow(eid, model, key, vec, own if own is not None else vec) for eid, key, vec, own in rows}
 
     def own_of(self, episode_ids: Sequence[str]) -> dict[str, bytes | None]:
         """episode id -> its own vector where it differs from the searched one, else None."""
-        out: dict[str, bytes | None] = {}
-        conn = self._conn()
-        ids = list(episode_ids)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            out.update(conn.execute(
-                f"SELECT episode_id, own FROM vectors WHERE episode_id IN ({','.join('?' * len(chunk))})",
-                chunk).fetchall())
-        return out
+        return dict(rows_in(self._conn(), "SELECT episode_id, own FROM vectors WHERE episode_id IN ({in})",
+                            episode_ids))
 
     def max_seq(self) -> int:
         return self._conn().execute("SELECT coalesce(max(seq), 0) FROM vectors").fetchone()[0]

@@ -15,6 +15,8 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from ..sqlite_in import rows_in
+
 if TYPE_CHECKING:
     from ..models import Episode
     from .identity import Identity
@@ -55,16 +57,12 @@ def origin_of(conn: sqlite3.Connection, episode_id: str) -> tuple[str, str] | No
 def origins(conn: sqlite3.Connection, ids: Sequence[str], me: "Identity") -> dict[str, dict[str, str]]:
     """id -> {namespace, host, agent}; an episode from before hosts existed is this host's."""
     out: dict[str, dict[str, str]] = {}
-    for i in range(0, len(ids), 500):
-        chunk = list(ids[i : i + 500])
-        rows = conn.execute(
-            "SELECT e.id, o.namespace, o.host, e.agent, e.source FROM episodes e"
-            " LEFT JOIN episode_origin o ON o.id = e.id"
-            f" WHERE e.id IN ({','.join('?' * len(chunk))})", chunk)
-        for eid, ns, host, agent, source in rows:
-            mine = not host or host == me.host
-            out[eid] = {"namespace": ns or me.namespace, "host": host or me.host,
-                        "agent": me.agent_of(source, agent) if mine else (agent or source)}
+    rows = rows_in(conn, "SELECT e.id, o.namespace, o.host, e.agent, e.source FROM episodes e"
+                         " LEFT JOIN episode_origin o ON o.id = e.id WHERE e.id IN ({in})", ids)
+    for eid, ns, host, agent, source in rows:
+        mine = not host or host == me.host
+        out[eid] = {"namespace": ns or me.namespace, "host": host or me.host,
+                    "agent": me.agent_of(source, agent) if mine else (agent or source)}
     return out
 
 
@@ -88,14 +86,9 @@ def move_cursor(conn: sqlite3.Connection, host: str, seq: int, last_id: str, n: 
 
 def own_ids(conn: sqlite3.Connection, ids: Sequence[str], me: "Identity") -> set[str]:
     """Of ``ids``, those this host wrote itself (a pull never overwrites them)."""
-    out: set[str] = set()
-    for i in range(0, len(ids), 500):
-        chunk = list(ids[i : i + 500])
-        out.update(r[0] for r in conn.execute(
-            "SELECT e.id FROM episodes e LEFT JOIN episode_origin o ON o.id = e.id"
-            f" WHERE e.id IN ({','.join('?' * len(chunk))}) AND coalesce(o.host, '') IN ('', ?)",
-            [*chunk, me.host]))
-    return out
+    return {r[0] for r in rows_in(conn, "SELECT e.id FROM episodes e LEFT JOIN episode_origin o ON o.id = e.id"
+                                      " WHERE e.id IN ({in}) AND coalesce(o.host, '') IN ('', ?)", ids,
+                                  after=[me.host])}
 
 
 def counts_by_host(conn: sqlite3.Connection, me: "Identity") -> dict[str, int]:

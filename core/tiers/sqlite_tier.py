@@ -31,6 +31,7 @@ from .. import context as _ctx
 from ..context import context_of, order_key
 from ..text import index_text
 from ..fsutil import create_private, private_dir
+from ..sqlite_in import rows_in
 from ..team import local as team_local
 from .base import DeadlineExceeded, Lookup, guarded
 
@@ -259,11 +260,7 @@ class SqliteStore:
     def _rows_for_ids(self, select: str, episode_ids: Sequence[str]) -> Iterator[tuple]:
         """Rows of ``select`` + `` WHERE e.id IN (...)`` (``e``: episodes), in
         chunks of 500 ids (SQLite caps the parameters of one statement)."""
-        conn = self._conn()
-        ids = list(episode_ids)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            yield from conn.execute(f"{select} WHERE e.id IN ({','.join('?' * len(chunk))})", chunk)
+        yield from rows_in(self._conn(), f"{select} WHERE e.id IN ({{in}})", episode_ids)
 
     def source_keys(self, episode_ids: Sequence[str]) -> dict[str, str]:
         """episode id -> source key of its stored version (to skip unchanged ones)."""
@@ -377,11 +374,7 @@ class SqliteStore:
             else:
                 windows[eid] = []
         rowids = sorted({r for rows in windows.values() for r in rows})
-        id_of: dict[int, str] = {}
-        for i in range(0, len(rowids), 500):
-            chunk = rowids[i : i + 500]
-            id_of.update(conn.execute(f"SELECT rowid, id FROM episodes WHERE rowid IN ({','.join('?' * len(chunk))})",
-                                      chunk).fetchall())
+        id_of: dict[int, str] = dict(rows_in(conn, "SELECT rowid, id FROM episodes WHERE rowid IN ({in})", rowids))
         return {eid: [id_of[r] for r in rows if r in id_of] for eid, rows in windows.items()}
 
     def contexts_around(self, episode_ids: Sequence[str]) -> dict[str, str]:
@@ -396,14 +389,8 @@ class SqliteStore:
             if session:
                 before, after = self._window(conn, session, key, rowid)
                 wanted.update(before + after)
-        out: dict[str, str] = {}
-        ids = sorted(wanted)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            out.update(conn.execute(
-                "SELECT e.id, f.context FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"
-                f" WHERE e.rowid IN ({','.join('?' * len(chunk))})", chunk).fetchall())
-        return out
+        return dict(rows_in(conn, "SELECT e.id, f.context FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"
+                                  " WHERE e.rowid IN ({in})", sorted(wanted)))
 
     # -- reads ------------------------------------------------------------------
     def count(self) -> int:

@@ -85,6 +85,9 @@ class LoopsScreen(DashboardView):
         self.selected: str | None = None  # the loop the person selected (the cursor follows it)
         self.want: str | None = None  # a loop to select once its row shows up (a fork)
         self.prefixes: dict[str, str] = {}
+        self._built: dict[str, tuple[int, tuple]] = {}  # each loop's row as last built, and the store version
+        self._keys: dict[str, object] = {}  # each shown loop's sort key (sync and _resort keep them current)
+        self.shown: str | None = None  # the loop Detail shows
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
@@ -186,19 +189,6 @@ class LoopsScreen(DashboardView):
         if theme or self.selected in changed or self.shown != self.selected:
             self.show_detail()
 
-    @property
-    def _built(self) -> dict[str, tuple[int, tuple]]:
-        """Each loop's row as last built, with the store version it was built from."""
-        return self.__dict__.setdefault("_built_rows", {})
-
-    @property
-    def _keys(self) -> dict:
-        return self.__dict__.setdefault("_sort_keys", {})
-
-    @property
-    def shown(self) -> str | None:
-        return self.__dict__.get("_shown")
-
     def _reprefix(self) -> None:
         """Loop ids cut to their unique prefix; when a new loop lengthens them, redraw the id cells."""
         prefixes = unique_prefixes(list(self.store.states))
@@ -287,7 +277,7 @@ class LoopsScreen(DashboardView):
         s = self.store.states.get(loop_id) if loop_id else None
         running = (loop_id in self.app.running) if s is not None and s.status == "active" else None  # type: ignore[attr-defined]
         self.query_one(LoopDetail).show(s, running)
-        self.__dict__["_shown"] = loop_id if s is not None else None
+        self.shown = loop_id if s is not None else None
 
     @on(DataTable.RowHighlighted, "#loops-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -32,6 +32,8 @@ class RowsTable(DataTable):
     before that measurement left a freshly filled table 0 lines tall."""
 
     _painted_with: tuple | None = None  # the styles its cached rows were rendered with
+    _paint_styles: dict | None = None  # during a paint: the styles looked up in it (render_lines)
+    _cached_for: int | None = None  # the update count DataTable's render caches hold rows of
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         header = self.header_height if self.show_header else 0
@@ -48,19 +50,19 @@ class RowsTable(DataTable):
         # on a busy CPU): under every key that moves the cursor or changes the rows. Here each is
         # looked up once per paint, and forgotten after it, so a theme or CSS change is never
         # painted with old colours.
-        self.__dict__["_paint_styles"] = {}
+        self._paint_styles = {}
         try:
             return self._render_lines_cached(crop)
         finally:
-            self.__dict__["_paint_styles"] = None
+            self._paint_styles = None
 
     def get_component_styles(self, *names: str):
-        if self.__dict__.get("_paint_styles") is None:
+        if self._paint_styles is None:
             return super().get_component_styles(*names)
         return self._per_paint(names, lambda: _PaintStyles(super(RowsTable, self).get_component_styles(*names)))
 
     def _per_paint(self, name: str, compute):
-        memo = self.__dict__.get("_paint_styles")
+        memo = self._paint_styles
         if memo is None:
             return compute()
         hit = memo.get(name)
@@ -82,8 +84,8 @@ class RowsTable(DataTable):
         # until 1,000-10,000 newer ones push them out. Dropped here, the caches hold only the
         # rows on screen now: a few thousand fewer objects for every full garbage collection
         # to walk (tui/idle_gc.py) after a filter or a re-sort.
-        if self._update_count != self.__dict__.get("_cached_for"):
-            self.__dict__["_cached_for"] = self._update_count
+        if self._update_count != self._cached_for:
+            self._cached_for = self._update_count
             for cache in (self._row_render_cache, self._cell_render_cache, self._row_renderable_cache,
                           self._line_cache):
                 cache.clear()
@@ -149,6 +151,7 @@ class KeyedTable(FlexTable):
     values)."""
 
     CELLS_KEPT = 4000  # rendered cells kept by content (a few screens of a 6-column table)
+    _cells_by_content = None  # LRUCache: cell render by what decides it (made on the first render)
 
     def _render_cell(self, row_index: int, column_index: int, base_style, width: int, cursor: bool = False,
                      hover: bool = False):
@@ -171,11 +174,11 @@ class KeyedTable(FlexTable):
         key = (row_index, column_index, id(cell), width, base_style, cursor, hover, self._show_hover_cursor,
                self._pseudo_class_state, row.height if row is not None else None, self.show_cursor,
                self.cursor_type, self.cursor_foreground_priority, self.cursor_background_priority)
-        cache = self.__dict__.get("_cells_by_content")
+        cache = self._cells_by_content
         if cache is None:
             from textual.cache import LRUCache
 
-            cache = self.__dict__["_cells_by_content"] = LRUCache(self.CELLS_KEPT)
+            cache = self._cells_by_content = LRUCache(self.CELLS_KEPT)
         hit = cache.get(key)
         if hit is not None and hit[0] is cell:  # the very object (an id can be reused once it is freed)
             return hit[1]
@@ -187,9 +190,8 @@ class KeyedTable(FlexTable):
         before = self._painted_with
         super().notify_style_update()
         if self._painted_with != before:  # new colours (a theme): every kept render is stale
-            cache = self.__dict__.get("_cells_by_content")
-            if cache is not None:
-                cache.clear()
+            if self._cells_by_content is not None:
+                self._cells_by_content.clear()
 
     def cursor_key(self) -> str | None:
         if not self.row_count:
