@@ -72,6 +72,18 @@ def test_bad_input_exits_2_with_one_line(ingested, args, message):
     assert len(lines) == 1 and message in lines[0], r.stderr
 
 
+def test_an_error_prints_its_brackets(tmp_path):
+    # errors are text, not rich markup: the fix they name must reach the person whole
+    r = ars("demo", "--state", str(tmp_path / "demo"), "--no-tui", env={"ARS_EMBEDDER": "bogus"})
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert "ARS_EMBEDDER 'bogus'" in lines[0] and "pip install 'ars[e5]'" in lines[0]
+    weird = tmp_path / "[bold]x"
+    weird.write_text("not a directory")
+    r = ars("recall", "x", "--state", str(weird))
+    assert r.returncode == 2 and "[bold]x" in r.stderr, r.stderr
+
+
 def test_missing_state_directory_exits_2(tmp_path):
     for cmd in (["recall", "x"], ["doctor"]):
         r = ars(*cmd, "--state", str(tmp_path / "nope"))

@@ -42,7 +42,10 @@ STATUS_STYLE = {"ok": "green", "empty": "yellow", "skipped": "dim", "down": "red
 
 
 def fail(message: str, code: int = 2) -> None:
-    err.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    # the message is text, not markup: "pip install 'ars[e5]'" or a path with brackets prints whole
+    err.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -492,17 +495,17 @@ def _loop_call(fn, *, second_decision_fails: bool = False):
     try:
         return fn()
     except AlreadyDecided as exc:
-        fail(_esc(str(exc)), code=1 if second_decision_fails else 2)
+        fail(str(exc), code=1 if second_decision_fails else 2)
     except BadInput as exc:
-        fail(_esc(str(exc)))
+        fail(str(exc))
     except (LoopBusy, CorruptCheckpoint, CorruptRequest) as exc:
-        fail(_esc(str(exc)), code=1)
+        fail(str(exc), code=1)
     except CorruptDecision as exc:
-        fail(_esc(f"{exc}: `ars loop show` says what to do"), code=1)
+        fail(f"{exc}: `ars loop show` says what to do", code=1)
     except OSError as exc:
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        fail(_esc(f"cannot use{where}: {exc.strerror or ' '.join(str(exc).split())[:200]}; check that it is "
-                  "a file you can read and write (move a stray directory or file of that name aside)"), code=1)
+        fail(f"cannot use{where}: {exc.strerror or ' '.join(str(exc).split())[:200]}; check that it is "
+             "a file you can read and write (move a stray directory or file of that name aside)", code=1)
     raise AssertionError("unreachable")
 
 
@@ -826,7 +829,7 @@ def _open_dashboard(ars: ARS, *, record_only: bool = False, view: str = "loops")
     try:
         run(ars, view=view, record_only=record_only)
     except Refused as exc:
-        fail(_esc(str(exc)))
+        fail(str(exc))
 
 
 @app.command("tui")
@@ -844,7 +847,7 @@ def tui_command(
         check_view(view)
         check_not_empty(state)
     except Refused as exc:
-        fail(_esc(str(exc)))
+        fail(str(exc))
     with open_ars(state) as ars:
         _open_dashboard(ars, record_only=record_only, view=view)
 
