@@ -66,7 +66,7 @@ from core.config import Settings  # noqa: E402
 from core.embed.base import embedder_for, embed_text  # noqa: E402
 from core.embed.store import VectorRow, VectorStore, text_key  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
-from core.recall import Memory  # noqa: E402
+from core.recall import FUSION_DEPTH, Memory  # noqa: E402
 from synthetic import make_queries, write_corpus  # noqa: E402
 
 TARGET_FUSED_P95 = 60.0
@@ -186,13 +186,18 @@ def set_embed_cursor_to_end(mem: Memory, model: str) -> None:
 
 
 # -- 5. recall latency -------------------------------------------------------------------------
-def latency(mem: Memory, queries: list[str], systems: list[tuple[str, str | None]], warmup: int) -> list:
+def latency(mem: Memory, queries: list[str], systems: list[tuple], warmup: int) -> list:
+    """(label, tiers[, fusion depth]) per system: a depth sets ``core.recall.FUSION_DEPTH``
+    for that system's queries (1: each tier asked for k hits, as before the depth)."""
+    import core.recall as recall_mod
+
     out = []
+    default_depth = recall_mod.FUSION_DEPTH
     # warm every tier's query path with roomy deadlines first (a cold JVM plans and compiles the
     # Neo4j search in hundreds of ms: under the 250 ms deadline that opens the breaker for the run)
     production = dict(mem.deadlines)
     mem.deadlines = {t: 30.0 for t in production}
-    for label, tiers in systems:
+    for label, tiers, *_ in systems:
         for q in queries[: max(warmup, 40)]:
             mem.recall(q, k=10, tiers=tiers)
     mem.deadlines = production
@@ -200,7 +205,8 @@ def latency(mem: Memory, queries: list[str], systems: list[tuple[str, str | None
         from recall_latency import neo4j_ready
 
         neo4j_ready(mem)
-    for label, tiers in systems:
+    for label, tiers, *depth in systems:
+        recall_mod.FUSION_DEPTH = depth[0] if depth else default_depth
         for q in queries[:warmup]:
             mem.recall(q, k=10, tiers=tiers)
         wall, per = [], {}
@@ -223,6 +229,7 @@ def latency(mem: Memory, queries: list[str], systems: list[tuple[str, str | None
         st += "".join(f" ({t} first error: {e})" for t, e in first_error.items())
         target = f"<= {TARGET_FUSED_P95:.0f}" if tiers is None or "," in (tiers or "") else ""
         out.append([label, f"{pct(wall, 50):.1f}", f"{pct(wall, 95):.1f}", target, tiers_txt, st])
+    recall_mod.FUSION_DEPTH = default_depth
     return out
 
 
@@ -430,10 +437,12 @@ def run(args) -> None:
             if server is not None:
                 systems.insert(0, ("neo4j", "neo4j"))
                 systems += [("fused neo4j+sqlite (no dense: baseline)", "neo4j,sqlite"),
-                            ("fused default (neo4j+sqlite+dense)", None)]
+                            ("fused default, tiers asked for k=10 only (before FUSION_DEPTH)", None, 1),
+                            (f"fused default (neo4j+sqlite+dense), FUSION_DEPTH {FUSION_DEPTH}", None)]
             else:
                 systems += [("fused sqlite (no dense: baseline)", "sqlite"),
-                            ("fused default (sqlite+dense)", None)]
+                            ("fused default, tiers asked for k=10 only (before FUSION_DEPTH)", None, 1),
+                            (f"fused default (sqlite+dense), FUSION_DEPTH {FUSION_DEPTH}", None)]
             lat = latency(mem, queries, systems, args.warmup)
             progress("6. vector search alone")
             vs = vector_search_rows(mem, queries, base, with_sqlite_vec=True)

@@ -20,7 +20,10 @@ other tier recall knows, e.g. ``dense``); ``fused`` (recall's default);
 ``fused3`` (neo4j, sqlite and files fused); ``fused-no<tier>`` (the default
 fusion without that tier); ``fused-rrf60`` / ``fused-rrf10`` / ``fused-score`` /
 ``fused-z`` (the default call's tier answers re-fused another way); ``fused-w<tier><weight>`` (the
-default fusion with one tier's weight changed, e.g. ``fused-wdense0.5``). A ``-noctx`` suffix
+default fusion with one tier's weight changed, e.g. ``fused-wdense0.5``); ``fused-atk`` (each R@k
+from its own ``recall(k=k)`` call, as a caller asking for k gets it: the other systems take every
+R@k from one call at the largest k) and ``fused-atk-depthN`` (the same with
+``core.recall.FUSION_DEPTH`` = N; 1 asks each tier for k hits only). A ``-noctx`` suffix
 runs the system on a second state ingested without session context (the
 baseline of the context change, same run). ``--pairs a:b`` prints the paired
 bootstrap 95 % CI of a - b (R@10 LoCoMo, R@5 MADial) and in how many LoCoMo
@@ -167,7 +170,9 @@ def build_state(base: Path, name: str, episodes: list[dict], settings_kw: dict, 
     return mem
 
 
-def recall_at(ranked: list[str], gold: list[str], k: int) -> float:
+def recall_at(ranked: "list[str] | dict[int, list[str]]", gold: list[str], k: int) -> float:
+    if isinstance(ranked, dict):  # one call per k (fused-atk)
+        ranked = ranked[k]
     top = set(ranked[:k])
     return sum(1 for g in gold if g in top) / len(gold)
 
@@ -177,9 +182,20 @@ def parse_system(s: str) -> tuple[str, bool]:
     return (s[: -len("-noctx")], False) if s.endswith("-noctx") else (s, True)
 
 
-def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict) -> list[str]:
+def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
+               ks: tuple[int, ...] = ()) -> "list[str] | dict[int, list[str]]":
     """The ranked episode ids of one system for one query (``cache`` holds the
     default fused call, whose tier answers the re-fusing systems reuse)."""
+    if base == "fused-atk" or base.startswith("fused-atk-depth"):
+        import core.recall as recall_mod
+
+        saved_depth = recall_mod.FUSION_DEPTH
+        if base != "fused-atk":
+            recall_mod.FUSION_DEPTH = int(base[len("fused-atk-depth"):])
+        try:
+            return {k: [h.episode_id for h in mem.recall(query, k=k).hits] for k in ks}
+        finally:
+            recall_mod.FUSION_DEPTH = saved_depth
     if base in ("fused",) or base.startswith("fused-"):
         if "default" not in cache:
             cache["default"] = mem.recall(query, k=kmax)
@@ -245,7 +261,7 @@ def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_st
                 cache: dict = {}
                 for s in names:
                     t0 = time.perf_counter()
-                    results[s].append(ranked_for(mem, query, parse_system(s)[0], kmax, cache))
+                    results[s].append(ranked_for(mem, query, parse_system(s)[0], kmax, cache, tuple(ks)))
                     lat[s].append((time.perf_counter() - t0) * 1000)
             mem.close()
         for s in systems:

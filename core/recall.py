@@ -38,9 +38,15 @@ from .team.scope import OVERFETCH, Scope, keep_in_scope, parse_scope
 ANSWERED = ("ok", "empty")
 FAILED = ("down", "timeout", "error")
 EXPLAIN_DEADLINE = 10.0
-PREPARE_TIMEOUT = 10.0
+PREPARE_TIMEOUT = 10.0  # a tier's one-time set-up (it opens files, creates a driver: no network)
 MAX_QUERY_CHARS = 4000
-MAX_QUERY_TOKENS = 200  # a tier's one-time set-up (it opens files, creates a driver: no network)
+MAX_QUERY_TOKENS = 200
+# Every tier answers at least this many hits and fusion normalises each tier's
+# scores over them, whatever k: a tier's min-max runs from its best hit to its
+# last, so fusing the top k of each made the order depend on k (on MADial dev
+# the top 5 of k=5, 10 and 30 differed in 63 of 80 queries). With a fixed
+# depth, recall(k=5) is the first 5 of recall(k=FUSION_DEPTH).
+FUSION_DEPTH = 25
 
 
 def _sqlite_files(path: Path) -> list[Path]:
@@ -370,7 +376,8 @@ class Memory:
         q = prepare_query(query)
         wanted = parse_tiers(tiers)
         q.scope = parse_scope(scope)
-        ask = k * OVERFETCH if q.scope else k  # post-filtered tiers need more candidates
+        depth = max(k, FUSION_DEPTH)
+        ask = depth * OVERFETCH if q.scope else depth  # post-filtered tiers need more candidates
         reports: dict[str, TierReport] = {}
         primary = wanted or ["neo4j", "sqlite", *(["dense"] if self.dense_in_default() else [])]
         self.prepare(primary if wanted else [*primary, "files"])
@@ -387,8 +394,10 @@ class Memory:
         origins = self._origins({h.episode_id for r in ordered for h in r.hits if not h.origin})
         if q.scope:
             for r in ordered:
-                r.hits = keep_in_scope(r.hits, q.scope, origins, k)
+                r.hits = keep_in_scope(r.hits, q.scope, origins, depth)
         hits = fuse({r.tier: r.hits for r in ordered if r.hits}, k)
+        for r in ordered:  # each tier's report shows its own top k
+            del r.hits[k:]
         for h in hits:  # where each memory came from (--json, the dashboard)
             h.origin = next((t.origin for t in h.per_tier.values() if t.origin), None) or origins.get(h.episode_id, {})
         degraded = any(r.status in FAILED for r in ordered)

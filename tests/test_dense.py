@@ -418,3 +418,46 @@ def test_cli_sync_run_reports_an_unreachable_embeddings_server_in_one_line(tmp_p
     assert "embeddings: APIConnectionError" in r.stderr and "nothing is lost" in r.stderr
     st = json.loads(_ars("sync", "status", "--json", state=state, env=env).stdout)["embeddings"]
     assert st["not_embedded"] == len(EPISODES) and st["failed"] == 1 and "APIConnectionError" in st["last_error"]
+
+
+# -- fusion depth -------------------------------------------------------------------
+def _mixed_corpus(n: int = 80) -> list[dict]:
+    """Episodes that share words in many combinations, so that two tiers
+    disagree and their scores spread: the case where fusion order can move."""
+    import random
+
+    rnd = random.Random(7)
+    people = ["Alice", "Bob", "Chen", "Dana", "Eli"]
+    things = ["backup", "deploy", "certificate", "dentist", "hiking", "recipe", "kitten", "budget",
+              "invoice", "garden", "piano", "train", "database", "vacation", "laptop", "meeting"]
+    verbs = ["fixed", "planned", "forgot", "discussed", "cancelled", "moved", "bought", "tested"]
+    rows = []
+    for i in range(n):
+        words = rnd.sample(things, 3)
+        rows.append({"id": f"m:{i}", "session_id": f"s{i % 9}",
+                     "text": f"{rnd.choice(people)} {rnd.choice(verbs)} the {words[0]} and the {words[1]}, "
+                             f"then talked about a {words[2]}."})
+    return rows
+
+
+def test_the_first_hits_do_not_depend_on_how_many_are_asked(tmp_path, state_dir):
+    """Each tier's scores are normalised over a fixed depth, not over its top
+    k: asking for 3, 5, 10 or 25 gives the same order, each list the start
+    of the next, and each tier's report lists its own top k."""
+    mem = make_memory(state_dir)
+    try:
+        ingest(mem, [corpus(tmp_path, _mixed_corpus())], fmt="episodes")
+        assert mem.embeddings.run().ok
+        queries = ["who fixed the database backup before the meeting",
+                   "Alice planned a vacation and bought a laptop",
+                   "the kitten, the garden and the piano lessons",
+                   "deploy failed: certificate and invoice problems"]
+        for query in queries:
+            lists = {k: [h.episode_id for h in mem.recall(query, k=k).hits] for k in (3, 5, 10, 25)}
+            for small, big in ((3, 5), (5, 10), (10, 25)):
+                assert lists[small] == lists[big][:small], (query, small, big)
+            r = mem.recall(query, k=5)
+            assert {t.tier for t in r.tiers if t.hits} >= {"sqlite", "dense"}
+            assert all(len(t.hits) <= 5 for t in r.tiers)
+    finally:
+        mem.close()
