@@ -52,6 +52,7 @@ from rank_bm25 import BM25Okapi  # noqa: E402
 
 from core import context as ctx  # noqa: E402
 from core import scoring  # noqa: E402
+from core import recall as recall_mod  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
 from core.recall import Memory  # noqa: E402
@@ -187,8 +188,6 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
     """The ranked episode ids of one system for one query (``cache`` holds the
     default fused call, whose tier answers the re-fusing systems reuse)."""
     if base == "fused-atk" or base.startswith("fused-atk-depth"):
-        import core.recall as recall_mod
-
         saved_depth = recall_mod.FUSION_DEPTH
         if base != "fused-atk":
             recall_mod.FUSION_DEPTH = int(base[len("fused-atk-depth"):])
@@ -198,10 +197,12 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
             recall_mod.FUSION_DEPTH = saved_depth
     if base in ("fused",) or base.startswith("fused-"):
         if "default" not in cache:
-            cache["default"] = mem.recall(query, k=kmax)
+            # asked for the fusion depth: each tier's report then holds every hit the
+            # fusion normalised over, so a re-fusing system sees what fuse() saw
+            cache["default"] = mem.recall(query, k=max(kmax, recall_mod.FUSION_DEPTH))
         res = cache["default"]
         if base == "fused":
-            return [h.episode_id for h in res.hits]
+            return [h.episode_id for h in res.hits][:kmax]
         reports = {r.tier: r.hits for r in res.tiers if r.hits}
         variant = base[len("fused-"):]
         if variant.startswith("no"):
