@@ -66,7 +66,9 @@ from core.config import Settings  # noqa: E402
 from core.embed.base import embedder_for, embed_text  # noqa: E402
 from core.embed.store import VectorRow, VectorStore, text_key  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
-from core.recall import FUSION_DEPTH, Memory  # noqa: E402
+from core import scoring  # noqa: E402
+from core.recall import Memory  # noqa: E402
+from core.scoring import FUSION_DEPTH  # noqa: E402
 from synthetic import make_queries, write_corpus  # noqa: E402
 
 TARGET_FUSED_P95 = 60.0
@@ -187,12 +189,10 @@ def set_embed_cursor_to_end(mem: Memory, model: str) -> None:
 
 # -- 5. recall latency -------------------------------------------------------------------------
 def latency(mem: Memory, queries: list[str], systems: list[tuple], warmup: int) -> list:
-    """(label, tiers[, fusion depth]) per system: a depth sets ``core.recall.FUSION_DEPTH``
+    """(label, tiers[, fusion depth]) per system: a depth sets ``core.scoring.FUSION_DEPTH``
     for that system's queries (1: each tier asked for k hits, as before the depth)."""
-    import core.recall as recall_mod
-
     out = []
-    default_depth = recall_mod.FUSION_DEPTH
+    default_depth = scoring.FUSION_DEPTH
     # warm every tier's query path with roomy deadlines first (a cold JVM plans and compiles the
     # Neo4j search in hundreds of ms: under the 250 ms deadline that opens the breaker for the run)
     production = dict(mem.deadlines)
@@ -206,7 +206,7 @@ def latency(mem: Memory, queries: list[str], systems: list[tuple], warmup: int) 
 
         neo4j_ready(mem)
     for label, tiers, *depth in systems:
-        recall_mod.FUSION_DEPTH = depth[0] if depth else default_depth
+        scoring.FUSION_DEPTH = depth[0] if depth else default_depth
         for q in queries[:warmup]:
             mem.recall(q, k=10, tiers=tiers)
         wall, per = [], {}
@@ -229,7 +229,7 @@ def latency(mem: Memory, queries: list[str], systems: list[tuple], warmup: int) 
         st += "".join(f" ({t} first error: {e})" for t, e in first_error.items())
         target = f"<= {TARGET_FUSED_P95:.0f}" if tiers is None or "," in (tiers or "") else ""
         out.append([label, f"{pct(wall, 50):.1f}", f"{pct(wall, 95):.1f}", target, tiers_txt, st])
-    recall_mod.FUSION_DEPTH = default_depth
+    scoring.FUSION_DEPTH = default_depth
     return out
 
 

@@ -23,7 +23,7 @@ fusion without that tier); ``fused-rrf60`` / ``fused-rrf10`` / ``fused-score`` /
 default fusion with one tier's weight changed, e.g. ``fused-wdense0.5``); ``fused-atk`` (each R@k
 from its own ``recall(k=k)`` call, as a caller asking for k gets it: the other systems take every
 R@k from one call at the largest k) and ``fused-atk-depthN`` (the same with
-``core.recall.FUSION_DEPTH`` = N; 1 asks each tier for k hits only). A ``-noctx`` suffix
+``core.scoring.FUSION_DEPTH`` = N; 1 asks each tier for k hits only). A ``-noctx`` suffix
 runs the system on a second state ingested without session context (the
 baseline of the context change, same run). ``--pairs a:b`` prints the paired
 bootstrap 95 % CI of a - b (R@10 LoCoMo, R@5 MADial) and in how many LoCoMo
@@ -52,7 +52,6 @@ from rank_bm25 import BM25Okapi  # noqa: E402
 
 from core import context as ctx  # noqa: E402
 from core import scoring  # noqa: E402
-from core import recall as recall_mod  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
 from core.recall import Memory  # noqa: E402
@@ -188,18 +187,18 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
     """The ranked episode ids of one system for one query (``cache`` holds the
     default fused call, whose tier answers the re-fusing systems reuse)."""
     if base == "fused-atk" or base.startswith("fused-atk-depth"):
-        saved_depth = recall_mod.FUSION_DEPTH
+        saved_depth = scoring.FUSION_DEPTH
         if base != "fused-atk":
-            recall_mod.FUSION_DEPTH = int(base[len("fused-atk-depth"):])
+            scoring.FUSION_DEPTH = int(base[len("fused-atk-depth"):])
         try:
             return {k: [h.episode_id for h in mem.recall(query, k=k).hits] for k in ks}
         finally:
-            recall_mod.FUSION_DEPTH = saved_depth
+            scoring.FUSION_DEPTH = saved_depth
     if base in ("fused",) or base.startswith("fused-"):
         if "default" not in cache:
             # asked for the fusion depth: each tier's report then holds every hit the
             # fusion normalised over, so a re-fusing system sees what fuse() saw
-            cache["default"] = mem.recall(query, k=max(kmax, recall_mod.FUSION_DEPTH))
+            cache["default"] = mem.recall(query, k=max(kmax, scoring.FUSION_DEPTH))
         res = cache["default"]
         if base == "fused":
             return [h.episode_id for h in res.hits][:kmax]

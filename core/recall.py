@@ -24,6 +24,7 @@ from .errors import BadQuery, first_error
 from .fsutil import fsync_dir
 from .ledger import EPISODE_EVENT, BadEvent, Event, Ledger, content_id
 from .models import TIER_NAMES, Episode, Explanation, RecallResult, TierExplanation, TierReport
+from . import scoring
 from .scoring import Query, fuse
 from .text import index_terms, query_terms, term_of, tokenize
 from .tiers.base import Lookup, Tier, one_line
@@ -41,12 +42,6 @@ EXPLAIN_DEADLINE = 10.0
 PREPARE_TIMEOUT = 10.0  # a tier's one-time set-up (it opens files, creates a driver: no network)
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_TOKENS = 200
-# Every tier answers at least this many hits and fusion normalises each tier's
-# scores over them, whatever k: a tier's min-max runs from its best hit to its
-# last, so fusing the top k of each made the order depend on k (on MADial dev
-# the top 5 of k=5, 10 and 30 differed in 63 of 80 queries). With a fixed
-# depth, recall(k=5) is the first 5 of recall(k=FUSION_DEPTH).
-FUSION_DEPTH = 25
 
 
 def _sqlite_files(path: Path) -> list[Path]:
@@ -376,7 +371,7 @@ class Memory:
         q = prepare_query(query)
         wanted = parse_tiers(tiers)
         q.scope = parse_scope(scope)
-        depth = max(k, FUSION_DEPTH)
+        depth = max(k, scoring.FUSION_DEPTH)  # the order must not depend on k
         ask = depth * OVERFETCH if q.scope else depth  # post-filtered tiers need more candidates
         reports: dict[str, TierReport] = {}
         primary = wanted or ["neo4j", "sqlite", *(["dense"] if self.dense_in_default() else [])]

