@@ -19,6 +19,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape as _esc
 from rich.table import Table
 
 from core.api import ARS, BadInput
@@ -42,10 +43,8 @@ STATUS_STYLE = {"ok": "green", "empty": "yellow", "skipped": "dim", "down": "red
 
 
 def fail(message: str, code: int = 2) -> None:
-    from rich.markup import escape
-
     # the message is text, not markup: "pip install 'ars[e5]'" or a path with brackets prints whole
-    err.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err.print(f"[red]error:[/] {_esc(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -461,8 +460,6 @@ def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 # =============================================================================
 # The autonomous loop: `ars loop ...`, `ars check`, `ars rehydrate` (core/loop)
 # =============================================================================
-from rich.markup import escape as _esc  # noqa: E402
-
 loop_app = typer.Typer(no_args_is_help=True,
                        help="Run and supervise the autonomous loop (observe, orient, decide, act, verify, record).")
 app.add_typer(loop_app, name="loop")

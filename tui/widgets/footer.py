@@ -11,6 +11,7 @@ column."""
 from __future__ import annotations
 
 from textual.events import Resize
+from textual.geometry import Size
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -18,6 +19,9 @@ ALWAYS = ("help",)  # actions whose key is never left out
 
 
 class ArsFooter(Footer):
+    _pending = False  # a redraw is asked for (after the next refresh)
+    _drawn: tuple | None = None  # the keys last drawn (``_shown``)
+
     def _shown(self, screen) -> tuple:
         return tuple((key, b.binding.description, b.binding.action, b.enabled, b.binding.show)
                      for key, b in screen.active_bindings.items())
@@ -26,17 +30,17 @@ class ArsFooter(Footer):
         self._bindings_ready = True
         if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return
-        if self.__dict__.get("_pending"):
+        if self._pending:
             return  # one redraw per refresh, however many signals came
-        self.__dict__["_pending"] = True
+        self._pending = True
         self.call_after_refresh(self._redraw)
 
     async def _redraw(self) -> None:
-        self.__dict__["_pending"] = False
+        self._pending = False
         shown = self._shown(self.screen)
-        if shown == self.__dict__.get("_drawn"):
+        if shown == self._drawn:
             return
-        self.__dict__["_drawn"] = shown
+        self._drawn = shown
         await self.recompose()
         self.fit()
 
@@ -47,8 +51,9 @@ class ArsFooter(Footer):
         """Show the keys, in order, while they fit beside the palette key; hide the rest."""
         if not self.size.width:
             return
-        keys = [k for k in self.query(FooterKey) if not k.has_class("-command-palette")]
-        palette = [k for k in self.query(FooterKey) if k.has_class("-command-palette")]
+        palette, keys = [], []
+        for k in self.query(FooterKey):
+            (palette if k.has_class("-command-palette") else keys).append(k)
         # help always shows (it lists every key, the left-out ones too), then the rest in order
         kept = [k for k in keys if k.action in ALWAYS]
         room = self.size.width - sum(self._width(k) for k in palette + kept)
@@ -62,7 +67,5 @@ class ArsFooter(Footer):
     @staticmethod
     def _width(key: FooterKey) -> int:
         # from the key's text and its CSS box, so a hidden key is measured as it would show
-        from textual.geometry import Size
-
         content = key.get_content_width(Size(0, 0), Size(0, 0))
         return content + key.styles.gutter.width + key.styles.margin.width

@@ -61,13 +61,13 @@ class RowsTable(DataTable):
             return super().get_component_styles(*names)
         return self._per_paint(names, lambda: _PaintStyles(super(RowsTable, self).get_component_styles(*names)))
 
-    def _per_paint(self, name: str, compute):
+    def _per_paint(self, key, compute):
         memo = self._paint_styles
         if memo is None:
             return compute()
-        hit = memo.get(name)
+        hit = memo.get(key)
         if hit is None:
-            hit = memo[name] = compute()
+            hit = memo[key] = compute()
         return hit
 
     @property
