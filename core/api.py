@@ -264,30 +264,67 @@ class ARS:
         return loaded.state
 
     def loop_decide(self, loop_id: str, kind: str, *, note: str = "", args: "dict[str, Any] | None" = None,
-                    request_id: str | None = None, resume: bool = True) -> "LoopState":
-        """Record a person's decision (exactly once per request) and resume the loop."""
+                    request_id: str | None = None, resume: bool = True, signer: Any = None) -> "LoopState":
+        """Record a person's decision (exactly once per request) and resume the loop.
+        With a supervisor key set up, the decision must be signed (``signer``)."""
         from .loop.decisions import decide
 
+        self._require_signer(signer)
         decide(self.state_dir, loop_id, kind, note=note, args=args, request_id=request_id,
-               tools=self.loops.tools, store=self.loops.store)
+               tools=self.loops.tools, store=self.loops.store, signer=signer)
         return self.loops.run(loop_id) if resume else self.loop_show(loop_id)
 
     def loop_approve(self, loop_id: str, note: str = "", request_id: str | None = None,
-                     resume: bool = True) -> "LoopState":
-        return self.loop_decide(loop_id, "approve", note=note, request_id=request_id, resume=resume)
+                     resume: bool = True, signer: Any = None) -> "LoopState":
+        return self.loop_decide(loop_id, "approve", note=note, request_id=request_id, resume=resume, signer=signer)
 
     def loop_reject(self, loop_id: str, reason: str, request_id: str | None = None,
-                    resume: bool = True) -> "LoopState":
-        return self.loop_decide(loop_id, "reject", note=reason, request_id=request_id, resume=resume)
+                    resume: bool = True, signer: Any = None) -> "LoopState":
+        return self.loop_decide(loop_id, "reject", note=reason, request_id=request_id, resume=resume, signer=signer)
 
     def loop_respond(self, loop_id: str, text: str, request_id: str | None = None,
-                     resume: bool = True) -> "LoopState":
-        return self.loop_decide(loop_id, "respond", note=text, request_id=request_id, resume=resume)
+                     resume: bool = True, signer: Any = None) -> "LoopState":
+        return self.loop_decide(loop_id, "respond", note=text, request_id=request_id, resume=resume, signer=signer)
 
     def loop_edit(self, loop_id: str, args: "dict[str, Any]", note: str = "", request_id: str | None = None,
-                  resume: bool = True) -> "LoopState":
+                  resume: bool = True, signer: Any = None) -> "LoopState":
         """Approve the proposed action with new arguments."""
-        return self.loop_decide(loop_id, "edit", note=note, args=args, request_id=request_id, resume=resume)
+        return self.loop_decide(loop_id, "edit", note=note, args=args, request_id=request_id, resume=resume,
+                                signer=signer)
+
+    # -- the supervisor's key (core/inbox/signing.py) ---------------------------------------
+    def supervisor_fingerprint(self) -> str | None:
+        """The fingerprint of the supervisor key in this state directory, or None before
+        ``ars supervisor init``. What a verifier trusts is the pinned one, not this."""
+        from .inbox.signing import public_fingerprint
+
+        return public_fingerprint(self.state_dir)
+
+    def supervisor_init(self, passphrase: bytes, old_passphrase: bytes | None = None) -> str:
+        """Create (or, with the current passphrase, replace) the supervisor's key; its fingerprint."""
+        from .inbox.signing import init
+
+        from .ledger import Event, Ledger, content_id
+
+        fp = init(self.state_dir, passphrase, old_passphrase=old_passphrase)
+        Ledger(self.state_dir).append([Event(content_id("supervisor.key", fp), "supervisor.key",
+                                             {"fingerprint": fp})])
+        return fp
+
+    def supervisor_unlock(self, passphrase: bytes) -> Any:
+        """The supervisor's key unlocked in this process's memory (a ``signing.Signer``)."""
+        from .inbox.signing import unlock
+
+        return unlock(self.state_dir, passphrase)
+
+    def _require_signer(self, signer: Any) -> None:
+        from .inbox.signing import has_key
+        from .inbox.store import SignatureRequired
+
+        if signer is None and has_key(self.state_dir):
+            raise SignatureRequired(
+                f"decisions here are signed with the supervisor's key ({self.supervisor_fingerprint()}): "
+                "run the command on your terminal (it asks for the passphrase) or pass --passphrase-fd N")
 
     def loop_cancel(self, loop_id: str, reason: str = "cancelled by a person") -> "LoopState":
         return self.loops.cancel(loop_id, reason)
@@ -442,13 +479,15 @@ class ARS:
                              + (f"; its open request is {pending.id}" if pending else " open")
                              + " (`ars inbox list` shows the open requests)")
 
-    def inbox_decide(self, request_id: str, verdict: str, note: str = "") -> "InboxRequest":
+    def inbox_decide(self, request_id: str, verdict: str, note: str = "", signer: Any = None) -> "InboxRequest":
         """Decide a request exactly once. A loop's goes through ``loop_decide`` (the
-        loop resumes, as with ``ars loop approve``); an agent's through ``Inbox.decide``."""
+        loop resumes, as with ``ars loop approve``); an agent's through ``Inbox.decide``.
+        With a supervisor key set up, only a signed decision (``signer``) is taken."""
         from .inbox.loops import decided, is_loop_id, split_id
 
+        self._require_signer(signer)
         if not is_loop_id(request_id):
-            return self.inbox.decide(request_id, verdict, note)
+            return self.inbox.decide(request_id, verdict, note, signer=signer)
         from .loop.decisions import describe, read_decision
         from .once import AlreadyDecided
 
@@ -463,16 +502,29 @@ class ARS:
             d = read_decision(self.state_dir, loop_id, req_id)
             raise AlreadyDecided(f"{describe(d) if d else f'request {req_id} of loop {loop_id} was already decided'}; "
                                  "a second decision is refused")
-        state = self.loop_decide(loop_id, verdict, note=note, request_id=req_id)
+        state = self.loop_decide(loop_id, verdict, note=note, request_id=req_id, signer=signer)
         d = read_decision(self.state_dir, loop_id, req_id)
         if d is None:  # not expected: the claim wrote it before the loop resumed
             raise RuntimeError(f"{request_id}: the decision was recorded but cannot be read back")
         return decided(state, req_id, d, before if before.status == "pending" else None)
 
     def request_approval(self, source: str, action: str, details: str = "", risk: str = "medium",
-                         kind: str = "approval", meta: "dict[str, Any] | None" = None) -> "InboxRequest":
-        """A new pending request from an agent (durable when this returns)."""
-        return self.inbox.create(source=source, kind=kind, summary=action, detail=details, risk=risk, meta=meta)
+                         kind: str = "approval", meta: "dict[str, Any] | None" = None, binds: str = "",
+                         expires_in: float | None = None) -> "InboxRequest":
+        """A new pending request from an agent (durable when this returns). ``binds``: what a
+        signed decision is bound to (a tool's name; default the source's kind); ``expires_in``
+        seconds: when nobody waits for it any more."""
+        return self.inbox.create(source=source, kind=kind, summary=action, detail=details, risk=risk, meta=meta,
+                                 binds=binds, expires_in=expires_in)
+
+    def inbox_end(self, request_id: str, how: str, why: str = "") -> bool:
+        """End a request nobody waits for any more (``expire`` or ``withdraw``), exactly
+        once; False when it was already decided or ended."""
+        return self.inbox.end(request_id, how, why)
+
+    def inbox_withdraw(self, request_id: str, why: str = "") -> bool:
+        """The waiter went away (a client disconnected, the call ran, the session stopped)."""
+        return self.inbox.end(request_id, "withdraw", why)
 
     def remember(self, text: str, summary: str | None = None, topics: Sequence[str] = (),
                  session_id: str | None = None, source: str = "manual") -> str:

@@ -12,14 +12,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 _FROM = {"InboxDecision": "models", "InboxRequest": "models",
-         "AlreadyDecided": "store", "CorruptRequest": "store", "Inbox": "store", "UnknownRequest": "store",
+         "AlreadyDecided": "store", "CorruptRequest": "store", "NobodyWaiting": "store",
+         "SignatureRequired": "store", "Inbox": "store", "UnknownRequest": "store",
          "MAX_DETAIL": "store", "MAX_META": "store", "MAX_SUMMARY": "store"}
 
 __all__ = sorted(_FROM)
 
 if TYPE_CHECKING:
     from .models import InboxDecision, InboxRequest
-    from .store import MAX_DETAIL, MAX_META, MAX_SUMMARY, AlreadyDecided, CorruptRequest, Inbox, UnknownRequest
+    from .store import (MAX_DETAIL, MAX_META, MAX_SUMMARY, AlreadyDecided, CorruptRequest, Inbox, NobodyWaiting,
+                        SignatureRequired, UnknownRequest)
 
 
 def __getattr__(name: str) -> Any:

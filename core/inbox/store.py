@@ -10,6 +10,14 @@
   an ``inbox.decision`` ledger event (stable id per request).
 * The request file is never rewritten: its status is derived from whether the
   decision file exists, so ``wait`` only has to ``stat`` one name.
+* Every request ends. One that nobody waits for any more is ended through the
+  same exclusive claim as a decision (``end``: the hook gave up, the MCP client
+  disconnected, the call ran or its session stopped), so a late decision loses
+  the race and is told so ("nobody is waiting for req-...: it expired at ...").
+  A request past its ``expires_at`` reads as expired even before anything
+  claimed that (a waiter killed outright); deciding it records the ending.
+* A decision a person makes while the state directory has a supervisor key is
+  signed (``signer``): what the hook and the loop engine act on.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import os
 import re
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +38,7 @@ from ..fsutil import atomic_write, private_dir
 from ..ledger import Event, Ledger, content_id
 from ..once import AlreadyDecided, create_once, who
 from ..recall import BadQuery
-from .models import KINDS, RISKS, STATUS_OF, STATUSES, VERDICTS, InboxDecision, InboxRequest
+from .models import ENDINGS, KINDS, RISKS, STATUS_OF, STATUSES, VERDICTS, InboxDecision, InboxRequest, now
 
 INBOX = "inbox"
 MAX_SUMMARY = 4_000  # characters
@@ -43,6 +52,14 @@ ID_HINT = "ids look like req-<12 hex> or loop:<loop>:<request> (`ars inbox list`
 
 class UnknownRequest(BadQuery):
     """No such request."""
+
+
+class NobodyWaiting(AlreadyDecided):
+    """A decision on a request that expired or was withdrawn: nobody would act on it."""
+
+
+class SignatureRequired(BadQuery):
+    """The state directory has a supervisor key, and a decision was not signed with it."""
 
 
 class CorruptRequest(RuntimeError):
@@ -101,8 +118,10 @@ class Inbox:
 
     # -- create --------------------------------------------------------------------
     def create(self, *, source: str, kind: str, summary: str, detail: str = "", risk: str = "medium",
-               meta: dict | None = None) -> InboxRequest:
-        """A new pending request; durable (ledger event, then its file) when this returns."""
+               meta: dict | None = None, binds: str = "", expires_in: float | None = None) -> InboxRequest:
+        """A new pending request; durable (ledger event, then its file) when this returns.
+        ``binds`` names what a signed decision on it is bound to (a tool's name, "mcp");
+        ``expires_in`` seconds: nobody waits for it after that."""
         if not isinstance(source, str) or not source.strip():
             raise BadQuery("a request needs a source, e.g. mcp:<client> or claude-code:<session>")
         _cap("source", source, MAX_SOURCE)
@@ -122,8 +141,13 @@ class Inbox:
         except (TypeError, ValueError, RecursionError) as exc:
             raise BadQuery(f"meta must be a JSON object of plain values: {_one_line(str(exc))[:160]}") from None
         _cap("meta (as JSON)", meta_json, MAX_META)
+        if expires_in is not None and not (isinstance(expires_in, (int, float)) and 0 < expires_in <= 30 * 86400):
+            raise BadQuery(f"expires_in must be seconds above 0 and at most 30 days, not {expires_in!r}")
+        created = now()
+        expires = created + timedelta(seconds=float(expires_in)) if expires_in is not None else None
         req = InboxRequest(id=f"req-{uuid.uuid4().hex[:12]}", source=source.strip(), kind=kind,  # type: ignore[arg-type]
-                           summary=_one_line(summary), detail=detail, risk=risk, meta=meta)  # type: ignore[arg-type]
+                           summary=_one_line(summary), detail=detail, risk=risk, meta=meta,  # type: ignore[arg-type]
+                           created_at=created, binds=binds[:200], expires_at=expires)
         body = req.model_dump(mode="json")
         Ledger(self.state_dir).append([Event(content_id("inbox.request", req.id), "inbox.request", body,
                                              ts=req.created_at.isoformat())])
@@ -144,7 +168,7 @@ class Inbox:
     def _with_decision(self, req: InboxRequest) -> InboxRequest:
         d = self.read_decision(req.id)
         if d is None:
-            return req.model_copy(update={"status": "pending", "decision": None})
+            return req.model_copy(update={"status": "expired" if req.expired() else "pending", "decision": None})
         return req.model_copy(update={"status": STATUS_OF[d.verdict], "decision": d})
 
     def get(self, request_id: str) -> InboxRequest:
@@ -183,15 +207,23 @@ class Inbox:
         return out
 
     # -- decide --------------------------------------------------------------------
-    def decide(self, request_id: str, verdict: str, note: str = "", by: str = "") -> InboxRequest:
-        """Take the decision exactly once; ``AlreadyDecided`` (who, what, when) for a second one."""
+    def decide(self, request_id: str, verdict: str, note: str = "", by: str = "", signer=None) -> InboxRequest:
+        """Take the decision exactly once; ``AlreadyDecided`` (who, what, when) for a
+        second one, ``NobodyWaiting`` when the request expired or was withdrawn.
+        ``signer`` (an unlocked ``signing.Signer``) signs it; the caller decides
+        whether an unsigned decision may be taken (``ARS.inbox_decide``)."""
         if verdict not in VERDICTS:
             raise BadQuery(f"unknown verdict {verdict!r}: approve, reject or respond")
         if not isinstance(note, str):
             raise BadQuery("the note must be text")
         req = self.get(request_id)
         if req.decision is not None:
-            raise AlreadyDecided(f"{req.decision.describe(request_id)}; a second decision is refused")
+            raise (NobodyWaiting if req.decision.ended else AlreadyDecided)(
+                f"{req.decision.describe(request_id)}; a second decision is refused"
+                if not req.decision.ended else f"{req.decision.describe(request_id)}: the decision is refused")
+        if req.status == "expired":
+            self.end(request_id, "expire", "nobody was waiting any more", at=req.expires_at)
+            return self.decide(request_id, verdict, note, by, signer)  # reports the ending (or a racing decision)
         allowed = req.allowed()
         if verdict == "edit":
             raise BadQuery(f"request {request_id} is an agent's: it can be approved or rejected as it is, "
@@ -204,11 +236,44 @@ class Inbox:
         if verdict == "respond" and not note.strip():
             raise BadQuery(f"a response needs text: ars inbox respond {request_id} \"your answer\"")
         _cap("the note", note, MAX_NOTE)
-        d = InboxDecision(verdict=verdict, note=note.strip(), decided_by=by or who())  # type: ignore[arg-type]
+        at = now()
+        fields: dict = {}
+        by = by or who()
+        if signer is not None:
+            fields = signer.sign_decision(request_id=request_id, input_hash=req.exact_hash(), verdict=verdict,
+                                          note=note.strip(), decided_at=at)
+            from .signing import short
+
+            by = f"supervisor {short(signer.fingerprint)} ({by})"
+        d = InboxDecision(verdict=verdict, note=note.strip(), decided_by=by, decided_at=at, **fields)  # type: ignore[arg-type]
+        return self._claim(req, d)
+
+    def end(self, request_id: str, how: str, why: str = "", at=None) -> bool:
+        """End a request nobody waits for any more (``how``: expire or withdraw),
+        exactly once: True when this call ended it, False when it was already
+        decided or ended (the first outcome stands)."""
+        if how not in ENDINGS:
+            raise BadQuery(f"unknown ending {how!r}: expire or withdraw")
+        req = self.get(request_id)
+        if req.decision is not None:
+            return False
+        d = InboxDecision(verdict=how, note=_one_line(why)[:MAX_NOTE], decided_by=who(),  # type: ignore[arg-type]
+                          decided_at=at or now())
+        try:
+            self._claim(req, d)
+        except AlreadyDecided:
+            return False
+        return True
+
+    def _claim(self, req: InboxRequest, d: InboxDecision) -> InboxRequest:
+        """Write ``d`` as the request's one outcome (exclusive create), then its ledger event."""
+        request_id = req.id
         if not create_once(self.decision_path(request_id), d.model_dump_json(indent=1).encode()):
             first = self.read_decision(request_id)
             what = first.describe(request_id) if first else f"request {request_id} was already decided"
-            raise AlreadyDecided(f"{what}; a second decision is refused")
+            raise (NobodyWaiting if first is not None and first.ended else AlreadyDecided)(
+                f"{what}; a second decision is refused" if not (first and first.ended)
+                else f"{what}: the decision is refused")
         Ledger(self.state_dir).append([Event(content_id("inbox.decision", request_id), "inbox.decision",
                                              {"request_id": request_id, **d.model_dump(mode="json")},
                                              ts=d.decided_at.isoformat())])

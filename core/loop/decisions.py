@@ -198,7 +198,7 @@ def claim(state_dir: Path, d: Decision) -> None:
 
 def decide(state_dir: Path, loop_id: str, kind: str, *, note: str = "", args: dict[str, Any] | None = None,
            request_id: str | None = None, tools: ToolRegistry | None = None,
-           store: CheckpointStore | None = None) -> Decision:
+           store: CheckpointStore | None = None, signer=None) -> Decision:
     """Record one decision on the loop's open request (it is applied when the loop resumes).
 
     Taken under the loop's run lock, so no engine applies the decision between
@@ -206,11 +206,12 @@ def decide(state_dir: Path, loop_id: str, kind: str, *, note: str = "", args: di
     store = store or CheckpointStore(state_dir)
     store.load(loop_id)  # an unknown loop is bad input before any lock file is made
     with store.lock(loop_id):
-        return _decide_locked(state_dir, store, loop_id, kind, note, args, request_id, tools)
+        return _decide_locked(state_dir, store, loop_id, kind, note, args, request_id, tools, signer)
 
 
 def _decide_locked(state_dir: Path, store: CheckpointStore, loop_id: str, kind: str, note: str,
-                   args: dict[str, Any] | None, request_id: str | None, tools: ToolRegistry | None) -> Decision:
+                   args: dict[str, Any] | None, request_id: str | None, tools: ToolRegistry | None,
+                   signer=None) -> Decision:
     state = store.load(loop_id).state
     p = state.pending_approval
     if request_id is not None and (p is None or request_id != p.request_id):
@@ -236,9 +237,47 @@ def _decide_locked(state_dir: Path, store: CheckpointStore, loop_id: str, kind: 
                  args=args if kind == "edit" else None,
                  original_args=dict(p.action.args) if kind == "edit" and p.action else None,
                  iteration=p.iteration, decided_by=who())
+    if signer is not None:
+        from ..inbox.signing import short
+
+        d = d.model_copy(update={"decided_by": f"supervisor {short(signer.fingerprint)} ({d.decided_by})",
+                                 **signer.sign_decision(request_id=signed_request_id(d), input_hash=decided_hash(p, d),
+                                                        verdict=kind, note=d.note, decided_at=d.decided_at)})
     claim(state_dir, d)
     Ledger(state_dir).append([record_decision_event(d)])
     return d
+
+
+def signed_request_id(d: Decision) -> str:
+    """The id a loop decision's signature names: the inbox's ``loop:<loop>:<request>``."""
+    return f"loop:{d.loop_id}:{d.request_id}"
+
+
+def decided_hash(p: PendingApproval, d: Decision) -> str:
+    """The hash a loop decision signs: of exactly what will run (the edited action for an edit)."""
+    from ..inbox.loops import action_detail
+    from ..inbox.signing import input_hash
+
+    if d.kind == "edit" and p.action is not None:
+        p = p.model_copy(update={"action": p.action.model_copy(update={"args": d.args or {}})})
+    return input_hash("loop", action_detail(p))
+
+
+def verify(state_dir: Path, p: PendingApproval, d: Decision, pin: str | None) -> str:
+    """"" when the engine may act on ``d``; else why not (one line). A state
+    directory with no supervisor key (and no pin) takes unverified decisions:
+    ARS's own loops in the demo; with one, only a decision signed by the pinned
+    key (else the key in the state directory) for this request and this action."""
+    from ..inbox.signing import public_fingerprint, verify_decision
+
+    pin = pin or public_fingerprint(state_dir)
+    if pin is None:
+        return ""
+    payload, why = verify_decision(d.model_dump(mode="json"), pin=pin, request_id=signed_request_id(d),
+                                   input_hash=decided_hash(p, d), now=d.decided_at)
+    if payload is not None and payload.get("verdict") != d.kind:
+        return f"it was signed as {payload.get('verdict')!r}, not {d.kind!r}"
+    return why if payload is None else ""
 
 
 def _validate(p: PendingApproval, kind: str, note: str, args: dict[str, Any] | None,

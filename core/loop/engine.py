@@ -80,6 +80,9 @@ class Engine:
         self.warnings: list[str] = self.store.warnings  # one list: what the store and the engine report
         self._mark = time.monotonic()
         self._policy: Policy | None = None
+        # the supervisor's key this engine trusts (the dashboard pins it at its start);
+        # None: the key in the state directory, if any
+        self.supervisor_pin: str | None = None
 
     # -- policies ------------------------------------------------------------------------
     def policy_for(self, state: LoopState) -> Policy:
@@ -476,6 +479,15 @@ class Engine:
         assert self._policy is not None
         p = state.pending_approval
         assert p is not None and p.request_id == d.request_id
+        if d.kind in ("approve", "edit"):
+            from .decisions import verify
+
+            why = verify(self.state_dir, p, d, self.supervisor_pin)
+            if why:  # never act on it: the approval is taken as a refusal, and said loudly
+                line = f"loop {state.loop_id}: the approval of {d.request_id} was refused: {why}"
+                self.warnings.append(line)
+                d = d.model_copy(update={"kind": "reject", "note": f"approval refused: {why}",
+                                         "args": None})
         mark = self._append_once([record_decision_event(d)], state.ledger_mark)
         common: dict[str, Any] = {"pending_approval": None, "needs_human_input": False, "ledger_mark": mark,
                                   "decisions": [*state.decisions, d]}

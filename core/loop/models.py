@@ -300,7 +300,11 @@ class Decision(BaseModel):
     original_args: dict[str, Any] | None = None
     iteration: int = 0  # the iteration the request was made in
     decided_at: datetime = Field(default_factory=now)
-    decided_by: str = ""  # user@host:pid
+    decided_by: str = ""  # user@host:pid, or "supervisor <key> (user@host:pid)" when signed
+    # The supervisor's signature (core/inbox/signing.py); empty: unverified
+    signed: str = ""
+    signature: str = ""
+    key: str = ""
 
 
 class ParentRef(BaseModel):
