@@ -467,6 +467,9 @@ from tui.commands.mcp import mcp_command  # noqa: E402
 app.command("mcp")(mcp_command)
 from tui.commands.inbox import inbox_app  # noqa: E402
 app.add_typer(inbox_app, name="inbox")
+from tui.commands.supervisor import PassFdOpt, gate_app, signer_for, supervisor_app  # noqa: E402
+app.add_typer(supervisor_app, name="supervisor")
+app.add_typer(gate_app, name="gate")
 from tui.commands.daemon import daemon_app  # noqa: E402
 app.add_typer(daemon_app, name="daemon")
 from tui.commands.agents import register as _register_agents  # noqa: E402
@@ -635,9 +638,16 @@ def loop_show(loop_id: LoopIdArg, state: StateOpt = None, as_json: JsonOpt = Fal
         _show(s, as_json, ars)
 
 
-def _decide(loop_id: str, state: Path | None, as_json: bool, call) -> None:
+def _decide(loop_id: str, state: Path | None, as_json: bool, call, *, sign: str = "",
+            passphrase_fd: int | None = None) -> None:
+    """Run a loop call; ``sign`` (what is decided, for the passphrase prompt): the
+    decision is signed with the supervisor's key when one is set up."""
     with open_ars(state) as ars:
-        s = _loop_call(lambda: call(ars))
+        if sign:
+            signer = signer_for(ars, passphrase_fd, f"{sign} loop {loop_id}")
+            s = _loop_call(lambda: call(ars, signer))
+        else:
+            s = _loop_call(lambda: call(ars))
         _show(s, as_json, ars)
     _loop_exit(s)
 
@@ -645,26 +655,29 @@ def _decide(loop_id: str, state: Path | None, as_json: bool, call) -> None:
 @loop_app.command("approve")
 def loop_approve(loop_id: LoopIdArg, note: Annotated[str, typer.Option("--note", help="why (kept in the ledger)")] = "",
                  request: RequestOpt = None, no_resume: NoResumeOpt = False, state: StateOpt = None,
-                 as_json: JsonOpt = False) -> None:
+                 as_json: JsonOpt = False, passphrase_fd: PassFdOpt = None) -> None:
     """Approve the proposed action and resume the loop."""
-    _decide(loop_id, state, as_json, lambda a: a.loop_approve(loop_id, note, request, not no_resume))
+    _decide(loop_id, state, as_json, lambda a, k: a.loop_approve(loop_id, note, request, not no_resume, signer=k),
+            sign="approve", passphrase_fd=passphrase_fd)
 
 
 @loop_app.command("reject")
 def loop_reject(loop_id: LoopIdArg,
                 reason: Annotated[str, typer.Option("--reason", help="why not (required; kept in the ledger)")] = "",
                 request: RequestOpt = None, no_resume: NoResumeOpt = False, state: StateOpt = None,
-                as_json: JsonOpt = False) -> None:
+                as_json: JsonOpt = False, passphrase_fd: PassFdOpt = None) -> None:
     """Reject the proposed action (or decline a question); the loop follows its policy."""
-    _decide(loop_id, state, as_json, lambda a: a.loop_reject(loop_id, reason, request, not no_resume))
+    _decide(loop_id, state, as_json, lambda a, k: a.loop_reject(loop_id, reason, request, not no_resume, signer=k),
+            sign="reject", passphrase_fd=passphrase_fd)
 
 
 @loop_app.command("respond")
 def loop_respond(loop_id: LoopIdArg, text: Annotated[str, typer.Argument(help="the answer")],
                  request: RequestOpt = None, no_resume: NoResumeOpt = False, state: StateOpt = None,
-                 as_json: JsonOpt = False) -> None:
+                 as_json: JsonOpt = False, passphrase_fd: PassFdOpt = None) -> None:
     """Answer the loop's question (or unblock it with guidance) and resume."""
-    _decide(loop_id, state, as_json, lambda a: a.loop_respond(loop_id, text, request, not no_resume))
+    _decide(loop_id, state, as_json, lambda a, k: a.loop_respond(loop_id, text, request, not no_resume, signer=k),
+            sign="answer", passphrase_fd=passphrase_fd)
 
 
 @loop_app.command("edit")
@@ -672,14 +685,15 @@ def loop_edit(loop_id: LoopIdArg,
               args: Annotated[str, typer.Option("--args", help='the new arguments as a JSON object, e.g. \'{"cmd": "make test"}\'')],
               note: Annotated[str, typer.Option("--note", help="why the change")] = "",
               request: RequestOpt = None, no_resume: NoResumeOpt = False, state: StateOpt = None,
-              as_json: JsonOpt = False) -> None:
+              as_json: JsonOpt = False, passphrase_fd: PassFdOpt = None) -> None:
     """Change the proposed action's arguments, approve it, and resume."""
     from core.loop.goals import parse_json
 
     parsed = _loop_call(lambda: parse_json(args, "--args"))
     if not isinstance(parsed, dict):
         fail("--args must be a JSON object, e.g. '{\"cmd\": \"make test\"}'")
-    _decide(loop_id, state, as_json, lambda a: a.loop_edit(loop_id, parsed, note, request, not no_resume))
+    _decide(loop_id, state, as_json, lambda a, k: a.loop_edit(loop_id, parsed, note, request, not no_resume, signer=k),
+            sign="edit and approve", passphrase_fd=passphrase_fd)
 
 
 @loop_app.command("resume")

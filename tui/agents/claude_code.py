@@ -39,7 +39,13 @@ CONTEXT_LIMIT = 9_500  # characters of additionalContext (Claude Code previews l
 PROJECT_MEMORIES = 5
 INGEST_LOG = "hook-ingest.log"
 INGEST_LOG_MAX = 1 << 20  # bytes; then the log starts again (the previous one kept as .1)
-USAGE = "usage: ars hook claude-code [--state DIR]  (one Claude Code hook event as JSON on stdin)"
+USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...]  "
+         "(one Claude Code hook event as JSON on stdin)")
+# The supervisor key this hook trusts, from its own command line (`--supervisor`,
+# written by `ars install claude-code`): Claude Code snapshots its hook commands at
+# session start, so a running agent cannot change it. None: no decision is trusted.
+PIN: str | None = None
+CALLS = "calls"  # <state>/inbox/calls/<session>__<tool_use_id>: a held call's request id, while it waits
 
 
 def _say(message: str) -> None:
@@ -67,19 +73,30 @@ def _ask(reason: str) -> int:
 
 # -- arguments and state directory ------------------------------------------------
 def _parse_args(argv: list[str]) -> tuple[str | None, str | None]:
-    """(state dir or None, error or None)."""
+    """(state dir or None, error or None); sets ``PIN`` from ``--supervisor``."""
+    global PIN
     state = None
+    PIN = None
     i = 0
     while i < len(argv):
         arg = argv[i]
-        if arg == "--state":
-            if i + 1 >= len(argv) or not argv[i + 1]:
-                return None, "--state needs a directory"
-            state = argv[i + 1]
-            i += 2
-        elif arg.startswith("--state="):
-            state = arg.split("=", 1)[1]
+        name, eq, value = arg.partition("=")
+        if name in ("--state", "--supervisor"):
+            if not eq:
+                if i + 1 >= len(argv) or not argv[i + 1]:
+                    return None, f"{name} needs a value"
+                value = argv[i + 1]
+                i += 1
             i += 1
+            if name == "--state":
+                state = value
+            else:
+                from core.inbox.signing import looks_like_fingerprint
+
+                if not looks_like_fingerprint(value):
+                    return None, (f"--supervisor {value[:60]!r} is not a key fingerprint (SHA256:<43 characters>, "
+                                  "as `ars supervisor show` prints it)")
+                PIN = value
         else:
             return None, f"unknown argument {arg!r}; {USAGE}"
     return state, None
@@ -151,7 +168,7 @@ def run(argv: list[str], stdin=None) -> int:
     name = event.get("hook_event_name")
     handler = HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
-        _say(f"event {str(name)[:60]!r} is not handled (PreToolUse, SessionStart, Stop, SessionEnd are); ignored")
+        _say(f"event {str(name)[:60]!r} is not handled ({', '.join(HANDLERS)} are); ignored")
         return 0
     state = state_dir(explicit)
     try:
@@ -177,15 +194,11 @@ def pre_tool_use(event: dict, state: str) -> int:
     if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
         _say("PreToolUse without a tool_name and a tool_input object")
         return _ask("ARS could not read this tool call (no tool_name or tool_input), so it cannot check it")
-    gate_mod = _gate_module()
-    try:
-        gate = gate_mod.Gate.load(state)
-    except gate_mod.GateError as exc:
-        _say(str(exc))
-        return _ask(f"the ARS gate cannot check this call: {exc}")
-    except OSError as exc:  # writing the default gate.toml
-        _say(f"cannot write the default {gate_mod.GATE_FILE} in {state}: {exc}")
-        return _ask(f"the ARS gate cannot check this call: no usable {gate_mod.GATE_FILE} in {state} ({exc})")
+    from core.inbox import policy
+
+    gate, why = policy.load(state, PIN)  # the signed gate.toml, else the built-in defaults
+    if why:
+        _say(why)
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     matches = gate.check(tool_name, tool_input, cwd)
     if not matches:
@@ -194,48 +207,153 @@ def pre_tool_use(event: dict, state: str) -> int:
 
 
 def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, state: str) -> int:
-    """A matching call: an inbox request, then wait for the person's decision."""
+    """A held call: an inbox request bound to this exact call, then wait for the
+    person's decision. Only an approval signed by the pinned supervisor key for
+    this request and this input becomes ``allow``; anything else at most ``ask``."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from core.api import ARS
     from core.config import load_settings
     from core.inbox import MAX_DETAIL, MAX_META, MAX_SUMMARY
+    from core.inbox.signing import SETUP_HINT, input_hash, short
 
     first = matches[0]
     session = str(event.get("session_id") or "unknown")[:120]
+    tool_use_id = str(event.get("tool_use_id") or "")[:200]
     detail, full = _detail(tool_name, tool_input, MAX_DETAIL)
+    exact = input_hash(tool_name, full if full is not None else detail)  # what an approval must have signed
     rules = ", ".join(m.rule for m in matches)
     what = first.excerpt or _first_line(detail)
     summary = f"Claude Code {tool_name}: {what} ({first.reason})"
     if len(summary) > MAX_SUMMARY:
         summary = summary[:MAX_SUMMARY - 1] + "…"
-    meta = {"tool_name": tool_name, "tool_use_id": str(event.get("tool_use_id") or ""), "cwd": event.get("cwd"),
+    meta = {"tool_name": tool_name, "tool_use_id": tool_use_id, "cwd": event.get("cwd"),
             "permission_mode": event.get("permission_mode"), "session_id": session, "rules": rules,
             "reasons": [m.reason for m in matches][:8], "transcript_path": event.get("transcript_path")}
     if len(json.dumps(meta, ensure_ascii=False, default=str)) > MAX_META:
         meta = {"tool_name": tool_name[:200], "rules": rules[:1000], "session_id": session}
     with ARS(load_settings(state_dir=state), create=True) as ars:
         req = ars.request_approval(f"{AGENT}:{session}", summary, details=detail, risk=first.risk,
-                                   kind="approval", meta=meta)
-        if full is not None:
-            _keep_full_input(ars.state_dir, req.id, tool_input, full)
-        _say(f"{tool_name} held by {rules}: waiting up to {gate.timeout:g} s in the ARS inbox as {req.id} "
-             f"(ars inbox approve {req.id} | ars inbox reject {req.id} --reason ...)")
-        done = ars.inbox.wait(req.id, gate.timeout, poll=0.02)  # a stat every 20 ms
+                                   kind="approval", meta=meta, binds=tool_name, expires_in=gate.timeout)
+        marker = _call_marker(ars.state_dir, session, tool_use_id, req.id)
+        try:
+            if full is not None:
+                _keep_full_input(ars.state_dir, req.id, tool_input, full)
+            _say(f"{tool_name} held by {rules}: waiting up to {gate.timeout:g} s in the ARS inbox as {req.id} "
+                 f"(ars inbox approve {req.id} | ars inbox reject {req.id} --reason ...)")
+            done = ars.inbox.wait(req.id, gate.timeout, poll=0.02)  # a stat every 20 ms
+            if done.decision is None and ars.inbox_end(req.id, "expire", f"the Claude Code hook waited "
+                                                                         f"{gate.timeout:g} s and gave up"):
+                return _ask(f"{first.reason}: held for a person in the ARS inbox as {req.id}, with no decision "
+                            f"after {gate.timeout:g} s; the request has expired there. Answer this prompt instead")
+            done = ars.inbox.get(req.id)  # a decision that raced the expiry stands
+        finally:
+            _drop_marker(marker)
     d = done.decision
-    if d is None:
-        return _ask(f"{first.reason}: held for a person in the ARS inbox as {req.id}, with no decision after "
-                    f"{gate.timeout:g} s; it is still waiting there (`ars inbox approve {req.id}` or "
-                    f"`ars inbox reject {req.id} --reason ...`), or answer this prompt")
+    assert d is not None
+    if d.ended:
+        return _ask(f"{d.describe(req.id)}; answer this prompt instead")
     by = f" by {d.decided_by}" if d.decided_by else ""
     if d.verdict == "approve":
+        if PIN is None:
+            _say(f"the approval of {req.id} is not used: this hook pins no supervisor key")
+            return _ask(f"approved in the ARS inbox ({req.id}){by}, but this hook cannot verify who approved "
+                        f"(no supervisor key pinned: {SETUP_HINT}); confirm here")
+        from core.inbox.signing import verify_decision
+
+        payload, why = verify_decision(d.model_dump(mode="json"), pin=PIN, request_id=req.id, input_hash=exact)
+        if payload is None or payload.get("verdict") != "approve":
+            why = why or "it was not signed as an approval"
+            _say(f"REFUSED the approval of {req.id}: {why} (pinned supervisor key {short(PIN)})")
+            return _ask(f"an approval of {req.id} in the ARS inbox was refused: {why}; confirm here or not")
         note = f": {d.note}" if d.note else ""
-        return _answer(pre_tool_answer("allow", f"approved in the ARS inbox ({req.id}){by}{note}"))
-    if d.verdict == "reject":
+        return _answer(pre_tool_answer("allow", f"approved in the ARS inbox ({req.id}), signed by the supervisor "
+                                                f"{short(PIN)}{note}"))
+    if d.verdict == "reject":  # a refusal needs no signature: nobody gains by forging one
         return _answer(pre_tool_answer("deny", f"rejected in the ARS inbox ({req.id}){by}: "
                                                f"{d.note or 'no reason given'}"))
     # a response (or anything else) is not an approval: the agent reads it and does not run the call
     return _answer(pre_tool_answer("deny", f"not approved; a person answered in the ARS inbox ({req.id}){by}: "
                                            f"{d.note}"))
+
+
+# -- a held call's marker: PostToolUse and Stop end a request its hook left behind ----------
+def _marker_name(session: str, tool_use_id: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{session}\0{tool_use_id}".encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def _call_marker(state_dir, session: str, tool_use_id: str, request_id: str) -> str | None:
+    """``inbox/calls/<session hash>.<call hash>`` holding the request id while the hook waits:
+    if the hook is killed (Claude Code's timeout, the user's Esc), PostToolUse or Stop
+    for that call finds it with one stat and ends the request."""
+    if not tool_use_id:
+        return None
+    from core.fsutil import atomic_write
+
+    path = os.path.join(os.fspath(state_dir), "inbox", CALLS,
+                        f"{_marker_name(session, '')[:16]}.{_marker_name(session, tool_use_id)}")
+    try:
+        atomic_write(path, request_id)
+    except OSError:
+        return None
+    return path
+
+
+def _drop_marker(path: str | None) -> None:
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _end_marked(state: str, paths: list[str], why: str) -> int:
+    """End (withdraw) the requests these markers name; how many were still open."""
+    if not paths:
+        return 0
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from core.api import ARS
+    from core.config import load_settings
+
+    ended = 0
+    with ARS(load_settings(state_dir=state), create=False) as ars:
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    request_id = fh.read().strip()
+                ended += bool(ars.inbox_withdraw(request_id, why))
+            except Exception as exc:  # noqa: BLE001 - one stale marker never stops the rest
+                _say(f"could not end the request of {os.path.basename(path)}: {exc}")
+            _drop_marker(path)
+    return ended
+
+
+def post_tool_use(event: dict, state: str) -> int:
+    """The call ran (Claude Code's own prompt let it): a request still open for it
+    is withdrawn. One stat when there is none (every tool call runs this)."""
+    session = str(event.get("session_id") or "unknown")[:120]
+    tool_use_id = str(event.get("tool_use_id") or "")[:200]
+    if not tool_use_id:
+        return 0
+    path = os.path.join(state, "inbox", CALLS, f"{_marker_name(session, '')[:16]}.{_marker_name(session, tool_use_id)}")
+    if os.path.exists(path):
+        _end_marked(state, [path], "the call ran: decided in Claude Code")
+    return 0
+
+
+def stop_session(event: dict, state: str) -> int:
+    """Stop / SessionEnd: end the session's requests still open, then ingest its transcript."""
+    session = str(event.get("session_id") or "unknown")[:120]
+    folder = os.path.join(state, "inbox", CALLS)
+    prefix = _marker_name(session, "")[:16] + "."
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+    except OSError:
+        names = []
+    _end_marked(state, [os.path.join(folder, n) for n in names],
+                "the Claude Code session " + ("ended" if event.get("hook_event_name") == "SessionEnd" else "stopped"))
+    return ingest_transcript(event, state)
 
 
 def _detail(tool_name: str, tool_input: dict, limit: int) -> tuple[str, str | None]:
@@ -384,5 +502,5 @@ def ars_command() -> list[str]:
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds tui/ and core/
 
 
-HANDLERS = {"PreToolUse": pre_tool_use, "SessionStart": session_start, "Stop": ingest_transcript,
-            "SessionEnd": ingest_transcript}
+HANDLERS = {"PreToolUse": pre_tool_use, "PostToolUse": post_tool_use, "SessionStart": session_start,
+            "Stop": stop_session, "SessionEnd": stop_session}

@@ -1,12 +1,18 @@
 """``ars install claude-code``: merge ARS's hooks and MCP server into Claude Code's settings.
 
-* Hooks (``PreToolUse`` for every tool, ``SessionStart``, ``Stop``,
-  ``SessionEnd``, each running ``ars hook claude-code --state DIR``) go into
+* Hooks (``PreToolUse`` and ``PostToolUse`` for every tool, ``SessionStart``,
+  ``Stop``, ``SessionEnd``, each running ``ars hook claude-code --state DIR
+  --supervisor SHA256:...``) go into
   ``<project>/.claude/settings.json`` (``--project``, the default) or
   ``~/.claude/settings.json`` (``--user``).
 * The MCP server (``ars mcp --state DIR``, named ``ars``) goes into
   ``<project>/.mcp.json`` or, for ``--user``, the ``mcpServers`` of
   ``~/.claude.json`` (where ``claude mcp add --scope user`` puts it).
+
+``--supervisor`` pins the supervisor key that is in the state directory when the
+installer runs (none before ``ars supervisor init``: then no ARS decision can
+let a call go ahead). Claude Code snapshots hook commands at session start, so a
+running agent cannot change the pin; run the installer again after a rotation.
 
 Merging never touches another entry: an event's other hooks, other MCP
 servers and every other key stay as they are. ARS's own entries are found by
@@ -32,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-HOOK_EVENTS = ("PreToolUse", "SessionStart", "Stop", "SessionEnd")
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "SessionStart", "Stop", "SessionEnd")
 PRE_TOOL_TIMEOUT = 60  # seconds: Claude Code's default, written out so gate.toml's timeout can be read beside it
 MCP_NAME = "ars"
 _OURS = re.compile(r"(?:^|\s)hook\s+claude-code(?:\s|$)")
@@ -81,7 +87,9 @@ def plan(*, state: Path, project: Path | None = None, user: bool = False, home: 
     """What installing would change (nothing is written): the settings file and the MCP file."""
     state = Path(os.path.abspath(os.path.expanduser(str(state))))
     ars = list(ars or ars_command())
-    hook_cmd = shlex.join(ars + ["hook", "claude-code", "--state", str(state)])
+    pin = pinned_key(state)
+    hook_cmd = shlex.join(ars + ["hook", "claude-code", "--state", str(state)]
+                          + (["--supervisor", pin] if pin else []))
     server = {"type": "stdio", "command": ars[0], "args": ars[1:] + ["mcp", "--state", str(state)], "env": {}}
     if user:
         home = Path(home or Path.home())
@@ -93,6 +101,14 @@ def plan(*, state: Path, project: Path | None = None, user: bool = False, home: 
                                "project (or --user)")
         settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
     return [_merge_hooks(settings_path, hook_cmd), _merge_mcp(mcp_path, server)]
+
+
+def pinned_key(state: Path) -> str | None:
+    """The supervisor key the hook will pin: the state directory's, read now, while
+    the supervisor runs the installer (`ars supervisor show` prints it to compare)."""
+    from core.inbox.signing import public_fingerprint
+
+    return public_fingerprint(state)
 
 
 def apply(changes: list[FileChange]) -> list[str]:
@@ -189,6 +205,8 @@ def _merge_hooks(path: Path, hook_cmd: str) -> FileChange:
         entry: dict = {"type": "command", "command": hook_cmd}
         if event == "PreToolUse":
             entry["timeout"] = PRE_TOOL_TIMEOUT
+            groups.append({"matcher": "*", "hooks": [entry]})
+        elif event == "PostToolUse":
             groups.append({"matcher": "*", "hooks": [entry]})
         else:
             groups.append({"hooks": [entry]})

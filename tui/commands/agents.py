@@ -63,26 +63,25 @@ def install_command(
         changes = plan(state=state_dir, project=None if user else (project or Path.cwd()), user=user)
     except InstallError as exc:
         _fail(str(exc))
-    from core.inbox.gate import GATE_FILE, write_defaults
+    from tui.agents.install import pinned_key
 
-    gate = state_dir / GATE_FILE
+    pin = pinned_key(state_dir)
+    pin_line = (f"pinned supervisor key {pin} (compare with `ars supervisor show` on your terminal)" if pin else
+                "no supervisor key yet: no ARS decision can let a held call go ahead (only Claude Code's own "
+                "prompt); run `ars supervisor init`, then this command again")
     if dry_run:
         for ch in changes:
             sys.stdout.write(ch.diff() if ch.changed else f"# {ch.path}: unchanged\n")
             for note in ch.notes:
                 sys.stdout.write(f"# {note}\n")
-        if not gate.exists():
-            sys.stdout.write(f"# {gate}: would be written with the default gate rules\n")
-        sys.stdout.write("# dry run: nothing was written\n")
+        sys.stdout.write(f"# {pin_line}\n# dry run: nothing was written\n")
         return
     for line in apply(changes):
         sys.stdout.write(line + "\n")
     for ch in changes:
         for note in ch.notes:
             sys.stdout.write(f"  {note}\n")
-    if not gate.exists():
-        write_defaults(state_dir)
-        sys.stdout.write(f"created {gate} (the default gate rules: edit them there)\n")
+    sys.stdout.write(pin_line + "\n")
     sys.stdout.write(f"Claude Code now asks ARS ({state_dir}) before risky tool calls: "
                      "`ars inbox list` shows what waits for you.\n")
 

@@ -124,11 +124,21 @@ def inbox_show(request_id: IdArg, state: StateOpt = None, as_json: JsonOpt = Fal
         _print_request(r)
 
 
-def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_json: bool) -> None:
+def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_json: bool,
+            passphrase_fd: int | None) -> None:
     from tui.cli import open_ars, out
+    from tui.commands.supervisor import signer_for
 
     with open_ars(state) as ars:
-        r = _call(lambda: ars.inbox_decide(request_id, verdict, note))
+        r = _call(lambda: ars.inbox_get(request_id))
+        if r.status != "pending":  # said before asking for a passphrase that would change nothing
+            _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=_NoSigner()))
+        runs = f" (runs: {' '.join(r.detail.split())[:120]})" if r.detail else ""
+        signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}")
+        r = _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=signer))
+    if signer is None and r.source != "loop" and verdict == "approve":
+        _warn(["unverified approval: no supervisor key is set up, so the agent's hook will not act on it (its own "
+               "prompt asks instead); run `ars supervisor init` once, then `ars install <agent>` again"])
         _warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
     if as_json:
         _dump(r.model_dump(mode="json"))
@@ -141,24 +151,38 @@ def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_jso
 
 
 NoteOpt = Annotated[str, typer.Option("--note", help="why (kept in the ledger)")]
+PassFdOpt = Annotated[Optional[int], typer.Option(
+    "--passphrase-fd", help="read the supervisor's passphrase from this open file descriptor (first line), "
+                            "instead of asking on the terminal")]
+
+
+class _NoSigner:
+    """Stands for a signer on a request that is no longer pending: deciding it
+    fails (already decided, expired, withdrawn) before anything is signed."""
+
+    fingerprint = ""
+
+    def sign_decision(self, **_):
+        raise AssertionError("a request that is not pending was about to be signed")
 
 
 @inbox_app.command("approve")
-def inbox_approve(request_id: IdArg, note: NoteOpt = "", state: StateOpt = None, as_json: JsonOpt = False) -> None:
+def inbox_approve(request_id: IdArg, note: NoteOpt = "", state: StateOpt = None, as_json: JsonOpt = False,
+                  passphrase_fd: PassFdOpt = None) -> None:
     """Approve the request (a loop's resumes; an agent waiting on it goes ahead)."""
-    _decide(request_id, "approve", note, state, as_json)
+    _decide(request_id, "approve", note, state, as_json, passphrase_fd)
 
 
 @inbox_app.command("reject")
 def inbox_reject(request_id: IdArg,
                  reason: Annotated[str, typer.Option("--reason", help="why not (required; the agent is told)")] = "",
-                 state: StateOpt = None, as_json: JsonOpt = False) -> None:
+                 state: StateOpt = None, as_json: JsonOpt = False, passphrase_fd: PassFdOpt = None) -> None:
     """Reject the request, with a reason the agent is told."""
-    _decide(request_id, "reject", reason, state, as_json)
+    _decide(request_id, "reject", reason, state, as_json, passphrase_fd)
 
 
 @inbox_app.command("respond")
 def inbox_respond(request_id: IdArg, text: Annotated[str, typer.Argument(help="the answer")],
-                  state: StateOpt = None, as_json: JsonOpt = False) -> None:
+                  state: StateOpt = None, as_json: JsonOpt = False, passphrase_fd: PassFdOpt = None) -> None:
     """Answer a question (or unblock a blocked loop with guidance)."""
-    _decide(request_id, "respond", text, state, as_json)
+    _decide(request_id, "respond", text, state, as_json, passphrase_fd)
