@@ -1,0 +1,304 @@
+"""End to end with the real agent: Claude Code's held ``rm -rf`` waits in the
+ARS inbox, the agent's own approval does nothing, the supervisor's signed
+approval runs it.
+
+Everything is real: Claude Code 2.1 (``scripts/agents/install-claude-code``
+puts it in ``.agents/``) in print mode (``claude -p --output-format json``),
+a scripted model behind a real HTTP server on 127.0.0.1 that speaks the
+Anthropic Messages API (tests/agents_stub/anthropic_server.py) and asks Bash
+for ``rm -rf <victim>``, ARS's hooks written by ``ars install claude-code``,
+and the ``ars`` commands a supervisor and an agent would type, each a fresh
+process. Claude Code runs in its default permission mode, where print mode
+refuses a Bash ``rm`` it cannot ask about: only the hook's ``allow`` makes it
+run, so the directory going away is the hook's answer reaching Claude Code.
+
+Skipped when Claude Code is not installed, except under ``CI=true`` (which
+installs it): there a missing Claude Code fails, as a missing Neo4j does.
+Every wait is bounded; on failure the message carries Claude Code's output,
+the stub's request log and the hook's inbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from agents_stub.anthropic_server import FINAL_TEXT, StubAnthropic
+from conftest import env_without_ars
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALLER = ROOT / "scripts" / "agents" / "install-claude-code"
+SCRIPT = Path(sys.executable).parent / "ars"
+PASSPHRASE = "correct horse battery staple"
+PENDING_WAIT = 90.0  # s: Claude Code's start, its SessionStart hook, the first model turn, the gate
+EXIT_WAIT = 90.0     # s: after a decision, the command and the model's last turn
+
+
+def claude_path() -> Path | None:
+    """``$ARS_TEST_CLAUDE``, else the one the installer put in .agents/."""
+    explicit = os.environ.get("ARS_TEST_CLAUDE")
+    path = Path(explicit) if explicit else ROOT / ".agents" / "bin" / "claude"
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    path = claude_path()
+    problem = None
+    if path is None:
+        problem = f"Claude Code is not installed (run {INSTALLER.relative_to(ROOT)})"
+    else:
+        try:
+            r = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL, env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
+            if r.returncode != 0 or "Claude Code" not in r.stdout:
+                problem = f"{path} --version did not say Claude Code: {(r.stdout + r.stderr).strip()[:200]}"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problem = f"{path} does not run: {exc}"
+    if problem:
+        if os.environ.get("CI") == "true":
+            pytest.fail(problem)  # CI installs it (.ci/run): missing there is a defect, not a skip
+        pytest.skip(problem)
+    return path
+
+
+# -- the ars commands, as a supervisor or an agent types them ------------------------------
+def _ars_argv(*args: str) -> list[str]:
+    base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    return base + list(args)
+
+
+def ars(*args: str, passphrase: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``ars ARGS`` with no terminal at all: stdin /dev/null and a new session
+    (so no controlling tty to ask on). With ``passphrase`` it is written to a
+    pipe whose read end the child gets as ``--passphrase-fd N``."""
+    argv = _ars_argv(*args)
+    fds: tuple[int, ...] = ()
+    read_fd = None
+    if passphrase is not None:
+        read_fd, write_fd = os.pipe()
+        os.write(write_fd, (passphrase + "\n").encode())
+        os.close(write_fd)
+        argv += ["--passphrase-fd", str(read_fd)]
+        fds = (read_fd,)
+    try:
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+                              start_new_session=True, pass_fds=fds, cwd=ROOT,
+                              env=env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_")))
+    finally:
+        if read_fd is not None:
+            os.close(read_fd)
+
+
+def ok(r: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert r.returncode == 0, f"{' '.join(map(str, r.args))} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+# -- one scene: a project with a victim, a state dir, the stub, Claude Code -----------------
+class Scene:
+    def __init__(self, tmp: Path, claude: Path):
+        self.claude = claude
+        self.project = tmp / "project"
+        self.victim = self.project / "victim"
+        (self.victim / "nested").mkdir(parents=True)
+        (self.victim / "nested" / "keep.txt").write_text("precious\n")
+        self.state = tmp / "state"
+        self.home = tmp / "home"
+        self.home.mkdir()
+        self.out_path, self.err_path = tmp / "claude.out", tmp / "claude.err"
+        self.stub = StubAnthropic(f"rm -rf {self.victim}", "Remove the victim directory")
+        self.proc: subprocess.Popen | None = None
+
+    def env(self) -> dict[str, str]:
+        env = env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_"))
+        env.update({
+            "HOME": str(self.home), "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),
+            "ANTHROPIC_BASE_URL": self.stub.url, "ANTHROPIC_API_KEY": "sk-ant-stub-not-a-real-key",
+            # no network beyond the stub: no updater, telemetry, error reports or other traffic
+            "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+            "CLAUDE_PROJECT_DIR": str(self.project),
+        })
+        return env
+
+    def start_claude(self) -> None:
+        """``claude -p`` in the background, in the project, default permission mode."""
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [str(self.claude), "-p", "Remove the victim directory in this project.", "--output-format", "json"],
+                cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                start_new_session=True)
+
+    def stop_claude(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 15)  # its own session: Claude Code and the hook it waits on
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait(10)
+
+    def pending(self) -> list[dict]:
+        return json.loads(ok(ars("inbox", "list", "--status", "pending", "--json", "--state", str(self.state))).stdout)
+
+    def wait_for_held(self) -> dict:
+        """The held call as it appears in ``ars inbox list --status pending``."""
+        deadline = time.monotonic() + PENDING_WAIT
+        while time.monotonic() < deadline:
+            held = [r for r in self.pending() if r["source"].startswith("claude-code:")]
+            if held:
+                return held[0]
+            assert self.proc.poll() is None, f"Claude Code exited ({self.proc.returncode}) before its call was held"
+            time.sleep(0.25)
+        raise AssertionError(f"no held request in the inbox after {PENDING_WAIT:g} s")
+
+    def wait_exit(self) -> dict:
+        """Claude Code's exit, and its JSON result."""
+        try:
+            rc = self.proc.wait(EXIT_WAIT)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"Claude Code still running {EXIT_WAIT:g} s after the decision") from None
+        out = self.out_path.read_text(errors="replace")
+        assert rc == 0, f"Claude Code exited {rc}"
+        try:
+            return json.loads(out)
+        except ValueError:
+            raise AssertionError("Claude Code's stdout is not its JSON result") from None
+
+    def diagnostics(self) -> str:
+        def read(p: Path) -> str:
+            return p.read_text(errors="replace")[-6000:] if p.exists() else "(none)"
+
+        rc = None if self.proc is None else self.proc.poll()
+        try:
+            inbox = ars("inbox", "list", "--json", "--state", str(self.state), timeout=30).stdout[-4000:]
+        except Exception as exc:  # noqa: BLE001 - diagnostics must not hide the failure
+            inbox = f"(cannot list: {exc})"
+        settings = self.project / ".claude" / "settings.json"
+        return (f"\n--- claude exit code: {rc}\n--- claude stdout:\n{read(self.out_path)}"
+                f"\n--- claude stderr:\n{read(self.err_path)}\n--- stub log:\n{self.stub.dump_log()}"
+                f"\n--- inbox:\n{inbox}\n--- {settings}:\n{read(settings)}"
+                f"\n--- hook-ingest.log:\n{read(self.state / 'hook-ingest.log')}")
+
+    @contextmanager
+    def explained(self):
+        """An assertion that fails carries Claude Code's output and the stub's log."""
+        try:
+            yield self
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}{self.diagnostics()}") from None
+
+
+@pytest.fixture
+def scene(tmp_path: Path, claude: Path):
+    s = Scene(tmp_path, claude)
+    s.stub.start()
+    try:
+        yield s
+    finally:
+        s.stop_claude()
+        s.stub.stop()
+
+
+def set_up(s: Scene) -> str:
+    """The supervisor's one-time set-up: the key, then the hooks (which pin it).
+    Returns the key's fingerprint."""
+    ok(ars("supervisor", "init", "--state", str(s.state), passphrase=PASSPHRASE))
+    fingerprint = ok(ars("supervisor", "show", "--state", str(s.state))).stdout.split()[-1]
+    ok(ars("install", "claude-code", "--project", str(s.project), "--state", str(s.state)))
+    settings = json.loads((s.project / ".claude" / "settings.json").read_text())
+    commands = [h["command"] for group in settings["hooks"]["PreToolUse"] for h in group["hooks"]]
+    # the key is pinned in the command Claude Code snapshots at session start, where the agent cannot change it
+    assert any("hook claude-code" in c and str(s.state) in c and fingerprint in c for c in commands), \
+        (fingerprint, commands)
+    return fingerprint
+
+
+def test_held_rm_waits_agent_approval_does_nothing_supervisor_approval_runs_it(scene: Scene):
+    s = scene
+    with s.explained():
+        set_up(s)
+        s.start_claude()
+        held = s.wait_for_held()
+        # the call is held: exactly the command the model asked for, and nothing ran
+        assert held["detail"] == f"rm -rf {s.victim}", held
+        assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
+
+        # the agent, from its own Bash tool: same user, same files, no terminal, no passphrase
+        agent = ars("inbox", "approve", held["id"], "--state", str(s.state))
+        assert agent.returncode != 0, f"the agent's own approval was accepted:\n{agent.stdout}\n{agent.stderr}"
+        lines = [ln for ln in (agent.stderr + agent.stdout).splitlines() if ln.strip()]
+        assert len(lines) == 1, f"expected one line, got {lines}"
+        assert "Traceback" not in agent.stderr
+        assert held["id"] in [r["id"] for r in s.pending()], "the agent's approval decided the request"
+        assert s.victim.is_dir(), "the agent's own approval let the rm -rf run"
+        assert s.proc.poll() is None, "Claude Code stopped waiting after the agent's approval"
+
+        # the supervisor: the passphrase on a pipe, the decision signed
+        ok(ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE))
+        result = s.wait_exit()
+
+        assert not s.victim.exists(), "the supervisor approved and Claude Code ran the command, yet the directory is there"
+        # the hook's allow reached Claude Code: no permission denial, the tool ran, the model got its result
+        assert result.get("is_error") is False, result
+        assert result.get("permission_denials") == [], result
+        assert result.get("result") == FINAL_TEXT, result
+        ours = [t for t in s.stub.tool_results if t["tool_use_id"] == s.stub.tool_use_id]
+        assert ours and not ours[0]["is_error"], s.stub.tool_results
+        decided = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+        assert decided["status"] == "approved", decided
+        assert decided["decision"]["signature"], decided
+
+
+def test_supervisor_reject_reaches_claude_code_as_a_deny(scene: Scene):
+    """The other verdict: the supervisor's signed reject becomes a deny whose
+    reason the model reads in its tool_result; nothing runs."""
+    s = scene
+    reason = "not today: that directory is precious"
+    with s.explained():
+        set_up(s)
+        s.start_claude()
+        held = s.wait_for_held()
+        ok(ars("inbox", "reject", held["id"], "--reason", reason, "--state", str(s.state), passphrase=PASSPHRASE))
+        result = s.wait_exit()
+        assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
+        ours = [t for t in s.stub.tool_results if t["tool_use_id"] == s.stub.tool_use_id]
+        assert ours and ours[0]["is_error"], s.stub.tool_results
+        assert reason in ours[0]["text"], ours
+        assert [d["tool_use_id"] for d in result.get("permission_denials", [])] == [s.stub.tool_use_id], result
+
+
+def test_agent_with_its_own_key_cannot_approve(scene: Scene):
+    """The agent can rewrite ARS's files: it replaces the supervisor's key with
+    one of its own (a passphrase it knows) and signs an approval with it. The
+    hook's pinned key is the supervisor's, so that approval never becomes an
+    allow: Claude Code does not run the command."""
+    s = scene
+    agent_passphrase = "the agent knows this one"
+    with s.explained():
+        pinned = set_up(s)
+        s.start_claude()
+        held = s.wait_for_held()
+        shutil.rmtree(s.state / "supervisor")
+        ok(ars("supervisor", "init", "--state", str(s.state), passphrase=agent_passphrase))
+        forged = ok(ars("supervisor", "show", "--state", str(s.state))).stdout.split()[-1]
+        assert forged != pinned
+        ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=agent_passphrase)  # may be recorded
+        result = s.wait_exit()
+        assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists(), "a forged key's approval ran the rm"
+        ours = [t for t in s.stub.tool_results if t["tool_use_id"] == s.stub.tool_use_id]
+        assert ours and ours[0]["is_error"], s.stub.tool_results
+        assert [d["tool_use_id"] for d in result.get("permission_denials", [])] == [s.stub.tool_use_id], result
