@@ -115,6 +115,7 @@ class Scene:
         self.home = tmp / "home"
         self.home.mkdir()
         self.out_path, self.err_path = tmp / "claude.out", tmp / "claude.err"
+        self.debug_path = tmp / "claude-debug.log"  # Claude Code's own log: what it made of each hook's answer
         self.stub = StubAnthropic(f"rm -rf {self.victim}", "Remove the victim directory")
         self.proc: subprocess.Popen | None = None
 
@@ -135,7 +136,8 @@ class Scene:
         """``claude -p`` in the background, in the project, default permission mode."""
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [str(self.claude), "-p", "Remove the victim directory in this project.", "--output-format", "json"],
+                [str(self.claude), "-p", "Remove the victim directory in this project.", "--output-format", "json",
+                 "--debug-file", str(self.debug_path)],
                 cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 start_new_session=True)
 
@@ -188,7 +190,10 @@ class Scene:
         except Exception as exc:  # noqa: BLE001 - diagnostics must not hide the failure
             inbox = f"(cannot list: {exc})"
         settings = self.project / ".claude" / "settings.json"
-        return (f"\n--- claude exit code: {rc}\n--- claude stdout:\n{read(self.out_path)}"
+        debug = self.debug_path.read_text(errors="replace").splitlines() if self.debug_path.exists() else []
+        hooks = "\n".join(ln[:400] for ln in debug if "hook" in ln.lower() or "ERROR" in ln)[-8000:]
+        return (f"\n--- Claude Code's debug log, hook and error lines ({self.debug_path}):\n{hooks or '(none)'}"
+                f"\n--- claude exit code: {rc}\n--- claude stdout:\n{read(self.out_path)}"
                 f"\n--- claude stderr:\n{read(self.err_path)}\n--- stub log:\n{self.stub.dump_log()}"
                 f"\n--- inbox:\n{inbox}\n--- {settings}:\n{read(settings)}"
                 f"\n--- hook-ingest.log:\n{read(self.state / 'hook-ingest.log')}")
