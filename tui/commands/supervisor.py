@@ -44,10 +44,10 @@ def read_passphrase(fd: int | None, prompt: str, *, confirm: bool = False) -> by
     if fd is not None:
         if fd < 0:
             _fail(f"--passphrase-fd {fd}: give an open file descriptor number (e.g. 3 with 3<file)")
-        try:
+        try:  # a byte at a time: the next line on the same fd is the next passphrase (--rotate)
             chunks = b""
-            while b"\n" not in chunks and len(chunks) <= MAX_PASSPHRASE:
-                piece = os.read(fd, 512)
+            while not chunks.endswith(b"\n") and len(chunks) <= MAX_PASSPHRASE:
+                piece = os.read(fd, 1)
                 if not piece:
                     break
                 chunks += piece
@@ -99,7 +99,9 @@ def supervisor_init(state: StateOpt = None, passphrase_fd: PassFdOpt = None,
                     rotate: Annotated[bool, typer.Option("--rotate", help="replace the existing key (asks for its "
                                                                           "passphrase first)")] = False,
                     as_json: JsonOpt = False) -> None:
-    """Create the supervisor's signing key (Ed25519; the private half encrypted with a passphrase)."""
+    """Create the supervisor's signing key (Ed25519; the private half encrypted with a passphrase).
+    With --passphrase-fd, the fd's first line is the passphrase (for --rotate: the current one,
+    then the new one on the next line)."""
     from core.inbox.signing import SigningError, has_key
     from tui.cli import open_ars, out
 
@@ -110,6 +112,10 @@ def supervisor_init(state: StateOpt = None, passphrase_fd: PassFdOpt = None,
                 _fail(f"a supervisor key already exists ({ars.supervisor_fingerprint()}): `ars supervisor show` "
                       "prints it; `ars supervisor init --rotate` replaces it")
             old = read_passphrase(passphrase_fd, "current supervisor passphrase: ")
+            try:
+                ars.supervisor_unlock(old)
+            except SigningError as exc:
+                _fail(str(exc), 1)
         new = read_passphrase(passphrase_fd, "new supervisor passphrase: ", confirm=passphrase_fd is None)
         try:
             fp = ars.supervisor_init(new, old_passphrase=old)
