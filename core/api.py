@@ -149,6 +149,15 @@ class ARS:
             report.embeddings = self.memory.embeddings.run()
         return report
 
+    def rename_host(self, new_host: str) -> dict[str, Any]:
+        """Give this state directory a new host id and claim it (core/team/claim.py);
+        the next sync pushes its whole ledger under it. HostClaimed (BadInput) when
+        another state directory holds that id."""
+        done = self.memory.sync.rename(new_host)
+        if self.memory.neo4j is not None and self.settings.embedder != "off":
+            self.memory.embeddings.reset_neo4j()  # the vectors go to the new id's episodes too
+        return done
+
     def enrich_pending(self, limit: int | None = None) -> tuple[int, int]:
         """Ask the configured model again for episodes marked pending; returns
         (upgraded, still pending). Upgrades go through the ledger like any write."""
@@ -226,6 +235,7 @@ class ARS:
 
         if getattr(self, "_loops", None) is None:
             self._loops = Engine(self.state_dir, self.memory, self.settings)
+            self._loops.supervisor_pin = self.supervisor_pin
         return self._loops
 
     def load_goal(self, goal: "str | Path | dict[str, Any]") -> "GoalFrame":
@@ -293,6 +303,10 @@ class ARS:
                                 signer=signer)
 
     # -- the supervisor's key (core/inbox/signing.py) ---------------------------------------
+    # The key a front end pinned when it started (the dashboard): the loop engines it
+    # runs act only on decisions that key signed. None: the state directory's key, if any.
+    supervisor_pin: str | None = None
+
     def supervisor_fingerprint(self) -> str | None:
         """The fingerprint of the supervisor key in this state directory, or None before
         ``ars supervisor init``. What a verifier trusts is the pinned one, not this."""
@@ -637,6 +651,7 @@ class ARS:
 
         engine = Engine(self.state_dir, self.memory, self.settings, tools=self.loops.tools,
                         store=self.loops.store)
+        engine.supervisor_pin = self.supervisor_pin
         return engine.run(loop_id)
 
     def episode_count(self) -> int | None:

@@ -17,6 +17,7 @@ The app calls ``core.api.ARS`` only.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import deque
 from datetime import datetime, timezone
@@ -93,6 +94,7 @@ class ArsApp(App[None]):
 
     inbox_count: reactive[int] = reactive(0)
     live_status: reactive[str] = reactive("")
+    trust_status: reactive[str] = reactive("")  # whose decisions count: the header says it
     log_open: reactive[bool] = reactive(False)
 
     def __init__(self, ars: ARS, *, resume_in_process: bool = True, watch: bool = True,
@@ -119,10 +121,16 @@ class ArsApp(App[None]):
         self.recall_samples: deque[tuple[float, float]] = deque(maxlen=300)  # (monotonic s, recall ms)
         self.idle_gc = IdleCollector()
         self._switching = False  # inside switch_mode (see delay_update)
+        # The supervisor key, pinned now: a key put in the state directory later (by an agent
+        # that can write it) is refused. Unlocked once per run, kept in this process only.
+        self.pin: str | None = ars.supervisor_fingerprint()
+        ars.supervisor_pin = self.pin
+        self.signer: Any = None
 
     # -- start and stop -----------------------------------------------------------------------
     def on_mount(self) -> None:
         self.live_status = self._where("loading…")
+        self.trust_status = self._trust()
         if self._initial_mode and self._initial_mode != self.DEFAULT_MODE:
             self.switch_mode(self._initial_mode)
         self.load_all()
@@ -148,6 +156,45 @@ class ArsApp(App[None]):
         if len(state) > 40:
             state = "…" + state[-39:]
         return f"{what} · {state}"  # the path last: a narrow header cuts it first
+
+    # -- the supervisor's key ----------------------------------------------------------------
+    def _trust(self) -> str:
+        from core.inbox.signing import short
+
+        if self.pin is None:
+            return "decisions unverified: ars supervisor init"
+        if self.signer is None:
+            return f"key {short(self.pin)} locked"
+        return f"signing as {short(self.pin)}"
+
+    async def unlock_signer(self) -> tuple[bool, Any]:
+        """(go on, the signer to sign with): no key pinned → (True, None), an unverified
+        decision (ARS's own loops act on it; agents' hooks do not); else the key,
+        unlocked with the passphrase asked once per run. (False, None): not unlocked."""
+        if self.pin is None or self.signer is not None:
+            return True, self.signer
+        from core.inbox.signing import SigningError, short
+
+        passphrase = await self.push_screen_wait(InputModal(
+            "Unlock the supervisor key", prompt=f"key {short(self.pin)}: its passphrase signs this and every "
+            "later decision of this dashboard run (kept in memory only)", placeholder="passphrase",
+            password=True))
+        if not passphrase:
+            self.notify("nothing written: the key stayed locked")
+            return False, None
+        try:
+            signer = await asyncio.to_thread(self.ars.supervisor_unlock, passphrase.encode("utf-8"))
+        except SigningError as exc:
+            self.notify(str(exc), severity="error", title="Not recorded", timeout=8)
+            return False, None
+        if signer.fingerprint != self.pin:
+            self.notify(f"REFUSED: the key in the state directory is {short(signer.fingerprint)}, not the key "
+                        f"{short(self.pin)} this dashboard started with; nothing was signed", severity="error",
+                        title="Not recorded", timeout=12)
+            return False, None
+        self.signer = signer
+        self.trust_status = self._trust()
+        return True, signer
 
     # -- views register to be told when the store moves -------------------------------------
     def register_view(self, view: Screen) -> None:
@@ -330,13 +377,14 @@ class ArsApp(App[None]):
 
     @work(thread=True, group="engine")
     def decide(self, loop_id: str, kind: str, request_id: str, note: str = "",
-               args: dict[str, Any] | None = None) -> None:
+               args: dict[str, Any] | None = None, signer: Any = None) -> None:
         """Record a person's decision (exactly once), then resume the loop here
         unless another process runs it (that process applies the decision)."""
         from core.loop.checkpoints import CorruptCheckpoint
 
         try:
-            self.ars.loop_decide(loop_id, kind, note=note, args=args, request_id=request_id, resume=False)
+            self.ars.loop_decide(loop_id, kind, note=note, args=args, request_id=request_id, resume=False,
+                                 signer=signer)
         except (BadInput, CorruptCheckpoint) as exc:
             self._say(str(exc), "error", "Not recorded")
             self.call_from_thread(self._decision_failed, loop_id)

@@ -83,18 +83,20 @@ class InputModal(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=True)]
 
     def __init__(self, title: str, *, prompt: str = "", value: str = "", placeholder: str = "",
-                 validate: Callable[[str], str | None] | None = None, required: bool = True):
+                 validate: Callable[[str], str | None] | None = None, required: bool = True,
+                 password: bool = False):
         super().__init__(classes="input-modal")
         self._title, self._prompt, self._value, self._placeholder = title, prompt, value, placeholder
         self._validate = validate
         self._required = required
+        self._password = password  # typed text hidden, and kept as typed (no strip)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self._title, id="title", markup=False)
             if self._prompt:
                 yield Static(self._prompt, id="body", markup=False)
-            yield Input(value=self._value, placeholder=self._placeholder, id="answer")
+            yield Input(value=self._value, placeholder=self._placeholder, id="answer", password=self._password)
             yield Label("", id="error", markup=False)
             yield Static("[b]enter[/] submit · [b]escape[/] cancel", id="hint")
 
@@ -105,7 +107,7 @@ class InputModal(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        text = event.value.strip()
+        text = event.value if self._password else event.value.strip()
         problem = None
         if self._required and not text:
             problem = "this cannot be empty"

@@ -416,21 +416,28 @@ class InboxScreen(DashboardView):
         if not ok:
             self.notify("nothing written")
             return
-        self._send_agent(r.id, verdict, modal.note if ask_note else note)
+        go, signer = await self.app.unlock_signer()  # type: ignore[attr-defined]
+        if not go:
+            return
+        self._send_agent(r.id, verdict, modal.note if ask_note else note, signer)
 
     @work(thread=True, group="inbox-agent-decision")
-    def _send_agent(self, request_id: str, verdict: str, note: str) -> None:
+    def _send_agent(self, request_id: str, verdict: str, note: str, signer=None) -> None:
         from core.api import BadInput
 
         try:
-            done = self.app.ars.inbox_decide(request_id, verdict, note)  # type: ignore[attr-defined]
+            done = self.app.ars.inbox_decide(request_id, verdict, note, signer=signer)  # type: ignore[attr-defined]
         except BadInput as exc:  # AlreadyDecided says who decided what and when
             self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
         except Exception as exc:  # noqa: BLE001 - an unreadable file: say so, keep the dashboard
             self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
         else:
+            unverified = done.decision is not None and not done.decision.is_signed and verdict == "approve"
             self.app.call_from_thread(self.notify, f"{request_id}: {done.status}"
-                                      + (f" ({note})" if note else ""), title="Decision recorded")
+                                      + (f" ({note})" if note else "")
+                                      + (": unverified, so the agent's hook will not act on it (its own prompt "
+                                         "asks instead; ars supervisor init)" if unverified else ""),
+                                      title="Decision recorded", severity="warning" if unverified else "information")
         self.app._load_agents()  # type: ignore[attr-defined]  (the header count and this list, at once)
 
     def _target(self, kind: str) -> LoopState | None:
@@ -461,13 +468,17 @@ class InboxScreen(DashboardView):
             return
         if ask_note:
             note = modal.note
+        go, signer = await self.app.unlock_signer()  # type: ignore[attr-defined]
+        if not go:
+            return
         p = s.pending_approval
         assert p is not None
         self.busy[s.loop_id] = p.request_id
         self.cells.pop(s.loop_id, None)  # redraw its row as "sent"
         self.table.remove_rows([s.loop_id])
         self.sync()
-        self.app.decide(s.loop_id, kind, p.request_id, note=note, args=args)  # type: ignore[attr-defined]
+        self.app.decide(s.loop_id, kind, p.request_id, note=note, args=args,  # type: ignore[attr-defined]
+                        signer=signer)
 
     @work(exclusive=True, group="inbox-decision")
     async def action_approve(self) -> None:

@@ -1,0 +1,99 @@
+"""The dashboard as the supervisor's terminal: it pins the key it started with,
+asks for the passphrase once per run, signs every decision with it, and says
+in the header whose decisions count (Pilot, on a real seeded state)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
+from tuihelp import disk, loaded, loop_of, make_app, select_row, wait_for
+
+from core.inbox import signing
+
+SIZE = (160, 48)
+PASS = "correct horse battery staple"
+
+
+async def _approve_in_inbox(pilot, app, goal_id: str):
+    await pilot.press("2")
+    await pilot.pause()
+    s = loop_of(app, goal_id)
+    select_row(app.screen.query_one("#inbox-table"), s.loop_id)
+    body = app.screen.query_one("#request-body")
+    await wait_for(pilot, lambda: s.loop_id in str(body.render()), what="the request pane")
+    await pilot.press("a")
+    await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+    await pilot.press("y")
+    return s
+
+
+def _header_trust(app) -> str:
+    return str(app.screen.query_one("#trust").render())
+
+
+async def _type(pilot, text: str) -> None:
+    for ch in text:
+        await pilot.press("space" if ch == " " else ch)
+
+
+async def test_without_a_key_the_header_says_decisions_are_unverified(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert "decisions unverified: ars supervisor init" in _header_trust(app)
+
+
+async def test_the_passphrase_is_asked_once_and_every_decision_is_signed(demo: Path):
+    fp = signing.init(demo, PASS.encode())
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        assert f"key {signing.short(fp)} locked" in _header_trust(app)
+        s = await _approve_in_inbox(pilot, app, "hotfix-1.4.2-staging")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the passphrase prompt")
+        await _type(pilot, "wrong passphrase")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ != "InputModal", what="the prompt to close")
+        assert disk(demo, s.loop_id).status == "waiting_human"  # nothing written
+        assert app.signer is None
+        await _approve_in_inbox(pilot, app, "hotfix-1.4.2-staging")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the passphrase prompt")
+        await _type(pilot, PASS)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: disk(demo, s.loop_id).status == "done", what="the loop to finish")
+        d = disk(demo, s.loop_id).decisions[-1]
+        assert d.kind == "approve" and d.signature and d.decided_by.startswith("supervisor ")
+        assert f"signing as {signing.short(fp)}" in _header_trust(app)
+        # a second decision in the same run: no passphrase asked, signed all the same
+        await pilot.press("2")
+        q = loop_of(app, "pilot-vector-store")
+        select_row(app.screen.query_one("#inbox-table"), q.loop_id)
+        body = app.screen.query_one("#request-body")
+        await wait_for(pilot, lambda: q.loop_id in str(body.render()), what="the request pane")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the answer box")
+        await pilot.press(*"600")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: disk(demo, q.loop_id).status == "done", what="the answered loop to finish")
+        assert disk(demo, q.loop_id).decisions[-1].signature
+
+
+async def test_a_key_replaced_after_the_dashboard_started_is_refused(demo: Path):
+    import shutil
+
+    signing.init(demo, PASS.encode())
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        shutil.rmtree(demo / "supervisor")  # the agent makes its own key with its own passphrase
+        signing.init(demo, b"the agent's own pass")
+        s = await _approve_in_inbox(pilot, app, "hotfix-1.4.2-staging")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the passphrase prompt")
+        await _type(pilot, "the agent's own pass")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("REFUSED" in str(n.message) for n in app._notifications),
+                       what="the refusal")
+        assert disk(demo, s.loop_id).status == "waiting_human" and app.signer is None
