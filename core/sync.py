@@ -23,9 +23,12 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import BaseModel
 
+from .breaker import CircuitOpen
+from .errors import BadQuery
 from .fsutil import atomic_write
 from .ledger import EPISODE_EVENT, Ledger
 from .team import local as team_local
+from .team.identity import HostClaimed
 from .models import Episode
 from .prefetch import prefetch
 from .tiers.neo4j_tier import WRITE_BATCH, GraphBatch, is_transient
@@ -55,6 +58,7 @@ class SinkState(BaseModel):
 
 
 class SyncReport(BaseModel):
+    refused: bool = False  # another state directory holds this host id (core/team/claim.py): nothing written
     applied: int = 0
     batches: int = 0
     pending: int = 0
@@ -66,6 +70,7 @@ class SyncReport(BaseModel):
     turns: int = 0  # push-then-pull turns it took (see Neo4jSync.run)
     neo4j: str = "synced"  # or why it was not (`ars sync run` without ARS_NEO4J_URI)
     pulled: int = 0  # other hosts' episodes pulled into SQLite (core/team/pull.py)
+    shared: int = 0  # episodes pushed whose id another host wrote first: both kept (core/team/names.py)
     pull_error: str = ""
     embeddings: Any = None  # core.embed.consumer.EmbedReport of `ars sync run` (None: embedding off)
 
@@ -84,8 +89,9 @@ def push_lock(state_dir: Path):
 TURN_SECONDS = 5.0
 
 
-def with_seqs(batch: GraphBatch, seqs: dict[str, int]) -> GraphBatch:
+def with_seqs(batch: GraphBatch, seqs: dict[str, int], fence: "tuple[int, str] | None" = None) -> GraphBatch:
     batch.seqs = seqs
+    batch.fence = fence
     return batch
 
 
@@ -99,6 +105,7 @@ class Neo4jSync:
         self.ledger: Ledger = memory.ledger
         self.path = Path(memory.state_dir) / "sync.json"
         self._lock = threading.Lock()
+        self._renamed: list[str] = []  # pushed ids another host had first (their episodes are pulled again)
 
     # -- cursor -----------------------------------------------------------------
     def state(self) -> SinkState:
@@ -128,19 +135,21 @@ class Neo4jSync:
         in the same chunk wins)."""
         latest: dict[str, tuple[Episode, str]] = {}  # id -> (episode, the event that wrote it)
         seqs: dict[str, int] = {}  # id -> where its event ends in the ledger: its place in the push order
+        fence = None  # the chunk's last episode event: where it starts, its id (the claim's fence)
         start, end, last_id, n = offset, offset, "", 0
         for entry in self.ledger.read(offset):
             if entry.type == EPISODE_EVENT:
                 ep = Episode.model_validate(entry.data)
                 latest[ep.id] = (ep, entry.event_id)
                 seqs[ep.id] = entry.end
+                fence = (entry.offset, entry.event_id)
                 n += 1
             end, last_id = entry.end, entry.event_id
             if n >= max_events:
-                yield _Chunk(end, last_id, n, with_seqs(self._batch(latest), seqs))
+                yield _Chunk(end, last_id, n, with_seqs(self._batch(latest), seqs, fence))
                 latest, seqs, n, start = {}, {}, 0, end
         if end != start:
-            yield _Chunk(end, last_id, n, with_seqs(self._batch(latest), seqs) if latest else None)
+            yield _Chunk(end, last_id, n, with_seqs(self._batch(latest), seqs, fence) if latest else None)
 
     def _batch(self, latest: dict[str, tuple[Episode, str]]) -> GraphBatch:
         # SQLite applied these events at ingest and stored their index terms:
@@ -167,7 +176,9 @@ class Neo4jSync:
             if chunk.batch is not None:
                 store.breaker.before_call()
                 try:
-                    store.write(chunk.batch)
+                    self._renamed += store.write(chunk.batch)
+                except HostClaimed:
+                    raise  # a refusal, not an outage: the breaker stays closed
                 except Exception as exc:
                     if not is_transient(exc):  # contention is not an outage: retried, breaker left closed
                         store.breaker.failure(one_line(exc))
@@ -194,6 +205,8 @@ class Neo4jSync:
             try:
                 done, _ = self._drain(report, until, max_events)
                 return done, report.applied > before
+            except HostClaimed:
+                raise  # run() reports it: retrying cannot help
             except Exception as exc:  # noqa: BLE001 - recorded, retried, reported
                 attempt += 1
                 self._record_failure(one_line(exc))
@@ -225,13 +238,22 @@ class Neo4jSync:
         # one pusher per state directory, across processes too: a host's commits
         # reach the graph in ledger order, which the other hosts' pull cursors rely on
         with self._lock, push_lock(self.memory.state_dir):
+            if not self._claimed(report, retries, backoff, deadline):
+                report.pending = self.pending()
+                report.seconds = time.monotonic() - t0
+                return report
             while True:
                 report.turns += 1
                 t = time.monotonic()
-                pushed, w = self._push(report, min(deadline, t + turn_seconds), deadline, retries, backoff,
-                                       max_events)
+                try:
+                    pushed, w = self._push(report, min(deadline, t + turn_seconds), deadline, retries, backoff,
+                                           max_events)
+                except HostClaimed as exc:  # a copy of this directory pushed meanwhile
+                    self._refuse(report, str(exc))
+                    break
                 wrote = wrote or w
                 report.push_seconds += time.monotonic() - t
+                self._pull_partners(report)
                 if not report.ok:
                     break
                 t = time.monotonic()
@@ -256,6 +278,106 @@ class Neo4jSync:
         report.seconds = time.monotonic() - t0
         return report
 
+    # -- the claim on this host id (core/team/claim.py) ----------------------------
+    def _claimed(self, report: SyncReport, retries: int = 0, backoff: float = 0.5,
+                 deadline: float | None = None) -> bool:
+        """Claim this host id before anything is written (the push lock is
+        held). False with the report filled in: refused (``refused``, one
+        line), or the graph could not be asked (retried like a push)."""
+        from .team.claim import claim, ensure_instance
+
+        store = self.memory.neo4j
+        assert store is not None
+        attempt = 0
+        while True:
+            try:
+                ident = ensure_instance(self.memory.state_dir, self.memory.identity)
+                self.memory.identity = ident
+                store.breaker.before_call()
+                got = claim(store, ident, self.ledger, self.memory.state_dir)
+                store.breaker.success()
+                break
+            except HostClaimed as exc:
+                store.breaker.success()  # the graph answered
+                self._refuse(report, str(exc))
+                return False
+            except Exception as exc:  # noqa: BLE001 - recorded, retried, reported like a push
+                attempt += 1
+                if not is_transient(exc) and not isinstance(exc, CircuitOpen):
+                    store.breaker.failure(one_line(exc))
+                self._record_failure(one_line(exc))
+                if attempt > retries or deadline is None or time.monotonic() >= deadline:
+                    report.ok, report.error = False, one_line(exc)
+                    return False
+                time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
+        st = self.state()
+        if got.fresh and st.offset:
+            # the graph records no push of this host (its part was cleared, or the
+            # graph lost): the whole ledger goes out again (MERGEs: nothing doubles)
+            st.offset, st.last_event_id = 0, ""
+            self._save(st)
+        return True
+
+    def _refuse(self, report: SyncReport, line: str) -> None:
+        report.ok, report.refused, report.error = False, True, line
+        self._record_failure(line)
+
+    def _pull_partners(self, report: SyncReport) -> None:
+        """Other hosts' episodes of the ids this push found they had first,
+        pulled again under ``id@host`` (core/team/pull.py partners)."""
+        renamed, self._renamed = sorted(set(self._renamed)), []
+        if not renamed:
+            return
+        from .team.pull import partners
+
+        report.shared += len(renamed)
+        try:
+            report.pulled += partners(self.memory, renamed)
+        except Exception as exc:  # noqa: BLE001 - the next push of those ids tries again
+            if not report.pull_error:
+                report.pull_error = f"pull of other hosts' episodes of the same ids: {one_line(exc)}"
+
+    def rename(self, new_host: str) -> dict[str, Any]:
+        """Give this state directory the host id ``new_host``, with a new
+        instance (a copy of another directory stops sharing its instance),
+        and claim it; the whole ledger goes out again under it with the next
+        ``ars sync run``. If this directory held the old id (its instance
+        and fence), that host's part of the graph and its claim are deleted
+        (its episodes come back under the new id); a host id held by another
+        directory, or by a copy of this one, is left as it is. Without Neo4j
+        only this directory is re-bound (its next push claims the id)."""
+        from dataclasses import replace
+
+        from .team.claim import claim, release
+        from .team.identity import bind, check_name, new_instance
+
+        new_host = check_name("host id", new_host)
+        old = self.memory.identity
+        if new_host == old.host:
+            raise BadQuery(f"this state directory already pushes as host {new_host!r}: nothing to rename")
+        store = self.memory.neo4j
+        ident = replace(old, host=new_host, instance=new_instance())
+        released, note = False, ""
+        with self._lock, push_lock(self.memory.state_dir):
+            if store is not None:
+                store.breaker.before_call()
+                claim(store, ident, self.ledger, self.memory.state_dir)  # HostClaimed: nothing changed
+            # bound at once: the new id is claimed for this instance, and only team.json names it
+            bind(self.memory.state_dir, ident)
+            self.memory.identity = ident
+            relabelled = team_local.rename_own(self.memory.sqlite.team(), old.host, new_host)
+            st = self.state()
+            st.offset, st.last_event_id, st.failed, st.last_error = 0, "", 0, ""
+            self._save(st)
+            if store is not None:
+                store.host, store.instance, store.fence = new_host, ident.instance, None
+                try:
+                    released = bool(old.instance) and release(store, old, self.ledger)
+                except Exception as exc:  # noqa: BLE001 - renamed all the same; the old part stays
+                    note = f"the old host id's part of the graph stays (could not delete it: {one_line(exc)})"
+        return {"old": old.host, "host": new_host, "namespace": ident.namespace, "instance": ident.instance,
+                "released": released, "relabelled": relabelled, "claimed": store is not None, "note": note}
+
     def _record_failure(self, error: str) -> None:
         st = self.state()
         st.failed += 1
@@ -273,6 +395,10 @@ class Neo4jSync:
             report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
             return report
         with self._lock, push_lock(self.memory.state_dir):
+            # claimed first: a second directory with this host id deletes and writes nothing
+            if not self._claimed(report):
+                report.seconds = time.monotonic() - t0
+                return report
             try:
                 if clear:
                     store.clear_mine()  # this host's part of the namespace: never the team's
@@ -280,13 +406,20 @@ class Neo4jSync:
                 offset = sqlite.applied_offset()
                 # this host's own episodes only: pulled ones belong to the hosts that wrote them
                 ids = [x for x in sqlite.ids()]
-                for i in range(0, len(ids), 1000):
-                    own = team_local.own_ids(sqlite.team(), ids[i : i + 1000], self.memory.identity)
-                    eps = [e for e in (sqlite.get(x) for x in ids[i : i + 1000] if x in own) if e is not None]
-                    # seq: where the ledger stood; pulls after this read them (ties by id)
-                    store.upsert(eps, seq=offset)
+                for i in range(0, len(ids), WRITE_BATCH):
+                    own = team_local.own_ids(sqlite.team(), ids[i : i + WRITE_BATCH], self.memory.identity)
+                    eps = [e for e in (sqlite.get(x) for x in ids[i : i + WRITE_BATCH] if x in own) if e is not None]
+                    if eps:
+                        # seq: where the ledger stood; pulls after this read them (ties by id)
+                        self._renamed += store.write(with_seqs(GraphBatch.of(eps), {e.id: offset for e in eps}))
                     report.applied += len(eps)
                     report.batches += 1
+                if report.applied:
+                    store.refresh_index()
+            except HostClaimed as exc:
+                self._refuse(report, str(exc))
+                report.seconds = time.monotonic() - t0
+                return report
             except Exception as exc:  # noqa: BLE001
                 self._record_failure(one_line(exc))
                 report.ok, report.error = False, one_line(exc)
@@ -297,6 +430,7 @@ class Neo4jSync:
                 st.offset = offset
             st.failed, st.last_error, st.last_ok = 0, "", _now()
             self._save(st)
+            self._pull_partners(report)
         report.pending = self.pending()
         report.seconds = time.monotonic() - t0
         return report
@@ -323,6 +457,14 @@ class Neo4jSync:
             # this namespace: this host's episodes and those it pulled, against the graph's
             drift = counts["sqlite"] - counts["neo4j"]
         ident = self.memory.identity
+        claim_st: dict[str, Any] | None = None
+        if store is not None:
+            try:
+                from .team.claim import status as claim_status
+
+                claim_st = claim_status(store, ident, self.ledger)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"claim: {one_line(exc)}")
         hosts: dict[str, Any] = {}
         try:
             from .team.pull import status as pull_status
@@ -334,6 +476,7 @@ class Neo4jSync:
         return {
             "namespace": ident.namespace,
             "host": ident.host,
+            "claim": claim_st,  # this host id's claim in the graph and any conflict (None: no graph to ask)
             "push_backlog": pending,
             "hosts": hosts,  # per host of the namespace: graph and local counts; lag for the others
             "drift_by_namespace": {ident.namespace: drift},
@@ -341,7 +484,7 @@ class Neo4jSync:
             "failed": st.failed,
             "counts": counts,
             "drift": drift,
-            "last_error": st.last_error or ("; ".join(errors) if errors else ""),
+            "last_error": (claim_st or {}).get("conflict") or st.last_error or ("; ".join(errors) if errors else ""),
             "last_ok": st.last_ok,
             "ledger": self.ledger.check(),
         }

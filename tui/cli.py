@@ -280,6 +280,7 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
               f"neo4j: {c['neo4j'] if c['neo4j'] is not None else '-'}  drift: {st['drift'] if st['drift'] is not None else '-'}")
     out.print(f"namespace: {st.get('namespace')}  host: {st.get('host')}  push backlog: {st.get('push_backlog')}  "
               f"drift: {st['drift'] if st['drift'] is not None else '-'}", highlight=False)
+    _print_claim(st.get("claim"))
     for name, row in (st.get("hosts") or {}).items():
         if row.get("self"):
             out.print(f"  {name} (this host): {row['local']} here, {row['graph'] if row['graph'] is not None else '-'} in the graph",
@@ -288,6 +289,9 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
             lag = row["lag"] if row["lag"] is not None else "-"
             out.print(f"  {name}: {row['local']} pulled, {row['graph'] if row['graph'] is not None else '-'} in the graph, "
                       f"lag {lag}, last pull {row.get('last_pull') or 'never'}", highlight=False)
+        if row.get("shared"):
+            out.print(f"    {row['shared']} of {name}'s episodes have ids another host wrote first: both kept, "
+                      f"these named ID@{name}", highlight=False)
         else:
             out.print(f"  {name}: {row.get('graph')} in the graph ({row.get('note', '')})", highlight=False)
     led = st["ledger"]
@@ -305,6 +309,20 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         out.print(line, highlight=False)
         if emb.get("last_error"):
             out.print(f"[yellow]embeddings last error:[/] {emb['last_error']}", highlight=False)
+
+
+def _print_claim(claim: dict | None) -> None:
+    """This host id's claim in the graph (core/team/claim.py), and any conflict."""
+    if not claim:
+        return
+    if claim.get("conflict"):
+        err.print(f"[red]claim conflict:[/] {_esc(claim['conflict'])}", highlight=False, soft_wrap=True)
+        return
+    if claim.get("state") == "unclaimed":
+        out.print(f"claim: host {claim['host']} not claimed yet ({claim.get('note', '')})", highlight=False)
+        return
+    out.print(f"claim: host {claim['host']} held by this state directory (instance {claim['holder']}, "
+              f"since {claim.get('since') or '?'}, {claim.get('by') or ''})", highlight=False)
 
 
 def _print_sync(report, what: str) -> None:
@@ -332,17 +350,40 @@ def _print_sync(report, what: str) -> None:
 
 
 @sync_app.command("run")
-def sync_run(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+def sync_run(
+    rename: Annotated[Optional[str], typer.Option(
+        "--rename", metavar="NEW",
+        help="first give this state directory the host id NEW and claim it (when another directory holds its "
+             "id); its whole ledger is pushed again under NEW")] = None,
+    state: StateOpt = None, as_json: JsonOpt = False,
+) -> None:
     """Drain the ledger into every consumer: Neo4j (retried with backoff) and the embeddings."""
     with open_ars(state) as ars:
         try:
+            if rename is not None:
+                done = ars.rename_host(rename)
+                if not as_json:
+                    _print_rename(done)
             report = ars.sync_run()
         except BadInput as exc:
             fail(str(exc))
     if as_json:
         sys.stdout.write(report.model_dump_json() + "\n")
-        raise typer.Exit(0 if report.ok else 1)
+        raise typer.Exit(0 if report.ok else 2 if report.refused else 1)
+    if report.refused:  # another state directory holds this host id: nothing was written
+        fail(report.error)
     _print_sync(report, "sync")
+
+
+def _print_rename(done: dict) -> None:
+    out.print(f"this state directory is host {done['host']} in namespace {done['namespace']} now "
+              f"(was {done['old']}; instance {done['instance']})"
+              + ("" if done["claimed"] else "; the next sync with Neo4j claims it"), highlight=False)
+    if done["released"]:
+        out.print(f"  {done['old']}'s part of the graph and its claim were deleted: its episodes go out as "
+                  f"{done['host']}", highlight=False)
+    if done.get("note"):
+        err.print(f"[yellow]{_esc(done['note'])}[/]", highlight=False)
 
 
 @sync_app.command("pull")
@@ -369,7 +410,7 @@ def sync_pull(
 
 @sync_app.command("backfill")
 def sync_backfill(
-    clear: Annotated[bool, typer.Option("--clear", help="delete what Neo4j has first")] = False,
+    clear: Annotated[bool, typer.Option("--clear", help="delete this host's episodes in Neo4j first (never another host's)")] = False,
     state: StateOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Rebuild Neo4j from SQLite, the store of record."""
@@ -380,7 +421,9 @@ def sync_backfill(
             fail(str(exc))
     if as_json:
         sys.stdout.write(report.model_dump_json() + "\n")
-        raise typer.Exit(0 if report.ok else 1)
+        raise typer.Exit(0 if report.ok else 2 if report.refused else 1)
+    if report.refused:  # another state directory holds this host id: nothing was deleted or written
+        fail(report.error)
     _print_sync(report, "backfill")
 
 

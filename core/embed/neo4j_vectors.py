@@ -3,7 +3,10 @@
 Vectors are copied from ``vectors.sqlite`` (cursor ``neo4j`` over its
 ``seq``) onto the ``Episode`` nodes as ``embedding`` with ``embed_model``:
 MERGE by id, so a vector that arrives before its episode's own sync is kept
-(the episode sync's ``SET e += props`` leaves it alone). One index,
+(the episode sync's ``SET e += props`` leaves it alone). Episodes are keyed by
+host (two hosts may write the same id): a vector goes to the node this host
+calls by that name (``core/team/names.py``), and only this host's own
+episode is made ahead of its sync. One index,
 ``episode_embedding``, of the current model's dimension and cosine
 similarity; a model of another dimension rebuilds it. Neo4j's cosine score
 is ``(1 + cos) / 2``: converted back, so both homes report the same cosine.
@@ -12,6 +15,9 @@ is ``(1 + cos) / 2``: converted back, so both homes report the same cosine.
 from __future__ import annotations
 
 from typing import Any, Sequence
+
+from ..team.names import split_name
+from ..tiers.neo4j_tier import RESOLVE, named
 
 INDEX = "episode_embedding"
 
@@ -26,25 +32,50 @@ def _ns(store) -> tuple[str, str, dict]:
 
 
 def _push(key: str) -> str:
-    return f"""
+    if not key:  # unscoped
+        return """
 UNWIND $rows AS r
-MERGE (e:Episode {{id: r.id{key}}})
+MERGE (e:Episode {id: r.name})
 SET e.embedding = r.vec, e.embed_model = r.model
+"""
+    return """
+UNWIND $rows AS r
+""" + RESOLVE + """
+WITH r, e
+CALL (r, e) {
+  WITH r, e WHERE e IS NOT NULL
+  SET e.embedding = r.vec, e.embed_model = r.model
+}
+CALL (r, e) {
+  // not in the graph yet: this host's own episode, ahead of its sync (its push MERGEs onto it)
+  WITH r WHERE e IS NULL AND r.qid IS NULL
+  MERGE (own:Episode {namespace: $ns, host: $me, id: r.name})
+  SET own.embedding = r.vec, own.embed_model = r.model
+}
 """
 
 
 def _search(where: str) -> str:
+    name = named("node") if where else "node.id"
     return f"""
 CALL db.index.vector.queryNodes('{INDEX}', $limit, $vec) YIELD node, score
 WITH node, score WHERE node.embed_model = $model{where}
-RETURN node.id AS id, score, node.summary AS summary, node.text AS text
+RETURN {name} AS id, score, node.summary AS summary, node.text AS text
 LIMIT $k
 """
 
 
 def _rank(where: str) -> str:
-    return f"""
-MATCH (node:Episode {{id: $id}}) WHERE node.embed_model = $model AND node.embedding IS NOT NULL{where}
+    if not where:  # unscoped
+        return """
+MATCH (node:Episode {id: $id}) WHERE node.embed_model = $model AND node.embedding IS NOT NULL
+WITH node, vector.similarity.cosine(node.embedding, $vec) AS s
+RETURN s AS score
+"""
+    return """
+UNWIND [{name: $id, qid: $qid, qhost: $qhost}] AS r
+""" + RESOLVE + """
+WITH e AS node WHERE node IS NOT NULL AND node.embed_model = $model AND node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $vec) AS s
 RETURN s AS score
 """
@@ -72,8 +103,11 @@ def push(store, rows: Sequence[dict[str, Any]]) -> None:
     """Write vectors (``id``, ``vec`` as a list of floats, ``model``) in one transaction."""
     store.ensure_schema()
     key, _where, params = _ns(store)
+    if key:
+        params["me"] = getattr(store, "host", "") or ""
+    named_rows = [{**r, "name": r["id"], **dict(zip(("qid", "qhost"), split_name(r["id"])))} for r in rows]
     with store._driver.session(database=store.database) as s:
-        s.execute_write(lambda tx: tx.run(_push(key), rows=list(rows), **params).consume())
+        s.execute_write(lambda tx: tx.run(_push(key), rows=named_rows, **params).consume())
 
 
 def search(store, vec: list[float], model: str, k: int, timeout: float) -> list[dict]:
@@ -84,7 +118,9 @@ def search(store, vec: list[float], model: str, k: int, timeout: float) -> list[
 
 def cosine_of(store, episode_id: str, vec: list[float], model: str, timeout: float) -> float | None:
     _key, where, params = _ns(store)
-    rows = store._run_within(_rank(where), timeout, id=episode_id, vec=vec, model=model, **params)
+    qid, qhost = split_name(episode_id)
+    rows = store._run_within(_rank(where), timeout, id=episode_id, qid=qid, qhost=qhost, vec=vec, model=model,
+                             **params)
     return float(rows[0]["score"]) if rows else None
 
 

@@ -18,6 +18,14 @@ MATCH (n) WHERE (n:Episode OR n:Entity OR n:Topic) AND n.namespace IS NULL
 WITH n LIMIT $batch
 SET n.namespace = 'default'
 SET n.agent = CASE WHEN n:Episode AND coalesce(n.agent, '') = '' THEN n.source ELSE n.agent END
+SET n.team_id = CASE WHEN n:Episode THEN coalesce(n.team_id, n.id) ELSE n.team_id END
+RETURN count(*) AS c
+"""
+# Episodes written while an id was unique in its namespace: their team name is their id.
+MIGRATE_TEAM_IDS = """
+MATCH (e:Episode) WHERE e.team_id IS NULL AND e.id IS NOT NULL
+WITH e LIMIT $batch
+SET e.team_id = e.id
 RETURN count(*) AS c
 """
 MIGRATE_EDGES = """
@@ -43,11 +51,12 @@ RETURN h.name AS name, h.seq AS seq, h.last_push AS at ORDER BY name
 # episode was most of a pull's read time on the pulling host.
 _PAGE_RETURN = """
 WITH e ORDER BY e.namespace, e.host, e.seq, e.id LIMIT $limit
-RETURN collect({id: e.id, seq: e.seq, source: e.source, session_id: e.session_id, agent: e.agent,
+RETURN collect({id: e.id, team_id: e.team_id, host: e.host, seq: e.seq, source: e.source,
+       session_id: e.session_id, agent: e.agent,
        channel: e.channel, summary: e.summary, text: e.text, topics: e.topics, terms: e.terms,
        first_ts: e.first_ts, last_ts: e.last_ts, message_count: e.message_count,
        entities: [(e)-[:MENTIONS]->(n) | [n.name, n.type]],
-       prev: [(a:Episode)-[:FOLLOWED_BY]->(e) | a.id][0]}) AS rows
+       prev: [(a:Episode)-[:FOLLOWED_BY]->(e) | [a.id, a.team_id]][0]}) AS rows
 """
 # The cursor is (seq, id): the rest of its seq, then the seqs after it. Two
 # statements, each a plain range of the index (written as one with
@@ -63,10 +72,55 @@ PAGE = """
 MATCH (e:Episode) USING INDEX e:Episode(namespace, host, seq, id)
 WHERE e.namespace = $ns AND e.host = $host AND e.seq > $seq AND e.id IS NOT NULL
 """ + _PAGE_RETURN
+# Another host's episodes that hold the plain ids of ``$ids`` (this host's,
+# named ``id@this-host`` in the team because that host had them first): the
+# pull brings them again under ``id@that-host`` (pull.partners).
+PARTNERS = """
+UNWIND $ids AS id
+MATCH (e:Episode {namespace: $ns, team_id: id}) WHERE e.host <> $me
+""" + _PAGE_RETURN
+# ``shared``: episodes whose id another host wrote first (named id@host).
 COUNTS = """
 MATCH (e:Episode) WHERE e.namespace = $ns
-RETURN coalesce(e.host, '') AS host, count(*) AS n
+RETURN coalesce(e.host, '') AS host, count(*) AS n,
+       sum(CASE WHEN e.team_id <> e.id THEN 1 ELSE 0 END) AS shared
 """
+# ``backfill --clear`` (and a rename) of one host: its episodes in pages, each
+# page's entities and topics noted before the episodes go.
+CLEAR_PAGE = """
+MATCH (e:Episode {namespace: $ns, host: $host})
+WITH e LIMIT $batch
+OPTIONAL MATCH (e)-[:MENTIONS|TAGGED]->(n)
+WITH collect(DISTINCT e) AS eps, collect(DISTINCT elementId(n)) AS touched
+FOREACH (x IN eps | DETACH DELETE x)
+RETURN size(eps) AS c, touched
+"""
+# The relations this host gave: it leaves their ``hosts``; a relation nobody
+# else gave goes, and its ends are checked like the episodes' entities.
+CLEAR_RELATIONS = """
+MATCH (a:Entity {namespace: $ns})-[x:RELATES]->(b)
+WHERE $host IN coalesce(x.hosts, [])
+WITH a, x, b LIMIT $batch
+SET x.hosts = [h IN x.hosts WHERE h <> $host]
+WITH a, x, b, size(x.hosts) = 0 AS gone
+FOREACH (_ IN CASE WHEN gone THEN [1] ELSE [] END | DELETE x)
+RETURN count(*) AS c, collect(DISTINCT elementId(a)) + collect(DISTINCT elementId(b)) AS touched
+"""
+# Of the nodes the cleared episodes and relations held, those nothing holds
+# any more. A plain DELETE: a node another host's push linked meanwhile makes
+# the statement fail, and it stays (an orphan left is harmless; a node
+# deleted under another host's edge would not be).
+CLEAR_ORPHANS = """
+UNWIND $ids AS i
+MATCH (n) WHERE elementId(n) = i AND (n:Entity OR n:Topic) AND n.namespace = $ns AND NOT EXISTS { (n)--() }
+DELETE n
+RETURN count(*) AS c
+"""
+CLEAR_HOST_NODE = """
+MATCH (h:Host {namespace: $ns, name: $host})
+REMOVE h.seq, h.fence_at, h.fence_id, h.last_push
+"""
+RELEASE_HOST_NODE = "MATCH (h:Host {namespace: $ns, name: $host}) DELETE h"
 
 
 def migrate(store: "Neo4jStore", old_constraints: tuple[str, ...], force: bool = False) -> list[str]:
@@ -95,6 +149,53 @@ def migrate(store: "Neo4jStore", old_constraints: tuple[str, ...], force: bool =
             "(nothing lost); run `ars sync backfill` on each host that wrote them, so other hosts can pull them"]
 
 
+def migrate_keys(store: "Neo4jStore", old_constraint: str) -> None:
+    """A graph from before episodes were keyed by host: every episode's team
+    name is its id (ids were unique in a namespace then), then the old
+    constraint goes, so two hosts can hold the same id. Runs while the old
+    constraint exists (one cheap look on every start); nothing is deleted."""
+    names = {r["name"] for r in store._run("SHOW CONSTRAINTS YIELD name RETURN name")}
+    if old_constraint not in names:
+        return
+    while store._run(MIGRATE_TEAM_IDS, write=True, batch=MIGRATE_BATCH)[0]["c"]:
+        pass
+    store._run(f"DROP CONSTRAINT {old_constraint} IF EXISTS", write=True)
+
+
+def clear_host(store: "Neo4jStore", host: str, release: bool = False, batch: int = 5000) -> int:
+    """Delete ``host``'s episodes in this namespace, the relations only it
+    gave and the entities and topics nothing else holds; keep (or, with
+    ``release``, delete) its claim. Returns the episodes deleted."""
+    from neo4j.exceptions import ClientError
+
+    deleted, touched = 0, set()
+    while True:
+        row = store._run(CLEAR_PAGE, write=True, host=host, batch=batch)[0]
+        deleted += row["c"]
+        touched.update(row["touched"])
+        if not row["c"]:
+            break
+    while True:
+        row = store._run(CLEAR_RELATIONS, write=True, host=host, batch=batch)[0]
+        touched.update(row["touched"])
+        if not row["c"]:
+            break
+    ids = sorted(touched)
+    for i in range(0, len(ids), batch):
+        try:
+            store._run(CLEAR_ORPHANS, write=True, ids=ids[i : i + batch])
+        except ClientError:
+            pass  # another host linked one of them meanwhile: these stay
+    store._run(RELEASE_HOST_NODE if release else CLEAR_HOST_NODE, write=True, host=host)
+    return deleted
+
+
+def partners(store: "Neo4jStore", ids: list[str]) -> list[dict[str, Any]]:
+    """Other hosts' episodes holding the plain ids of this host's ``ids``."""
+    got = store._rows(PARTNERS, timeout=60, ids=ids, limit=len(ids))
+    return got[0]["rows"] if got else []
+
+
 def hosts(store: "Neo4jStore", me: str) -> list[dict[str, Any]]:
     return store._run(HOSTS, me=me)
 
@@ -110,5 +211,6 @@ def page(store: "Neo4jStore", host: str, seq: int, last_id: str, limit: int) -> 
     return rows
 
 
-def counts(store: "Neo4jStore") -> dict[str, int]:
-    return {r["host"]: r["n"] for r in store._run(COUNTS, timeout=30)}
+def counts(store: "Neo4jStore") -> dict[str, dict[str, int]]:
+    """host -> {n: its episodes in the graph, shared: those named id@host}."""
+    return {r["host"]: {"n": r["n"], "shared": r["shared"]} for r in store._run(COUNTS, timeout=30)}

@@ -7,12 +7,19 @@ mistyped ``ARS_NAMESPACE`` cannot mix two teams' episodes in one ledger. A
 state directory from before namespaces existed (a ledger, no ``team.json``)
 is namespace ``default``. The host id is recorded too, so a laptop renamed
 on its network keeps pushing and pulling as the same host.
+
+``team.json`` also keeps the directory's ``instance``: a random id made the
+first time the directory claims its host id in the graph (``claim.py``), so
+the graph can tell two state directories that were given the same host id
+apart. ``ars sync run --rename NEW`` re-binds the directory to a new host id
+with a new instance.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import secrets
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +38,17 @@ class NamespaceMismatch(BadQuery):
     """ARS_NAMESPACE / ARS_HOST_ID differ from what the state directory holds."""
 
 
+class HostClaimed(BadQuery):
+    """Another state directory holds this host id in the graph (or this one is
+    a copy of the directory that does): nothing was written."""
+
+
 @dataclass(frozen=True)
 class Identity:
     namespace: str
     host: str
     agent: str = ""  # ARS_AGENT: the agent of episodes whose transcript names none
+    instance: str = ""  # this state directory's claim on ``host`` (claim.py); "" until its first claim
 
     def agent_of(self, source: str, agent: str = "") -> str:
         """An episode's agent: its own, else ARS_AGENT, else its transcript's source."""
@@ -99,15 +112,29 @@ def resolve(state_dir: Path, namespace: str | None, host: str | None, agent: str
             f"state directory {state_dir} pushes as host {have['host']!r}, but ARS_HOST_ID={hid}: "
             f"unset ARS_HOST_ID, or edit {state_dir / TEAM_FILE} if this really is another host")
     ident = Identity(namespace=bound_ns or ns or DEFAULT_NAMESPACE,
-                     host=have.get("host") or hid or default_host(), agent=(agent or "").strip())
+                     host=have.get("host") or hid or default_host(), agent=(agent or "").strip(),
+                     instance=have.get("instance", "") if have.get("host") else "")
     if record and (have.get("namespace"), have.get("host")) != (ident.namespace, ident.host) and state_dir.is_dir():
         bind(state_dir, ident)
     return ident
 
 
 def bind(state_dir: Path, ident: Identity) -> None:
-    """Record ``ident`` in the state directory (before its first write)."""
+    """Record ``ident`` in the state directory (before its first write). The
+    recorded instance is kept while the host id stays the same: it is this
+    directory's claim on that host id."""
+    data = {"namespace": ident.namespace, "host": ident.host}
+    have = recorded(state_dir)
+    instance = ident.instance or (have.get("instance", "") if have.get("host") == ident.host else "")
+    if instance:
+        data["instance"] = instance
     try:
-        atomic_write(Path(state_dir) / TEAM_FILE, json.dumps({"namespace": ident.namespace, "host": ident.host}, indent=1))
+        atomic_write(Path(state_dir) / TEAM_FILE, json.dumps(data, indent=1))
     except OSError:
         pass  # a read-only state directory still reads as its namespace
+
+
+def new_instance() -> str:
+    """A random instance id: 64 bits, so two state directories never share one
+    unless one was copied from the other."""
+    return secrets.token_hex(8)

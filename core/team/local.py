@@ -91,6 +91,15 @@ def own_ids(conn: sqlite3.Connection, ids: Sequence[str], me: "Identity") -> set
                                   after=[me.host])}
 
 
+def rename_own(conn: sqlite3.Connection, old: str, new: str) -> int:
+    """This host's own episodes, recorded as ``old`` (or before hosts were
+    recorded), are ``new``'s now (``ars sync run --rename``). Episodes pulled
+    from other hosts keep theirs: none is ``old``, which was this host's own
+    name and so never pulled."""
+    with conn:
+        return conn.execute("UPDATE episode_origin SET host = ? WHERE host IN (?, '')", (new, old)).rowcount
+
+
 def counts_by_host(conn: sqlite3.Connection, me: "Identity") -> dict[str, int]:
     out: dict[str, int] = {}
     for host, n in conn.execute(

@@ -9,6 +9,11 @@ A host's episodes come in the order it pushed them (``seq``: the ledger
 offset it pushed them from), so a later version of an episode arrives later
 and wins. The raw files tier stays local: only episodes travel. Pulled
 episodes are never pushed back (they are not in this host's ledger).
+
+Two hosts may write the same episode id: both episodes arrive, each under
+the name this host gives it (``names.py``: the team name, or ``id@host``
+when this host wrote that id too); a pulled episode never replaces one of
+this host's own.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ..prefetch import prefetch
 from ..tiers.base import one_line
 from ..tiers.neo4j_tier import is_transient
 from . import graph, local
+from .names import candidates, local_name
 
 if TYPE_CHECKING:
     from ..recall import Memory
@@ -36,7 +42,8 @@ ENTITY_TYPES = {"person", "agent", "product", "project", "file", "tool", "techno
 class PullReport(BaseModel):
     pulled: int = 0
     hosts: dict[str, int] = {}  # other host -> episodes pulled from it this run
-    skipped: int = 0  # rows that were not valid episodes, or this host's own
+    skipped: int = 0  # rows that were not valid episodes, or named like one of this host's own
+    shared: int = 0  # pulled under a qualified name: another host's episode of an id this host wrote too
     ok: bool = True
     error: str = ""
     caught_up: bool = False  # every other host read to its end (not stopped by max_seconds)
@@ -46,10 +53,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def to_episode(row: dict[str, Any], host: str, namespace: str) -> Episode:
-    prev = row.get("prev")
+def to_episode(row: dict[str, Any], host: str, namespace: str, name: str, prev: str | None = None) -> Episode:
+    """A pulled row as the episode this host stores under ``name`` (``prev``:
+    the name of the episode before it in its session)."""
     return Episode.model_validate({
-        "id": row["id"], "source": row.get("source") or "manual", "session_id": row.get("session_id") or "",
+        "id": name, "source": row.get("source") or "manual", "session_id": row.get("session_id") or "",
         "agent": row.get("agent") or "", "channel": row.get("channel") or "", "summary": row.get("summary") or "",
         "text": row.get("text") or "", "topics": list(row.get("topics") or []),
         "entities": [{"name": n, "type": t if t in ENTITY_TYPES else "concept"}
@@ -116,25 +124,68 @@ def pull(memory: "Memory", max_seconds: float = 60.0, page: int = PAGE) -> PullR
     return report
 
 
-def _store(sqlite, me, name: str, rows: list[dict[str, Any]], report: PullReport) -> int:
-    """One page of ``name``'s episodes into SQLite, with its cursor, in one transaction."""
-    eps = []
-    for r in rows:
+def _named(sqlite, me, host: str, rows: list[dict[str, Any]], report: PullReport) -> tuple[list[Episode], dict[str, str]]:
+    """``host``'s rows as the episodes this host stores (names.py), and the
+    index terms their writer stored, by name."""
+    pairs = [(r, candidates(r["id"], r.get("team_id"), host)) for r in rows if r.get("id")]
+    prevs = [(p[0], p[1] if len(p) > 1 else None) for p in (r.get("prev") for r in rows)
+             if isinstance(p, list) and p and p[0]]
+    names = {n for _, c in pairs for n in c} | {n for p, t in prevs for n in candidates(p, t, host)}
+    own = local.own_ids(sqlite.team(), sorted(names), me)
+    eps, terms = [], {}
+    for r, _ in pairs:
+        name = local_name(r["id"], r.get("team_id"), host, own)
+        if name is None:
+            report.skipped += 1
+            continue
+        prev = r.get("prev")
+        prev_name = (local_name(prev[0], prev[1] if len(prev) > 1 else None, host, own)
+                     if isinstance(prev, list) and prev and prev[0] else None)
         try:
-            eps.append(to_episode(r, name, me.namespace))
+            eps.append(to_episode(r, host, me.namespace, name, prev_name))
         except (ValidationError, ValueError, TypeError):
             report.skipped += 1
-    own = local.own_ids(sqlite.team(), [e.id for e in eps], me)
-    if own:
-        report.skipped += len(own)
-        eps = [e for e in eps if e.id not in own]
+            continue
+        if name != (r.get("team_id") or r["id"]):
+            report.shared += 1
+        if isinstance(r.get("terms"), str):
+            terms[name] = r["terms"]  # the index terms the writing host stored
+    return eps, terms
+
+
+def _store(sqlite, me, name: str, rows: list[dict[str, Any]], report: PullReport) -> int:
+    """One page of ``name``'s episodes into SQLite, with its cursor, in one transaction."""
+    eps, terms = _named(sqlite, me, name, rows, report)
     seq, last = rows[-1]["seq"], rows[-1]["id"]
-    # the index terms the writing host stored with each episode
-    terms = {r["id"]: r["terms"] for r in rows if isinstance(r.get("terms"), str)}
     sqlite.upsert(eps, [f"pull:{name}:{seq}"] * len(eps), terms=terms,
                   also=lambda c: local.move_cursor(c, name, seq, last, len(eps), _now()))
     report.hosts[name] = report.hosts.get(name, 0) + len(eps)
     return len(eps)
+
+
+def partners(memory: "Memory", ids: list[str]) -> int:
+    """After a push named some of this host's episodes ``id@this-host`` (another
+    host had the id first): bring that host's episodes of those ids again,
+    as ``id@that-host``. One of them may have been stored here under the plain
+    id before this host wrote its own, which then replaced it. The pull
+    cursors do not move (these are not new). Returns how many were stored."""
+    store = memory.neo4j
+    if store is None or not ids:
+        return 0
+    me = memory.identity
+    report = PullReport()
+    stored = 0
+    for i in range(0, len(ids), PAGE):
+        rows = graph.partners(store, sorted(set(ids[i : i + PAGE])))
+        by_host: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            by_host.setdefault(r.get("host") or "", []).append(r)
+        for host, page in by_host.items():
+            eps, terms = _named(memory.sqlite, me, host, page, report)
+            seq = max((r.get("seq") or 0) for r in page)
+            memory.sqlite.upsert(eps, [f"pull:{host}:{seq}"] * len(eps), terms=terms)
+            stored += len(eps)
+    return stored
 
 
 def reset(memory: "Memory") -> None:
@@ -164,9 +215,12 @@ def status(memory: "Memory") -> dict[str, Any]:
     names = set(here) | set(there or {}) | set(cur)
     names.discard("")
     for name in sorted(names):
-        g = (there or {}).get(name)
+        g = ((there or {}).get(name) or {}).get("n") if there is not None else None
         n = here.get(name, 0)
         row: dict[str, Any] = {"graph": g, "local": n}
+        shared = ((there or {}).get(name) or {}).get("shared")
+        if shared:
+            row["shared"] = shared  # its episodes of ids another host wrote first: named id@host
         if name == me.host:
             row["self"] = True
         else:
@@ -174,6 +228,6 @@ def status(memory: "Memory") -> dict[str, Any]:
             row["last_pull"] = (cur.get(name) or {}).get("at")
         out[name] = row
     if there and there.get(""):
-        out["(no host)"] = {"graph": there[""], "local": None,
+        out["(no host)"] = {"graph": there[""]["n"], "local": None,
                             "note": "written before hosts were recorded: run ars sync backfill on the host that wrote them"}
     return out

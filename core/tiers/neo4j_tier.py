@@ -46,6 +46,8 @@ TERMS_ANALYZER = "whitespace"
 INDEXED = ["terms", "context", "namespace", "host", "agent"]
 # Constraints from before namespaces: ids were unique across the whole graph.
 OLD_CONSTRAINTS = ("episode_id", "entity_key", "topic_name")
+# From before hosts kept their own episodes: an id was unique in its namespace.
+OLD_HOST_CONSTRAINT = "episode_ns_id"
 # The context field's scores count this much against the own terms'. Lucene
 # normalises each field by its own length, which already discounts the longer
 # context field: on LoCoMo dev 1.0 beat 0.5 (neo4j R@10 79.2 vs 76.4, 95 % CI
@@ -53,7 +55,11 @@ OLD_CONSTRAINTS = ("episode_id", "entity_key", "topic_name")
 CONTEXT_WEIGHT = 1.0
 SCHEMA = [
     # Namespaces are a hard boundary: an episode, entity and topic are unique within one.
-    "CREATE CONSTRAINT episode_ns_id IF NOT EXISTS FOR (e:Episode) REQUIRE (e.namespace, e.id) IS UNIQUE",
+    # An episode is its host's: two hosts writing the same id keep two nodes (core/team/names.py),
+    # each with a name unique in the namespace, ``team_id`` (the id, or ``id@host`` when the id
+    # was taken first by another host).
+    "CREATE CONSTRAINT episode_ns_host_id IF NOT EXISTS FOR (e:Episode) REQUIRE (e.namespace, e.host, e.id) IS UNIQUE",
+    "CREATE CONSTRAINT episode_ns_team_id IF NOT EXISTS FOR (e:Episode) REQUIRE (e.namespace, e.team_id) IS UNIQUE",
     "CREATE CONSTRAINT entity_ns_key IF NOT EXISTS FOR (n:Entity) REQUIRE (n.namespace, n.key) IS UNIQUE",
     "CREATE CONSTRAINT topic_ns_name IF NOT EXISTS FOR (t:Topic) REQUIRE (t.namespace, t.name) IS UNIQUE",
     "CREATE CONSTRAINT host_ns_name IF NOT EXISTS FOR (h:Host) REQUIRE (h.namespace, h.name) IS UNIQUE",
@@ -103,7 +109,19 @@ CALL () {
   RETURN collect(t) AS tags
 }
 UNWIND $rows AS r
-MERGE (e:Episode {namespace: $ns, id: r.id})
+CALL (r) {
+  // written before hosts were recorded, with this id: this host's now (the README's
+  // `ars sync backfill` after an upgrade), instead of a second node beside it
+  OPTIONAL MATCH (old:Episode {namespace: $ns, team_id: r.id}) WHERE old.host IS NULL
+  SET old.host = $host
+}
+MERGE (e:Episode {namespace: $ns, host: $host, id: r.id})
+// its name in the team, given once: the id, unless another host's episode has it already
+SET e.team_id = CASE WHEN e.team_id IS NOT NULL THEN e.team_id
+                     WHEN NOT EXISTS { MATCH (o:Episode {namespace: $ns, team_id: r.id}) } THEN r.id
+                     WHEN NOT EXISTS { MATCH (o:Episode {namespace: $ns, team_id: r.id + '@' + $host}) }
+                       THEN r.id + '@' + $host
+                     ELSE r.id + '@' + $host + '#' + substring(randomUUID(), 0, 8) END
 SET e += r.props
 WITH e, r, ents, tags
 CALL (e) {
@@ -120,28 +138,70 @@ CALL (e, r, tags) {
   WITH e, tags[i] AS t
   CREATE (e)-[:TAGGED {namespace: $ns}]->(t)
 }
+// the episodes of this batch whose id another host had first: the caller pulls
+// that host's episode again under its qualified name (core/team/pull.py partners)
+WITH e WHERE e.team_id <> e.id
+RETURN collect(e.id) AS renamed
 """
+# ``hosts``: who wrote the relation, so a host's ``backfill --clear`` removes
+# the relations only its episodes gave, and keeps the ones another host gave too.
 UPSERT_RELATIONS = """
 UNWIND $rows AS r
 MERGE (a:Entity {namespace: $ns, key: r.src_key}) ON CREATE SET a.name = r.src, a.type = 'concept'
 MERGE (b:Entity {namespace: $ns, key: r.dst_key}) ON CREATE SET b.name = r.dst, b.type = 'concept'
 MERGE (a)-[x:RELATES {rel: r.rel, namespace: $ns}]->(b)
+SET x.hosts = CASE WHEN $host IN coalesce(x.hosts, []) THEN x.hosts ELSE coalesce(x.hosts, []) + $host END
 """
 # A neighbour that arrived later changed the context of episodes already here.
 UPDATE_CONTEXT = """
 UNWIND $rows AS r
-MATCH (e:Episode {namespace: $ns, id: r.id})
+MATCH (e:Episode {namespace: $ns, host: $host, id: r.id})
 SET e.context = r.context
 """
 UPSERT_FOLLOWS = """
 UNWIND $rows AS r
-MATCH (a:Episode {namespace: $ns, id: r.prev}), (b:Episode {namespace: $ns, id: r.id})
+MATCH (a:Episode {namespace: $ns, host: $host, id: r.prev}), (b:Episode {namespace: $ns, host: $host, id: r.id})
 MERGE (a)-[:FOLLOWED_BY {namespace: $ns}]->(b)
 """
-# A host's pushes, for the pull of the others: the highest seq it pushed.
+# A host's pushes, for the pull of the others: the highest seq it pushed. The
+# fence is the last ledger event it pushed (where it starts, and its id): a
+# copy of this state directory, which shares its instance, is caught when its
+# own ledger has another event there (core/team/claim.py).
 UPSERT_HOST = """
 MERGE (h:Host {namespace: $ns, name: $host})
-SET h.seq = CASE WHEN h.seq IS NULL OR h.seq < $seq THEN $seq ELSE h.seq END, h.last_push = $at
+SET h.seq = CASE WHEN h.seq IS NULL OR h.seq < $seq THEN $seq ELSE h.seq END, h.last_push = $at,
+    h.fence_at = coalesce($fence_at, h.fence_at), h.fence_id = coalesce($fence_id, h.fence_id)
+"""
+# Inside every write of a claimed store, first: lock this host's claim and
+# read it, so a copy of this state directory pushing at the same moment
+# waits, then finds the fence moved and is refused before it writes.
+CHECK_CLAIM = """
+MATCH (h:Host {namespace: $ns, name: $host})
+SET h._lock = true REMOVE h._lock
+RETURN h.instance AS instance, h.fence_at AS fence_at, h.fence_id AS fence_id
+"""
+
+
+def named(v: str) -> str:
+    """Cypher: the name this host gives the episode node ``v`` (core/team/names.py):
+    its own episodes by their id; another host's by its ``team_id``, except
+    that an id this host also wrote is ``id@host``. Needs ``$me``."""
+    return (f"CASE WHEN {v}.host = $me OR {v}.team_id IS NULL THEN {v}.id"
+            f" WHEN {v}.team_id = {v}.id AND EXISTS {{ MATCH (_mine:Episode {{namespace: {v}.namespace,"
+            f" host: $me, id: {v}.id}}) }} THEN {v}.id + '@' + {v}.host ELSE {v}.team_id END")
+
+
+# The episode node this host calls ``r.name``: its own by id, another host's by
+# its team name, or ``id@host`` split into ``r.qid`` and ``r.qhost``
+# (core/team/names.py split_name); ``e`` is null when there is none.
+RESOLVE = """
+CALL (r) {
+  OPTIONAL MATCH (a:Episode {namespace: $ns, host: $me, id: r.name})
+  OPTIONAL MATCH (b:Episode {namespace: $ns, team_id: r.name})
+  OPTIONAL MATCH (c:Episode {namespace: $ns, host: r.qhost, id: r.qid})
+  WITH r, [x IN [a, b, c] WHERE x IS NOT NULL AND """ + named("x") + """ = r.name] AS found
+  RETURN found[0] AS e
+}
 """
 
 # One round trip: full-text candidates, entities named in the query, and a
@@ -177,7 +237,7 @@ CALL (named, best, text_hits) {
 }
 UNWIND text_hits + expanded AS h
 WITH h.e AS e, h.s AS s, h.c AS c
-RETURN e.id AS id, s AS score, c AS context, e.summary AS summary, e.text AS text, e.terms AS terms,
+RETURN """ + named("e") + """ AS id, s AS score, c AS context, e.summary AS summary, e.text AS text, e.terms AS terms,
        e.source AS source, coalesce(e.last_ts, e.first_ts) AS ts, e.host AS host, e.agent AS agent,
        [(e)-[:MENTIONS]->(n) | [n.name, n.type]] AS entities
 """
@@ -189,6 +249,7 @@ MIN_CANDIDATES = 50
 EXPAND = 20
 EXPAND_MAX_DEGREE = 200
 WRITE_BATCH = 1000  # episodes per write transaction
+TEAM_ID_RETRIES = 3  # reruns of a write whose new episode's team name another host took meanwhile
 DEADLOCK_RETRIES = 8  # reruns of a schema statement or write transaction the server aborted for a deadlock
 PROBE_QUERIES = 30  # enough for a restarted JVM to compile the search path
 
@@ -211,11 +272,15 @@ def _without_dataframes():
                 del sys.modules[m]
 
 
-def stamp(props: dict[str, Any], namespace: str, host: str, seq: int, agent: str = "") -> dict[str, Any]:
+def stamp(props: dict[str, Any], namespace: str, host: str, seq: int, agent: str = "",
+          instance: str = "") -> dict[str, Any]:
     """An episode's node properties with where it was written: its namespace,
-    host, agent (else ARS_AGENT, else the transcript's source) and ``seq``."""
-    return {**props, "namespace": namespace, "host": host or None,
-            "agent": props.get("agent") or agent or props.get("source") or "", "seq": seq}
+    host, agent (else ARS_AGENT, else the transcript's source), ``seq`` and the
+    instance (the state directory) that wrote it. ``host`` is part of the
+    node's key, so a store with no host id writes ``""``, never null."""
+    return {**props, "namespace": namespace, "host": host or "",
+            "agent": props.get("agent") or agent or props.get("source") or "", "seq": seq,
+            "instance": instance or None}
 
 
 def _utcnow() -> str:
@@ -310,6 +375,7 @@ class GraphBatch:
     relations: list[dict[str, str]]
     follows: list[dict[str, str]]
     seqs: dict[str, int] = field(default_factory=dict)  # episode id -> its place in this host's push order
+    fence: "tuple[int, str] | None" = None  # the last ledger event pushed with it: (where it starts, its id)
     contexts: list[dict[str, str]] = field(default_factory=list)  # id, context: stored neighbours' new contexts
 
     def __len__(self) -> int:
@@ -427,6 +493,13 @@ class Neo4jStore:
         self.namespace = namespace
         self.host = host
         self.agent = agent
+        # The claim on ``host`` (core/team/claim.py): set by the sync once the
+        # graph has it for this state directory's instance; every write then
+        # checks, inside its transaction, that the claim and the fence still
+        # are what this store left them. A store with no instance (tests,
+        # benchmarks, an admin clearing the graph) writes unclaimed.
+        self.instance = ""
+        self.fence: "tuple[int, str] | None" = None
         self.notices: list[str] = []  # one line each, for the person (a graph migrated)
         # Causal consistency: every session of this driver carries the bookmarks
         # of the writes before it, so on a cluster (neo4j://) a read sent to a
@@ -459,6 +532,7 @@ class Neo4jStore:
 
         q = CypherQuery(cypher, timeout=timeout)
         params.setdefault("ns", self.namespace)
+        params.setdefault("me", self.host)  # named(): this host's own episodes are named by their id
         with self._driver.session(database=self.database, default_access_mode="WRITE" if write else "READ",
                                   bookmark_manager=self._bookmarks) as s:
             return s.run(q, params).data()
@@ -471,6 +545,7 @@ class Neo4jStore:
         from neo4j import Query as CypherQuery
 
         params.setdefault("ns", self.namespace)
+        params.setdefault("me", self.host)  # named(): this host's own episodes are named by their id
         with self._driver.session(database=self.database, default_access_mode="READ",
                                   bookmark_manager=self._bookmarks) as s:
             result = s.run(CypherQuery(cypher, timeout=timeout), params)
@@ -509,6 +584,9 @@ class Neo4jStore:
                                 if found else False):
                 self.notices.append(line)
                 print(f"ars: {line}", file=sys.stderr)  # once: the migration runs while old constraints exist
+            from ..team.graph import migrate_keys  # episodes keyed by host: team names for the existing ones
+
+            migrate_keys(self, OLD_HOST_CONSTRAINT)
             for stmt in SCHEMA:
                 self._create_schema(stmt)
             self._run("CALL db.awaitIndexes(300)", write=True)
@@ -564,33 +642,75 @@ class Neo4jStore:
             self.refresh_index()
         return len(eps)
 
-    def write(self, batch: "GraphBatch") -> None:
-        """One write transaction for a prepared batch."""
+    def write(self, batch: "GraphBatch") -> list[str]:
+        """One write transaction for a prepared batch. Returns the ids of its
+        episodes that another host's episode had first (named ``id@host`` in
+        the team: core/team/names.py). A claimed store first checks its claim
+        in the same transaction (HostClaimed: nothing written)."""
         self.ensure_schema()
 
         ns = self.namespace
-        stamped = [{**r, "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0), self.agent)}
+        stamped = [{**r, "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0), self.agent,
+                                        self.instance)}
                    for r in batch.episodes]
         top = max((r["props"]["seq"] for r in stamped), default=None)
+        fence = batch.fence
+        renamed: list[str] = []
 
         def work(tx) -> None:
-            tx.run(UPSERT_BATCH, rows=stamped, entities=batch.entities, topics=batch.topics, ns=ns).consume()
+            renamed.clear()
+            if self.instance:
+                self._check_claim(tx)
+            got = tx.run(UPSERT_BATCH, rows=stamped, entities=batch.entities, topics=batch.topics, ns=ns,
+                         host=self.host).single()
+            renamed.extend(got["renamed"] if got else [])
             if top is not None and self.host:
-                tx.run(UPSERT_HOST, ns=ns, host=self.host, seq=top, at=_utcnow()).consume()
+                tx.run(UPSERT_HOST, ns=ns, host=self.host, seq=top, at=_utcnow(),
+                       fence_at=fence[0] if fence else None, fence_id=fence[1] if fence else None).consume()
             for cypher, rows in ((UPSERT_RELATIONS, batch.relations), (UPSERT_FOLLOWS, batch.follows),
                                  (UPDATE_CONTEXT, batch.contexts)):
                 if rows:
-                    tx.run(cypher, rows=rows, ns=ns).consume()
+                    tx.run(cypher, rows=rows, ns=ns, host=self.host).consume()
 
         self._write_retrying(work)
+        if fence is not None and self.instance:
+            self.fence = fence  # what the next write expects to find
         save_bookmarks(self._bookmarks_file, self._bookmarks)
+        return list(renamed)
+
+    def _check_claim(self, tx) -> None:
+        """Inside a write: this host's claim is still this store's instance and
+        its fence where this store left it; else raise HostClaimed (the
+        transaction rolls back: nothing of it is written)."""
+        from ..team.identity import HostClaimed
+
+        row = tx.run(CHECK_CLAIM, ns=self.namespace, host=self.host).single()
+        if row is None or row["instance"] != self.instance:
+            raise HostClaimed(f"host id {self.host!r} in namespace {self.namespace!r} is no longer claimed by "
+                              f"this state directory (instance {self.instance}): run `ars sync status` to see who holds it")
+        if self.fence is not None and (row["fence_at"], row["fence_id"]) != tuple(self.fence):
+            raise HostClaimed(f"another state directory with this one's instance ({self.instance}) pushed as host "
+                              f"{self.host!r} in namespace {self.namespace!r} meanwhile: one is a copy of the other; "
+                              "give one of them its own host id with `ars sync run --rename NEW`")
 
     def _write_retrying(self, work) -> None:
-        """A write transaction, in a session carrying this store's bookmarks."""
+        """A write transaction, in a session carrying this store's bookmarks.
+        Two hosts creating an episode of the same id at the same moment both
+        find its team name free; the second commit breaks the uniqueness of
+        ``team_id`` and is run again, and then names its episode ``id@host``."""
+        from neo4j.exceptions import ConstraintError
+
         def once() -> None:
             with self._driver.session(database=self.database, bookmark_manager=self._bookmarks) as s:
                 s.execute_write(work)
-        _again_after_deadlock(once)
+
+        for attempt in range(TEAM_ID_RETRIES + 1):
+            try:
+                _again_after_deadlock(once)
+                return
+            except ConstraintError as exc:
+                if "team_id" not in str(exc) or attempt == TEAM_ID_RETRIES:
+                    raise
 
     def refresh_index(self) -> None:
         """Wait until the eventually consistent full-text index holds every commit."""
@@ -606,25 +726,38 @@ class Neo4jStore:
             while self._run(cypher, write=True)[0]["c"]:
                 pass
 
-    def clear_mine(self) -> None:
-        """Delete this host's episodes in this namespace (and those from before
-        hosts were recorded): what ``ars sync backfill --clear`` rebuilds. The
-        namespace's other hosts and other namespaces are untouched."""
-        while True:
-            left = self._run(
-                "MATCH (e:Episode {namespace: $ns}) WHERE e.host IS NULL OR e.host = $host"
-                " WITH e LIMIT 10000 DETACH DELETE e RETURN count(*) AS c", write=True, host=self.host)[0]["c"]
-            if not left:
-                break
-        self._run("MATCH (h:Host {namespace: $ns, name: $host}) DETACH DELETE h", write=True, host=self.host)
+    def clear_mine(self, host: str | None = None, release: bool = False) -> int:
+        """Delete this host's episodes in this namespace (what ``ars sync
+        backfill --clear`` rebuilds), the relations only they gave, and the
+        entities and topics only they held; returns the episodes deleted.
+        Other hosts' episodes, and anything another host's episode still
+        holds, are untouched; so are nodes from before hosts were recorded
+        (nobody's provably: a backfill adopts those with this host's ids).
+        The claim stays (``release``: it goes too, for ``--rename``); the
+        push order starts over. ``host``: another host id this store's
+        instance holds (the old one, on a rename)."""
+        from ..team.graph import clear_host
+
+        host = self.host if host is None else host
+        if self.instance and host == self.host:
+            self._write_retrying(self._check_claim)  # the claim and fence, before anything is deleted
+        n = clear_host(self, host, release)
+        if host == self.host:
+            self.fence = None
+        return n
 
     def count(self) -> int:
         """Episodes of this namespace (an index count)."""
         return self._run("MATCH (e:Episode) WHERE e.namespace = $ns RETURN count(e) AS c")[0]["c"]
 
     def has(self, episode_id: str) -> bool:
-        return bool(self._run("MATCH (e:Episode {namespace: $ns, id: $id}) RETURN count(e) AS c",
-                              id=episode_id)[0]["c"])
+        """Whether this namespace holds the episode this host calls ``episode_id``."""
+        from ..team.names import split_name
+
+        qid, qhost = split_name(episode_id)
+        rows = self._run("UNWIND [{name: $name, qid: $qid, qhost: $qhost}] AS r" + RESOLVE
+                         + "RETURN e IS NOT NULL AS found", name=episode_id, qid=qid, qhost=qhost)
+        return bool(rows and rows[0]["found"])
 
     # -- the tier protocol --------------------------------------------------------
     def _guard(self, fn) -> TierReport:
