@@ -29,7 +29,7 @@ async def _approve_in_inbox(pilot, app, goal_id: str):
 
 
 def _header_trust(app) -> str:
-    return str(app.screen.query_one("#trust").render())
+    return str(app.screen.query_one("#where").render())
 
 
 async def _type(pilot, text: str) -> None:
@@ -41,7 +41,7 @@ async def test_without_a_key_the_header_says_decisions_are_unverified(demo: Path
     app = make_app(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await loaded(pilot)
-        assert "decisions unverified: ars supervisor init" in _header_trust(app)
+        assert "unverified decisions: ars supervisor init" in _header_trust(app)
 
 
 async def test_the_passphrase_is_asked_once_and_every_decision_is_signed(demo: Path):

@@ -162,7 +162,7 @@ class ArsApp(App[None]):
         from core.inbox.signing import short
 
         if self.pin is None:
-            return "decisions unverified: ars supervisor init"
+            return "unverified decisions: ars supervisor init"
         if self.signer is None:
             return f"key {short(self.pin)} locked"
         return f"signing as {short(self.pin)}"

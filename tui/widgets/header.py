@@ -43,13 +43,12 @@ class ArsHeader(Horizontal):
         for key, mode, title in VIEWS:
             yield Tab(key, mode, title, mode == self.active)
         yield Label("", id="inbox-badge")
-        yield Label("", id="trust")
         yield Label("", id="where")
 
     def on_mount(self) -> None:
         self.watch(self.app, "inbox_count", self._inbox, init=True)
         self.watch(self.app, "live_status", self._where, init=True)
-        self.watch(self.app, "trust_status", self._trust, init=True)
+        self.watch(self.app, "trust_status", self._where, init=True)
 
     def _inbox(self, count: int) -> None:
         badge = self.query_one("#inbox-badge", Label)
@@ -57,11 +56,13 @@ class ArsHeader(Horizontal):
         badge.set_class(bool(count), "-attention")
         self.query_one("#tab-inbox", Tab).set_class(bool(count), "-attention")
 
-    def _trust(self, text: str) -> None:
-        """Whose decisions count: unverified (no key yet: how to set it up), locked, or signing."""
-        badge = self.query_one("#trust", Label)
-        badge.update(f" {text} " if text else "")
-        badge.set_class(text.startswith("decisions unverified"), "-unverified")
+    def _where(self, _: str = "") -> None:
+        """Whose decisions count (unverified: how to set the key up; locked; signing as),
+        then where the dashboard looks: a narrow header cuts the path first."""
+        from textual.markup import escape
 
-    def _where(self, text: str) -> None:
-        self.query_one("#where", Label).update(text)
+        trust = escape(getattr(self.app, "trust_status", ""))
+        if trust.startswith("unverified"):
+            trust = f"[b $text-warning]{trust}[/]"
+        where = escape(getattr(self.app, "live_status", ""))
+        self.query_one("#where", Label).update(f"{trust} · {where}" if trust else where)
