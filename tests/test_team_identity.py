@@ -302,3 +302,132 @@ def test_sync_commands_refuse_in_one_line_and_rename(tmp_path, neo4j_uri):
     assert json.loads((two / "team.json").read_text())["host"] == "desk-2"
     r = cli("sync", "run", "--rename", "desk", state=one, env=env2)  # its own id already
     assert r.returncode == 2 and "already pushes as host 'desk'" in r.stderr
+
+
+def test_two_hosts_pushing_the_same_ids_at_once_keep_both(tmp_path, neo4j_uri):
+    """Both find an id's team name free at the same moment: the uniqueness of
+    team_id refuses the second commit, which runs again and names its
+    episodes id@host. Every push succeeds; no episode is lost or doubled."""
+    import threading
+
+    hosts = [host(tmp_path, name, neo4j_uri) for name in ("p", "q")]
+    n = 300
+    try:
+        for m in hosts:
+            m.store([ep(f"r:{j}", f"{m.identity.host}'s take {j} on the release", i=j) for j in range(n)])
+        reports = {}
+
+        def push(m):
+            reports[m.identity.host] = m.sync.run(retries=0, max_events=50)
+
+        threads = [threading.Thread(target=push, args=(m,)) for m in hosts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        assert all(r.ok for r in reports.values()), {h: r.error for h, r in reports.items()}
+        rows = graph(hosts[0], "MATCH (e:Episode {namespace: 'team'}) RETURN e.id AS id, e.host AS h, e.team_id AS t")
+        assert len(rows) == 2 * n and len({r["t"] for r in rows}) == 2 * n
+        for j in range(n):
+            pair = sorted((r["h"], r["t"]) for r in rows if r["id"] == f"r:{j}")
+            plain = [h for h, t in pair if t == f"r:{j}"]
+            assert len(pair) == 2 and len(plain) == 1
+            other = "q" if plain == ["p"] else "p"
+            assert (other, f"r:{j}@{other}") in pair
+        for m in hosts:
+            assert m.sync.run().ok and m.sqlite.count() == 2 * n and m.sync.status()["drift"] == 0
+    finally:
+        for m in hosts:
+            m.close()
+
+
+def test_a_graph_from_before_episodes_were_keyed_by_host(tmp_path, neo4j_uri):
+    """The previous graph: ids unique per namespace (constraint episode_ns_id),
+    no team names. It is migrated in place on the first start (nothing lost),
+    then a second host can write an id the first has; and a node from before
+    hosts were recorded is adopted by the backfill of the host that has it."""
+    old = host(tmp_path, "old", neo4j_uri)
+    try:
+        old.store([ep("m:1", "the migration of the quokka service"), ep("m:2", "second old note", i=1)])
+        assert old.sync.run().ok
+        old.neo4j._run("MATCH (e:Episode) REMOVE e.team_id", write=True)
+        for stmt in ("DROP CONSTRAINT episode_ns_host_id IF EXISTS", "DROP CONSTRAINT episode_ns_team_id IF EXISTS",
+                     "CREATE CONSTRAINT episode_ns_id IF NOT EXISTS FOR (e:Episode) REQUIRE (e.namespace, e.id) IS UNIQUE"):
+            old.neo4j._run(stmt, write=True)
+        # and one written before hosts were recorded, which the old host has too
+        old.neo4j._run("MATCH (e:Episode {id: 'm:2'}) REMOVE e.host", write=True)
+    finally:
+        old.close()
+    new = host(tmp_path, "new", neo4j_uri)
+    old = host(tmp_path, "old", neo4j_uri)
+    try:
+        new.store([ep("m:1", "new's own note under the same id: the wombat rollout")])
+        assert new.sync.run().ok
+        names = {r["name"] for r in graph(new, "SHOW CONSTRAINTS YIELD name RETURN name")}
+        assert "episode_ns_id" not in names and {"episode_ns_host_id", "episode_ns_team_id"} <= names
+        rows = graph(new, "MATCH (e:Episode {namespace: 'team'}) RETURN e.id AS id, e.host AS h, e.team_id AS t"
+                          " ORDER BY id, t")
+        assert [(r["id"], r["h"], r["t"]) for r in rows] == [
+            ("m:1", "old", "m:1"), ("m:1", "new", "m:1@new"), ("m:2", None, "m:2")]
+        top = ids(new.recall("quokka wombat", k=5, tiers="neo4j"))
+        assert set(top[:2]) == {"m:1", "m:1@old"}  # (m:2 after them: the same session's context)
+        assert new.sqlite.count() == 2 and new.sqlite.get("m:1@old").text.startswith("the migration")
+        # the old host's backfill adopts the host-less node: no second one beside it
+        assert old.sync.backfill().ok
+        rows = graph(old, "MATCH (e:Episode {namespace: 'team', id: 'm:2'}) RETURN e.host AS h")
+        assert [r["h"] for r in rows] == ["old"]
+    finally:
+        new.close()
+        old.close()
+
+
+def test_a_team_name_taken_during_a_write_is_given_again(tmp_path, neo4j_uri):
+    """The race made certain: p's write of r:1 has taken the plain team name
+    and is held open; q's write of r:1 waits on p's uncommitted name (the
+    unique index's lock) and, once p commits, names its episode r:1@q (were
+    the name found free, the uniqueness would refuse q's commit and the
+    write would run again: the same end)."""
+    import threading
+
+    from core.tiers.neo4j_tier import GraphBatch
+
+    p, q = host(tmp_path, "p", neo4j_uri), host(tmp_path, "q", neo4j_uri)
+    entered, release, errors, got = threading.Event(), threading.Event(), [], {}
+    try:
+        for m in (p, q):
+            m.neo4j.ensure_schema()
+        plain = p.neo4j._write_retrying
+
+        def held(work):
+            def slow(tx):
+                work(tx)
+                entered.set()
+                release.wait(60)
+            plain(slow)
+
+        p.neo4j._write_retrying = held
+
+        def write(m, name):
+            try:
+                got[name] = m.neo4j.write(GraphBatch.of([ep("r:1", f"{name}'s r one")]))
+            except Exception as exc:  # noqa: BLE001 - the test reports it
+                errors.append(exc)
+
+        tp = threading.Thread(target=write, args=(p, "p"))
+        tp.start()
+        assert entered.wait(60)
+        tq = threading.Thread(target=write, args=(q, "q"))
+        tq.start()
+        tq.join(1.0)
+        assert tq.is_alive()  # q waits on p's uncommitted team name
+        release.set()
+        tp.join(60)
+        tq.join(60)
+        assert not errors, errors
+        assert got == {"p": [], "q": ["r:1"]}
+        rows = graph(p, "MATCH (e:Episode {namespace: 'team', id: 'r:1'}) RETURN e.host AS h, e.team_id AS t ORDER BY h")
+        assert [(r["h"], r["t"]) for r in rows] == [("p", "r:1"), ("q", "r:1@q")]
+    finally:
+        release.set()
+        p.close()
+        q.close()

@@ -175,6 +175,7 @@ def partners(memory: "Memory", ids: list[str]) -> int:
     me = memory.identity
     report = PullReport()
     stored = 0
+    pushed = {h["name"]: h["seq"] or 0 for h in graph.hosts(store, me.host)}
     for i in range(0, len(ids), PAGE):
         rows = graph.partners(store, sorted(set(ids[i : i + PAGE])))
         by_host: dict[str, list[dict[str, Any]]] = {}
@@ -182,7 +183,10 @@ def partners(memory: "Memory", ids: list[str]) -> int:
             by_host.setdefault(r.get("host") or "", []).append(r)
         for host, page in by_host.items():
             eps, terms = _named(memory.sqlite, me, host, page, report)
-            seq = max((r.get("seq") or 0) for r in page)
+            # labelled just after that host's last push: the embedding pass of pulled
+            # episodes (core/embed/pulled.py) reads each host's after the last it embedded,
+            # and these may be older; its next push ends further on in its ledger
+            seq = max([pushed.get(host, 0)] + [r.get("seq") or 0 for r in page]) + 1
             memory.sqlite.upsert(eps, [f"pull:{host}:{seq}"] * len(eps), terms=terms)
             stored += len(eps)
     return stored
