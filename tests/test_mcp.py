@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
@@ -230,6 +231,94 @@ async def test_pending_after_wait_s_then_check_approval_sees_the_decision(ars, s
         rid = r2.structured_content["request_id"]
         assert ars_cli("inbox", "approve", rid, state=state).returncode == 0
         assert (await c.call_tool("check_approval", {"request_id": rid})).structured_content["status"] == "approved"
+
+
+async def wait_until(check, what: str, timeout: float = 120) -> None:
+    """Poll ``check()`` until true; fail naming ``what`` (a safety net, not a timing assertion)."""
+    with anyio.fail_after(timeout):
+        while not check():
+            await anyio.sleep(0.02)
+
+
+async def test_a_hundred_waiting_approvals_leave_recall_answering_and_each_gets_its_decision(ars, state):
+    """Waiting costs no thread (tui/agents/file_watch.py): with 100 request_approval calls
+    waiting on one server, recall, explain and loops answer as they do without them, no
+    worker thread is held, and every waiting call gets its own decision once it is decided
+    through the store (half approved, half rejected, each with its own note)."""
+    n = 100
+    expected = [h.episode_id for h in ars.recall("neo4j outage", k=5).hits]
+    assert expected
+    server = build_server(ars)
+    inbox = Inbox(state)
+    answers: dict[int, object] = {}
+    async with Client(server, client_info=Implementation(name="many agents", version="1")) as c:
+        async def ask(i: int) -> None:
+            answers[i] = await c.call_tool("request_approval", {"action": f"step {i}", "details": f"run step {i}",
+                                                                "wait_s": 600})
+
+        async with anyio.create_task_group() as tg:
+            for i in range(n):
+                tg.start_soon(ask, i)
+            await wait_until(lambda: server.watch.waiting == n, f"{n} request_approval calls waiting")
+            pending = inbox.list("pending")
+            assert len(pending) == n and not answers
+            assert anyio.to_thread.current_default_thread_limiter().borrowed_tokens == 0  # no thread is held
+
+            hits = await c.call_tool("recall", {"query": "neo4j outage", "k": 5})
+            assert not hits.is_error
+            assert [h["episode_id"] for h in hits.structured_content["hits"]] == expected
+            why = await c.call_tool("explain", {"query": "neo4j outage", "episode_id": expected[0]})
+            assert why.structured_content["fused_rank"] == 1
+            assert (await c.call_tool("loops", {})).structured_content["loops"] == []
+            assert not answers and server.watch.waiting == n  # all still waiting
+
+            step = {int(r.summary.split()[1]): r.id for r in pending}
+            assert sorted(step) == list(range(n))
+
+            def decide() -> None:  # another process could do the same: the store is the file system
+                for i, rid in step.items():
+                    inbox.decide(rid, "approve" if i % 2 == 0 else "reject", note=f"note {i}", by="pytest")
+
+            await anyio.to_thread.run_sync(decide)
+            await wait_until(lambda: len(answers) == n, "every waiting call to answer its decision", 60)
+    for i in range(n):
+        out = answers[i].structured_content
+        assert out["request_id"] == step[i], i
+        assert out["status"] == ("approved" if i % 2 == 0 else "rejected"), out
+        assert out["note"] == f"note {i}" and out["decided_by"] == "pytest", out
+    assert server.watch.waiting == 0
+
+
+async def test_waiting_goes_on_when_the_polling_call_times_out_or_is_cancelled(ars, state):
+    """One waiting call polls for all (the first one here); when it leaves, timed out or
+    cancelled by its client, another takes over and still sees its decision."""
+    server = build_server(ars)
+    inbox = Inbox(state)
+    results: dict[str, object] = {}
+    async with Client(server) as c:
+        async def ask(key: str, wait_s: float) -> None:
+            results[key] = await c.call_tool("request_approval", {"action": key, "wait_s": wait_s})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask, "short", 0.5)  # first to wait: it polls, then times out
+            await wait_until(lambda: server.watch.waiting == 1, "the first call waiting")
+            tg.start_soon(ask, "long", 600)
+            await wait_until(lambda: "short" in results, "the short wait to end")
+            assert results["short"].structured_content["status"] == "pending"
+
+            async with anyio.create_task_group() as cancelled:  # the client gives up on a third call
+                cancelled.start_soon(ask, "given up", 600)
+                await wait_until(lambda: server.watch.waiting == 2, "the third call waiting")
+                cancelled.cancel_scope.cancel()
+            await wait_until(lambda: server.watch.waiting == 1, "the cancelled call to stop waiting")
+            assert "given up" not in results
+
+            [long] = [r for r in inbox.list("pending") if r.summary == "long"]
+            await anyio.to_thread.run_sync(lambda: inbox.decide(long.id, "approve", note="go"))
+            await wait_until(lambda: "long" in results, "the long call to answer its decision", 60)
+        out = results["long"].structured_content
+    assert out["request_id"] == long.id and out["status"] == "approved" and out["note"] == "go"
+    assert server.watch.waiting == 0
 
 
 @pytest.mark.parametrize("tool, args, needle", [

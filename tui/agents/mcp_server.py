@@ -20,7 +20,6 @@ import hmac
 import logging
 import re
 import threading
-import time
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -37,12 +36,19 @@ from core.errors import failure_line, first_error
 from core.loop.models import OPEN_STATUSES, STATUSES
 from core.models import Explanation, RecallResult
 from core.recall import BadQuery
+from tui.agents.file_watch import FileWatch
 
 log = logging.getLogger("ars.mcp")
 
 MAX_K = 100  # recall/explain: more is a dump, not a recall
 MAX_WAIT_S = 900.0  # request_approval: longer waits come back "pending"; check_approval picks them up
-WAIT_SLICE_S = 1.0  # the wait runs in slices so a cancelled call frees its thread within a second
+# Blocking work runs in worker threads under limiters of the server's own, never the
+# default one: answering (recall, explain, loops, ...) keeps its capacity whatever
+# else is going on, and a request_approval that waits holds no thread at all
+# (tui/agents/file_watch.py), only briefly one of the write tokens to create its
+# request and read the decision back.
+ANSWER_THREADS = 16
+WRITE_THREADS = 4
 STARTUP_URI = "ars://startup-context"
 
 INSTRUCTIONS = """\
@@ -179,6 +185,7 @@ class ArsMCPServer(MCPServer):
     def __init__(self, ars: ARS, **kwargs: Any):
         super().__init__(**kwargs)
         self.ars = ars
+        self.watch = FileWatch()  # request_approval's waiting calls
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None):
         """Arguments that fail the tool's schema come back as one line (the SDK's
@@ -202,27 +209,40 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
     server = ArsMCPServer(ars, name="ars", title="ARS memory and approvals", instructions=INSTRUCTIONS,
                           version=_version(), log_level="WARNING", **auth)
     writes = threading.Lock()  # one write at a time from this process (the state dir's lock spans processes)
+    answers = anyio.CapacityLimiter(ANSWER_THREADS)
+    write_slots = anyio.CapacityLimiter(WRITE_THREADS)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
+    async def answer(fn, *args, **kwargs):
+        """``fn`` in a worker thread of the answering tools' own."""
+        return await anyio.to_thread.run_sync(lambda: _call(fn, *args, **kwargs), limiter=answers)
+
+    async def write(fn, *args, **kwargs):
+        def locked():
+            with writes:
+                return _call(fn, *args, **kwargs)
+
+        return await anyio.to_thread.run_sync(locked, limiter=write_slots)
+
     @server.tool(annotations=read_only, structured_output=True)
-    def recall(query: Query, k: K = 10, tiers: Tiers = None, scope: Scope = None) -> RecallResult:
+    async def recall(query: Query, k: K = 10, tiers: Tiers = None, scope: Scope = None) -> RecallResult:
         """Search the user's memory of past agent sessions (ARS). Call it before answering anything
         about past work, decisions, people, incidents or "what did we do about X", and before
         redoing work that may have been done. Returns ranked hits with snippets, each with
         per-tier scores (`breakdown`), every tier's status, and `degraded` when a tier failed
         (then say the answer may be incomplete)."""
         _check_k(k)
-        return _call(ars.recall, query, k=k, tiers=tiers, scope=scope)
+        return await answer(ars.recall, query, k=k, tiers=tiers, scope=scope)
 
     @server.tool(annotations=read_only, structured_output=True)
-    def explain(query: Query, episode_id: EpisodeId, k: K = 10) -> Explanation:
+    async def explain(query: Query, episode_id: EpisodeId, k: K = 10) -> Explanation:
         """Why `recall(query)` did or did not return one episode: per tier, whether it is stored,
         which query words it matched or misses, its rank, and one verdict. Call it when a memory
         you expected is missing, to pick better query words instead of guessing."""
         _check_k(k)
         if not episode_id.strip():
             raise ToolError("episode_id is empty: pass an id recall returned (hits[].episode_id)")
-        ex = _call(ars.explain, query, episode_id, k=k)
+        ex = await answer(ars.explain, query, episode_id, k=k)
         if not any(t.stored for t in ex.tiers) and any(t.stored is False for t in ex.tiers):
             raise ToolError(f"unknown episode {episode_id[:80]!r}: no tier stores it; "
                             "use an id recall returned (hits[].episode_id)")
@@ -231,18 +251,18 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                              idempotent_hint=False, open_world_hint=False),
                  structured_output=True)
-    def remember(text: Annotated[str, Field(description="what to keep, in plain words: the decision or "
-                                                        "finding, why, and what it applies to")],
-                 summary: Annotated[str | None, Field(description="one line a person reads first")] = None,
-                 topics: Annotated[list[str], Field(description="a few topic words")] = [],  # noqa: B006
-                 session_id: Annotated[str | None, Field(description="this agent session's id, "
-                                                                     "to group memories")] = None) -> Remembered:
+    async def remember(text: Annotated[str, Field(description="what to keep, in plain words: the decision or "
+                                                              "finding, why, and what it applies to")],
+                       summary: Annotated[str | None, Field(description="one line a person reads first")] = None,
+                       topics: Annotated[list[str], Field(description="a few topic words")] = [],  # noqa: B006
+                       session_id: Annotated[str | None, Field(description="this agent session's id, "
+                                                                           "to group memories")] = None
+                       ) -> Remembered:
         """Store a memory durably (ledger first, like any ingest) so later sessions can recall it.
         Call it after a decision, a finding, a fix or a user preference worth keeping; one
         paragraph per memory, not whole transcripts (those are ingested on their own)."""
-        with writes:
-            episode_id = _call(ars.remember, text, summary=summary, topics=tuple(topics or ()),
-                               session_id=session_id)
+        episode_id = await write(ars.remember, text, summary=summary, topics=tuple(topics or ()),
+                                 session_id=session_id)
         return Remembered(episode_id=episode_id)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
@@ -265,34 +285,27 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
             raise ToolError(f"wait_s must be between 0 and {MAX_WAIT_S:g} seconds, got {wait_s:g}: "
                             "wait less and ask again with check_approval")
         name = client_name(ctx)
-
-        def create():
-            with writes:
-                return ars.request_approval(source=f"mcp:{name}", action=action, details=details, risk=risk,
-                                            kind="approval", meta={"client": name})
-
-        req = await anyio.to_thread.run_sync(lambda: _call(create))
-        deadline = time.monotonic() + wait_s
-        while req.status == "pending":
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            req = await anyio.to_thread.run_sync(
-                lambda: _call(ars.inbox.wait, req.id, min(WAIT_SLICE_S, left)))
+        req = await write(ars.request_approval, source=f"mcp:{name}", action=action, details=details, risk=risk,
+                          kind="approval", meta={"client": name})
+        # No thread while waiting: the decision file appears whole when someone decides
+        # (core/inbox/store.py), so the wait is a stat now and then; the request is read
+        # again only once it is there.
+        if req.status == "pending" and await server.watch.wait(ars.inbox.decision_path(req.id), wait_s):
+            req = await anyio.to_thread.run_sync(lambda: _call(ars.inbox.get, req.id), limiter=write_slots)
         return approval_status(req)
 
     @server.tool(annotations=read_only, structured_output=True)
-    def check_approval(request_id: Annotated[str, Field(description="the request_id request_approval "
-                                                                    "returned (req-...)")]) -> ApprovalStatus:
+    async def check_approval(request_id: Annotated[str, Field(description="the request_id request_approval "
+                                                                          "returned (req-...)")]) -> ApprovalStatus:
         """Where an earlier request_approval stands now (approved, rejected, answered or still
         pending). Call it when request_approval came back "pending" before acting."""
-        return approval_status(_call(ars.inbox.get, request_id))
+        return approval_status(await answer(ars.inbox.get, request_id))
 
     @server.tool(annotations=read_only, structured_output=True)
-    def loops(status: LoopStatus = None) -> LoopsResult:
+    async def loops(status: LoopStatus = None) -> LoopsResult:
         """ARS work loops and what each waits for: id, goal, status, step, iteration and the
         pending prompt a person must answer. Call it when asked what is in progress or blocked."""
-        states, problems = _call(ars.loop_list)
+        states, problems = await answer(ars.loop_list)
         out = []
         for s in states:
             if status == "open" and s.status not in OPEN_STATUSES:
@@ -307,23 +320,26 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
                 if p is not None else None))
         return LoopsResult(loops=out, problems=problems)
 
-    def startup_text() -> str:
+    def startup_markdown() -> str:
         from core.loop.rehydrate import render_markdown
 
-        return render_markdown(_call(ars.rehydrate, write=False))
+        return render_markdown(ars.rehydrate(write=False))
+
+    async def startup_text() -> str:
+        return await answer(startup_markdown)
 
     @server.tool(annotations=read_only)
-    def startup_context() -> str:
+    async def startup_context() -> str:
         """What to know when a session starts (the text `ars rehydrate` writes): open loops, their
         next steps and open requests, relevant memories, sync and tier health, a suggested next
         focus. Call it once at the start of a session."""
-        return startup_text()
+        return await startup_text()
 
     @server.resource(STARTUP_URI, name="startup-context", title="ARS startup context",
                      description="Open loops, next steps, relevant memories and memory health "
                                  "(what `ars rehydrate` writes)", mime_type="text/markdown")
-    def startup_resource() -> str:
-        return startup_text()
+    async def startup_resource() -> str:
+        return await startup_text()
 
     return server
 
