@@ -25,6 +25,7 @@ from mcp_types import Implementation
 from core.api import ARS
 from core.config import Settings
 from core.inbox import Inbox
+from core.inbox.store import NobodyWaiting
 from tui.agents.mcp_server import MAX_K, build_server
 from conftest import env_without_ars
 
@@ -291,7 +292,8 @@ async def test_a_hundred_waiting_approvals_leave_recall_answering_and_each_gets_
 
 async def test_waiting_goes_on_when_the_polling_call_times_out_or_is_cancelled(ars, state):
     """One waiting call polls for all (the first one here); when it leaves, timed out or
-    cancelled by its client, another takes over and still sees its decision."""
+    cancelled by its client, another takes over and still sees its decision. The cancelled
+    call's request is withdrawn (nobody waits for it), the timed-out one stays pending."""
     server = build_server(ars)
     inbox = Inbox(state)
     results: dict[str, object] = {}
@@ -312,6 +314,14 @@ async def test_waiting_goes_on_when_the_polling_call_times_out_or_is_cancelled(a
                 cancelled.cancel_scope.cancel()
             await wait_until(lambda: server.watch.waiting == 1, "the cancelled call to stop waiting")
             assert "given up" not in results
+            [gone] = [r for r in inbox.list() if r.summary == "given up"]
+            assert gone.status == "withdrawn" and "cancelled the call or disconnected" in gone.decision.note
+            assert (await c.call_tool("check_approval", {"request_id": gone.id})).structured_content["status"] \
+                == "withdrawn"
+            with pytest.raises(NobodyWaiting, match=f"nobody is waiting for {gone.id}"):
+                inbox.decide(gone.id, "approve")
+            short_id = results["short"].structured_content["request_id"]
+            assert inbox.get(short_id).status == "pending"  # check_approval may still pick it up
 
             [long] = [r for r in inbox.list("pending") if r.summary == "long"]
             await anyio.to_thread.run_sync(lambda: inbox.decide(long.id, "approve", note="go"))
@@ -401,6 +411,30 @@ async def test_stdio_session_with_a_real_ars_mcp_process(state):
         bad = await c.call_tool("recall", {"query": ""})
     assert first.structured_content["hits"] and first.structured_content["hits"] == second.structured_content["hits"]
     assert "empty query" in error_text(bad)
+
+
+async def test_a_stdio_client_that_goes_away_withdraws_its_waiting_request(state):
+    """The agent's session ends (the client closes the pipe) while request_approval waits in a
+    real ``ars mcp`` process: the request is withdrawn, so it leaves the pending list and a
+    late approval is refused."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tui.cli", "mcp", "--state", str(state)],
+                                   cwd=str(ROOT), env=child_env())
+    inbox = Inbox(state)
+    async with anyio.create_task_group() as tg:
+        async def agent() -> None:
+            async with Client(params, client_info=Implementation(name="gone agent", version="1")) as c:
+                await c.call_tool("request_approval", {"action": "force-push main", "wait_s": 600})
+
+        tg.start_soon(agent)
+        await wait_until(lambda: inbox.list("pending"), "the request to be pending")
+        [req] = inbox.list("pending")
+        tg.cancel_scope.cancel()  # the session closes: stdin shut, the process told to stop
+    await wait_until(lambda: inbox.get(req.id).status != "pending", "the request to end", 30)
+    ended = inbox.get(req.id)
+    assert ended.status == "withdrawn" and "gone-agent" in ended.decision.note
+    assert inbox.list("pending") == []
+    r = ars_cli("inbox", "approve", req.id, state=state)
+    assert r.returncode != 0 and f"nobody is waiting for {req.id}" in r.stderr
 
 
 def free_port() -> int:

@@ -73,9 +73,11 @@ class ApprovalStatus(BaseModel):
     """Where an approval request stands."""
 
     request_id: str = Field(description="pass it to check_approval to ask again later")
-    status: Literal["approved", "rejected", "answered", "pending"] = Field(
+    status: Literal["approved", "rejected", "answered", "pending", "expired", "withdrawn"] = Field(
         description="approved: go ahead; rejected: do not (note says why); answered: the person replied "
-                    "instead of approving (note holds the reply; not an approval); pending: no decision yet")
+                    "instead of approving (note holds the reply; not an approval); pending: no decision yet; "
+                    "expired or withdrawn: nobody decided and nobody will (note says why): do not act, "
+                    "ask again with request_approval if it is still needed")
     note: str = Field("", description="the approval note, the rejection reason or the reply")
     decided_by: str = Field("", description="who decided (user@host:pid)")
     decided_at: datetime | None = Field(None, description="when it was decided (UTC)")
@@ -162,7 +164,7 @@ def client_name(ctx: Context | None) -> str:
 
 def approval_status(req: Any) -> ApprovalStatus:
     d = req.decision
-    status = req.status if req.status in ("approved", "rejected", "answered") else "pending"
+    status = req.status if req.status in ("approved", "rejected", "answered", "expired", "withdrawn") else "pending"
     return ApprovalStatus(request_id=req.id, status=status, note=d.note if d else "",
                           decided_by=d.decided_by if d else "", decided_at=d.decided_at if d else None)
 
@@ -287,18 +289,31 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
         name = client_name(ctx)
         req = await write(ars.request_approval, source=f"mcp:{name}", action=action, details=details, risk=risk,
                           kind="approval", meta={"client": name})
-        # No thread while waiting: the decision file appears whole when someone decides
-        # (core/inbox/store.py), so the wait is a stat now and then; the request is read
-        # again only once it is there.
-        if req.status == "pending" and await server.watch.wait(ars.inbox.decision_path(req.id), wait_s):
+        try:
+            # No thread while waiting: the request's outcome (a decision, or its ending)
+            # appears whole as one file (core/inbox/store.py), so the wait is a stat now
+            # and then; the request is read again only once that file is there.
+            seen = await server.watch.wait(ars.inbox.decision_path(req.id), wait_s)
+        except anyio.get_cancelled_exc_class():
+            # the client cancelled the call or went away: nobody waits for a decision now,
+            # so the request ends here and a late approval is refused
+            with anyio.CancelScope(shield=True):
+                try:
+                    await write(ars.inbox_withdraw, req.id, f"the MCP client {name} cancelled the call or "
+                                                            "disconnected")
+                except ToolError as exc:  # the cancellation goes on; the request stays as it was
+                    log.warning("could not withdraw %s: %s", req.id, exc)
+            raise
+        if seen:
             req = await anyio.to_thread.run_sync(lambda: _call(ars.inbox.get, req.id), limiter=write_slots)
         return approval_status(req)
 
     @server.tool(annotations=read_only, structured_output=True)
     async def check_approval(request_id: Annotated[str, Field(description="the request_id request_approval "
                                                                           "returned (req-...)")]) -> ApprovalStatus:
-        """Where an earlier request_approval stands now (approved, rejected, answered or still
-        pending). Call it when request_approval came back "pending" before acting."""
+        """Where an earlier request_approval stands now (approved, rejected, answered, still
+        pending, or ended undecided: expired or withdrawn). Call it when request_approval came
+        back "pending" before acting."""
         return approval_status(await answer(ars.inbox.get, request_id))
 
     @server.tool(annotations=read_only, structured_output=True)
