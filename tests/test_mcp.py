@@ -530,6 +530,32 @@ async def test_http_token_generated_0600_printed_once_and_reused(state, tmp_path
         second.close()
 
 
+async def test_an_http_client_that_goes_away_withdraws_its_waiting_request(state, tmp_path):
+    """The same over streamable HTTP, the client leaving without ending its session (no DELETE)."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    server = HttpServer(state, tmp_path, child_env(ARS_MCP_TOKEN=TOKEN))
+    inbox = Inbox(state)
+    try:
+        async with anyio.create_task_group() as tg:
+            async def agent() -> None:
+                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
+                    async with Client(streamable_http_client(server.url, http_client=http, terminate_on_close=False),
+                                      client_info=Implementation(name="http agent", version="1")) as c:
+                        await c.call_tool("request_approval", {"action": "drop the prod table", "wait_s": 600})
+
+            tg.start_soon(agent)
+            await wait_until(lambda: inbox.list("pending"), "the request to be pending")
+            [req] = inbox.list("pending")
+            tg.cancel_scope.cancel()
+        await wait_until(lambda: inbox.get(req.id).status != "pending", "the request to end", 30)
+        ended = inbox.get(req.id)
+        assert ended.status == "withdrawn" and "http-agent" in ended.decision.note
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.7", "example.invalid"])
 def test_non_loopback_bind_without_a_token_is_refused(tmp_path, host):
     state = tmp_path / "fresh"
