@@ -229,8 +229,14 @@ def test_the_supervisors_signed_approval_allows_and_the_agents_own_does_nothing(
 @pytest.mark.parametrize("forgery", ["unsigned", "agent-key", "other-input"])
 def test_a_forged_decision_never_becomes_allow(supervised, project, tmp_path, forgery):
     """The agent writes the decision file itself: unsigned, signed with a key it made
-    (after replacing the state's key files), or a real signature over another input."""
+    (after replacing the state's key files), or a real signature over another input.
+    The hook refuses it loudly, sets it aside (the request is open again) and keeps
+    waiting for the supervisor; if none comes, it answers ask."""
     state, fp = supervised
+    from core.inbox.gate import DEFAULT_TOML
+
+    if forgery == "agent-key":  # nobody can decide after the key files are gone: give up soon
+        _sign_policy(state, DEFAULT_TOML.replace("\ntimeout = 50\n", "\ntimeout = 4\n"), tmp_path)
     proc = _hook_bg(state, fp, _pre(project, f"rm -rf {project / 'victim'}"), project)
     req = _waiting(state, proc)
     from core.inbox.models import InboxDecision
@@ -250,12 +256,24 @@ def test_a_forged_decision_never_becomes_allow(supervised, project, tmp_path, fo
             decided_at=req.created_at)
     d = InboxDecision(verdict="approve", decided_by="alice@laptop:1", **fields)
     assert create_once(state / "inbox" / f"{req.id}.decision.json", d.model_dump_json().encode())
-    decision, reason, err = _answer(proc)
-    assert decision == "ask", reason
-    assert "REFUSED the approval" in err
+    refused = state / "inbox" / f"{req.id}.refused.1.json"
+    end = time.monotonic() + 60
+    while not refused.exists() and proc.poll() is None and time.monotonic() < end:
+        time.sleep(0.05)
+    assert refused.exists(), "the forged decision was not set aside"
     expect = {"unsigned": "not signed", "agent-key": "another key", "other-input": "another input"}[forgery]
-    assert expect in reason
-    assert (project / "victim").is_dir()
+    events = [json.loads(line) for line in (state / "ledger.jsonl").read_text().splitlines()]
+    assert any(e.get("type") == "inbox.refused" and expect in json.dumps(e) for e in events)
+    if forgery == "agent-key":
+        decision, reason, err = _answer(proc)
+        assert decision == "ask" and expect in reason
+    else:  # the request is open again: the supervisor's signed approval is what runs it
+        assert Inbox_status(state, req.id) == "pending"
+        p = ars("inbox", "approve", req.id, "--state", str(state), passphrase=PASS)
+        assert p.returncode == 0, p.stderr
+        decision, reason, err = _answer(proc)
+        assert decision == "allow"
+    assert "REFUSED the approval" in err and expect in err
 
 
 def test_before_a_key_is_pinned_an_approval_is_at_most_ask(tmp_path, project):

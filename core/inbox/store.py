@@ -274,10 +274,32 @@ class Inbox:
             raise (NobodyWaiting if first is not None and first.ended else AlreadyDecided)(
                 f"{what}; a second decision is refused" if not (first and first.ended)
                 else f"{what}: the decision is refused")
-        Ledger(self.state_dir).append([Event(content_id("inbox.decision", request_id), "inbox.decision",
+        # the id names this decision (a refused forgery before it keeps its own event)
+        Ledger(self.state_dir).append([Event(content_id("inbox.decision", request_id, d.decided_at.isoformat(),
+                                                        d.signature), "inbox.decision",
                                              {"request_id": request_id, **d.model_dump(mode="json")},
                                              ts=d.decided_at.isoformat())])
         return req.model_copy(update={"status": STATUS_OF[d.verdict], "decision": d})
+
+    def refuse(self, request_id: str, why: str) -> str | None:
+        """Set aside a decision a verifier refused (not signed by the pinned key,
+        or for another input): the file moves to ``<id>.refused.<n>.json``, an
+        ``inbox.refused`` event records it, and the request is open again for the
+        supervisor. Returns the new name, or None when there was nothing to move."""
+        d = self.read_decision(request_id)
+        path = self.decision_path(request_id)
+        n = 1
+        while (self.dir / f"{request_id}.refused.{n}.json").exists():
+            n += 1
+        dest = self.dir / f"{request_id}.refused.{n}.json"
+        try:
+            os.rename(path, dest)
+        except FileNotFoundError:
+            return None
+        Ledger(self.state_dir).append([Event(content_id("inbox.refused", request_id, str(n)), "inbox.refused",
+                                             {"request_id": request_id, "why": _one_line(why)[:MAX_NOTE],
+                                              "decision": d.model_dump(mode="json") if d else None})])
+        return dest.name
 
     def wait(self, request_id: str, timeout: float, poll: float = 0.05) -> InboxRequest:
         """The request once decided (by any process), or still pending at ``timeout`` seconds."""

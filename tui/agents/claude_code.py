@@ -240,12 +240,31 @@ def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, st
                 _keep_full_input(ars.state_dir, req.id, tool_input, full)
             _say(f"{tool_name} held by {rules}: waiting up to {gate.timeout:g} s in the ARS inbox as {req.id} "
                  f"(ars inbox approve {req.id} | ars inbox reject {req.id} --reason ...)")
-            done = ars.inbox.wait(req.id, gate.timeout, poll=0.02)  # a stat every 20 ms
-            if done.decision is None and ars.inbox_end(req.id, "expire", f"the Claude Code hook waited "
-                                                                         f"{gate.timeout:g} s and gave up"):
-                return _ask(f"{first.reason}: held for a person in the ARS inbox as {req.id}, with no decision "
-                            f"after {gate.timeout:g} s; the request has expired there. Answer this prompt instead")
-            done = ars.inbox.get(req.id)  # a decision that raced the expiry stands
+            import time
+
+            deadline = time.monotonic() + gate.timeout
+            refused: list[str] = []
+            while True:
+                done = ars.inbox.wait(req.id, max(0.0, deadline - time.monotonic()), poll=0.02)  # a stat / 20 ms
+                d = done.decision
+                if d is None:
+                    why = f"; refused meanwhile: {refused[-1]}" if refused else ""
+                    if ars.inbox_end(req.id, "expire", f"the Claude Code hook waited {gate.timeout:g} s and gave "
+                                                       f"up{why}"):
+                        return _ask(f"{first.reason}: held for a person in the ARS inbox as {req.id}, with no "
+                                    f"valid decision after {gate.timeout:g} s{why}; the request has expired "
+                                    "there. Answer this prompt instead")
+                    continue  # a decision raced the expiry: it stands (read it next time round)
+                if d.verdict != "approve" or PIN is None:
+                    break
+                problem = _refusal(d, req.id, exact)
+                if not problem:
+                    break
+                # never act on it, and do not let it take the supervisor's place: set it aside, wait on
+                ars.inbox.refuse(req.id, problem)
+                refused.append(problem)
+                _say(f"REFUSED the approval of {req.id}: {problem} (pinned supervisor key {short(PIN)}); "
+                     "still waiting for the supervisor")
         finally:
             _drop_marker(marker)
     d = done.decision
@@ -258,13 +277,6 @@ def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, st
             _say(f"the approval of {req.id} is not used: this hook pins no supervisor key")
             return _ask(f"approved in the ARS inbox ({req.id}){by}, but this hook cannot verify who approved "
                         f"(no supervisor key pinned: {SETUP_HINT}); confirm here")
-        from core.inbox.signing import verify_decision
-
-        payload, why = verify_decision(d.model_dump(mode="json"), pin=PIN, request_id=req.id, input_hash=exact)
-        if payload is None or payload.get("verdict") != "approve":
-            why = why or "it was not signed as an approval"
-            _say(f"REFUSED the approval of {req.id}: {why} (pinned supervisor key {short(PIN)})")
-            return _ask(f"an approval of {req.id} in the ARS inbox was refused: {why}; confirm here or not")
         note = f": {d.note}" if d.note else ""
         return _answer(pre_tool_answer("allow", f"approved in the ARS inbox ({req.id}), signed by the supervisor "
                                                 f"{short(PIN)}{note}"))
@@ -274,6 +286,17 @@ def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, st
     # a response (or anything else) is not an approval: the agent reads it and does not run the call
     return _answer(pre_tool_answer("deny", f"not approved; a person answered in the ARS inbox ({req.id}){by}: "
                                            f"{d.note}"))
+
+
+def _refusal(d, request_id: str, exact: str) -> str:
+    """Why an approval must not be acted on ("" when it is the pinned supervisor's,
+    for this request and this exact input, in time)."""
+    from core.inbox.signing import verify_decision
+
+    payload, why = verify_decision(d.model_dump(mode="json"), pin=PIN, request_id=request_id, input_hash=exact)
+    if payload is None:
+        return why
+    return "" if payload.get("verdict") == "approve" else "it was not signed as an approval"
 
 
 # -- a held call's marker: PostToolUse and Stop end a request its hook left behind ----------
