@@ -85,6 +85,10 @@ def push_lock(state_dir: Path):
         os.close(fd)  # closing releases the lock
 
 
+class RenameFailed(RuntimeError):
+    """``--rename`` could not reach the graph to claim the new host id."""
+
+
 # Push and pull take turns of up to this long within one sync run (see Neo4jSync.run).
 TURN_SECONDS = 5.0
 
@@ -360,8 +364,14 @@ class Neo4jSync:
         released, note = False, ""
         with self._lock, push_lock(self.memory.state_dir):
             if store is not None:
-                store.breaker.before_call()
-                claim(store, ident, self.ledger, self.memory.state_dir)  # HostClaimed: nothing changed
+                try:
+                    store.breaker.before_call()
+                    claim(store, ident, self.ledger, self.memory.state_dir)
+                except HostClaimed:
+                    raise  # another directory holds the new id: nothing changed
+                except Exception as exc:  # noqa: BLE001 - one line, nothing changed
+                    raise RenameFailed(f"cannot claim host id {new_host!r} (neo4j: {one_line(exc)}): nothing "
+                                       "changed; run it again when the graph answers") from None
             # bound at once: the new id is claimed for this instance, and only team.json names it
             bind(self.memory.state_dir, ident)
             self.memory.identity = ident

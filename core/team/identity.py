@@ -110,7 +110,7 @@ def resolve(state_dir: Path, namespace: str | None, host: str | None, agent: str
     if hid and have.get("host") and hid != have["host"]:
         raise NamespaceMismatch(
             f"state directory {state_dir} pushes as host {have['host']!r}, but ARS_HOST_ID={hid}: "
-            f"unset ARS_HOST_ID, or edit {state_dir / TEAM_FILE} if this really is another host")
+            f"unset ARS_HOST_ID, or give this state directory that id with `ars sync run --rename {hid}`")
     ident = Identity(namespace=bound_ns or ns or DEFAULT_NAMESPACE,
                      host=have.get("host") or hid or default_host(), agent=(agent or "").strip(),
                      instance=have.get("instance", "") if have.get("host") else "")
