@@ -200,9 +200,15 @@ def pre_tool_use(event: dict, state: str) -> int:
     if why:
         _say(why)
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
-    matches = gate.check(tool_name, tool_input, cwd)
+    # the project is what Claude Code says it is, never the event's cwd (the agent moves that with `cd`);
+    # without CLAUDE_PROJECT_DIR (a hook run by hand) the cwd stands in, and every hold says so
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or None
+    matches = gate.check(tool_name, tool_input, project_dir=project or cwd, state_dir=state, cwd=cwd)
     if not matches:
         return 0
+    if project is None:
+        for m in matches:
+            m.reason += " (project directory taken from the event's cwd: CLAUDE_PROJECT_DIR is not set)"
     return _hold(event, tool_name, tool_input, matches, gate, state)
 
 
