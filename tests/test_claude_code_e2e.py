@@ -295,14 +295,27 @@ def test_agent_with_its_own_key_cannot_approve(scene: Scene):
     agent_passphrase = "the agent knows this one"
     with s.explained():
         pinned = set_up(s)
+        # the hook sets a refused approval aside and waits on for the supervisor, who cannot
+        # sign once the key files are gone: a short signed wait keeps the test short
+        policy = s.state.parent / "gate-short.toml"
+        import re
+
+        from core.inbox.policy import current_text
+
+        policy.write_text(re.sub(r"(?m)^timeout = .*$", "timeout = 6", current_text(s.state)))
+        ok(ars("gate", "set", str(policy), "--state", str(s.state), passphrase=PASSPHRASE))
         s.start_claude()
         held = s.wait_for_held()
         shutil.rmtree(s.state / "supervisor")
         ok(ars("supervisor", "init", "--state", str(s.state), passphrase=agent_passphrase))
         forged = ok(ars("supervisor", "show", "--state", str(s.state))).stdout.split()[-1]
         assert forged != pinned
-        ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=agent_passphrase)  # may be recorded
+        ok(ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=agent_passphrase))
         result = s.wait_exit()
+        # the hook refused it loudly and set it aside: the record does not say the supervisor approved
+        assert (s.state / "inbox" / f"{held['id']}.refused.1.json").exists()
+        status = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+        assert status["status"] == "expired", status
         assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists(), "a forged key's approval ran the rm"
         ours = [t for t in s.stub.tool_results if t["tool_use_id"] == s.stub.tool_use_id]
         assert ours and ours[0]["is_error"], s.stub.tool_results

@@ -233,10 +233,9 @@ def test_a_forged_decision_never_becomes_allow(supervised, project, tmp_path, fo
     The hook refuses it loudly, sets it aside (the request is open again) and keeps
     waiting for the supervisor; if none comes, it answers ask."""
     state, fp = supervised
-    from core.inbox.gate import DEFAULT_TOML
 
     if forgery == "agent-key":  # nobody can decide after the key files are gone: give up soon
-        _sign_policy(state, DEFAULT_TOML.replace("\ntimeout = 50\n", "\ntimeout = 4\n"), tmp_path)
+        _sign_policy(state, short_wait(4), tmp_path)
     proc = _hook_bg(state, fp, _pre(project, f"rm -rf {project / 'victim'}"), project)
     req = _waiting(state, proc)
     from core.inbox.models import InboxDecision
@@ -296,6 +295,15 @@ def test_a_rejection_needs_no_signature_and_denies(supervised, project):
     assert decision == "deny" and "keep it" in reason
 
 
+def short_wait(seconds: float) -> str:
+    """The built-in policy with the hook's wait cut to ``seconds``."""
+    import re
+
+    from core.inbox.policy import current_text
+
+    return re.sub(r"(?m)^timeout = .*$", f"timeout = {seconds:g}", current_text(Path("/nonexistent")))
+
+
 def _sign_policy(state: Path, text: str, tmp_path: Path) -> None:
     f = tmp_path / f"policy-{time.monotonic_ns()}.toml"
     f.write_text(text)
@@ -305,9 +313,8 @@ def _sign_policy(state: Path, text: str, tmp_path: Path) -> None:
 
 def test_a_hook_that_gives_up_expires_its_request_and_a_late_decision_is_refused(supervised, project, tmp_path):
     state, fp = supervised
-    from core.inbox.gate import DEFAULT_TOML
 
-    _sign_policy(state, DEFAULT_TOML.replace("\ntimeout = 50\n", "\ntimeout = 1\n"), tmp_path)
+    _sign_policy(state, short_wait(1), tmp_path)
     proc = _hook_bg(state, fp, _pre(project, f"rm -rf {project / 'victim'}"), project)
     req = _waiting(state, proc)
     decision, reason, _ = _answer(proc)
