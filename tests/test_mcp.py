@@ -24,7 +24,7 @@ from mcp_types import Implementation
 
 from core.api import ARS
 from core.config import Settings
-from core.inbox import Inbox
+from core.inbox import Inbox, signing
 from core.inbox.store import NobodyWaiting
 from tui.agents.mcp_server import MAX_K, build_server
 from conftest import env_without_ars
@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "samples" / "sessions"
 GOALS = ROOT / "samples" / "goals"
 TOKEN = "test-token-0123456789abcdef"
+PASS = "the supervisor's passphrase"  # every state here has a supervisor key: approvals are signed
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -42,8 +43,25 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 def ars_cli(*args: str, state: Path, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state)], capture_output=True,
-                          text=True, cwd=ROOT, env=env or child_env(), timeout=timeout)
+    """`ars ARGS`; a decision is made as the supervisor makes it: the passphrase on a pipe."""
+    extra: list[str] = []
+    fds: tuple[int, ...] = ()
+    if args[:1] == ("inbox",) and args[1:2] and args[1] in ("approve", "reject", "respond"):
+        r, w = os.pipe()
+        os.write(w, PASS.encode() + b"\n")
+        os.close(w)
+        extra, fds = ["--passphrase-fd", str(r)], (r,)
+    try:
+        return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state), *extra],
+                              capture_output=True, text=True, cwd=ROOT, env=env or child_env(), timeout=timeout,
+                              pass_fds=fds, stdin=subprocess.DEVNULL)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def signer(state: Path):
+    return signing.unlock(state, PASS.encode())
 
 
 @pytest.fixture
@@ -51,12 +69,14 @@ def state(tmp_path) -> Path:
     d = tmp_path / "state"
     with ARS(Settings(state_dir=d)) as a:
         a.ingest([SESSIONS])
+        a.supervisor_init(PASS.encode())
     return d
 
 
 @pytest.fixture
 def ars(state):
     a = ARS(Settings(state_dir=state))
+    a.supervisor_pin = a.supervisor_fingerprint()  # as `ars mcp --supervisor FP` (written by ars install) pins it
     yield a
     a.close()
 
@@ -277,8 +297,10 @@ async def test_a_hundred_waiting_approvals_leave_recall_answering_and_each_gets_
             assert sorted(step) == list(range(n))
 
             def decide() -> None:  # another process could do the same: the store is the file system
+                key = signer(state)
                 for i, rid in step.items():
-                    inbox.decide(rid, "approve" if i % 2 == 0 else "reject", note=f"note {i}", by="pytest")
+                    inbox.decide(rid, "approve" if i % 2 == 0 else "reject", note=f"note {i}", by="pytest",
+                                 signer=key)
 
             await anyio.to_thread.run_sync(decide)
             await wait_until(lambda: len(answers) == n, "every waiting call to answer its decision", 60)
@@ -286,7 +308,7 @@ async def test_a_hundred_waiting_approvals_leave_recall_answering_and_each_gets_
         out = answers[i].structured_content
         assert out["request_id"] == step[i], i
         assert out["status"] == ("approved" if i % 2 == 0 else "rejected"), out
-        assert out["note"] == f"note {i}" and out["decided_by"] == "pytest", out
+        assert out["note"] == f"note {i}" and out["decided_by"].endswith("(pytest)"), out
     assert server.watch.waiting == 0
 
 
@@ -324,7 +346,7 @@ async def test_waiting_goes_on_when_the_polling_call_times_out_or_is_cancelled(a
             assert inbox.get(short_id).status == "pending"  # check_approval may still pick it up
 
             [long] = [r for r in inbox.list("pending") if r.summary == "long"]
-            await anyio.to_thread.run_sync(lambda: inbox.decide(long.id, "approve", note="go"))
+            await anyio.to_thread.run_sync(lambda: inbox.decide(long.id, "approve", note="go", signer=signer(state)))
             await wait_until(lambda: "long" in results, "the long call to answer its decision", 60)
         out = results["long"].structured_content
     assert out["request_id"] == long.id and out["status"] == "approved" and out["note"] == "go"
@@ -584,3 +606,32 @@ def test_a_busy_port_is_one_line_exit_1(tmp_path):
         r = ars_cli("mcp", "--http", "--port", str(port), state=tmp_path / "s", env=child_env(ARS_MCP_TOKEN=TOKEN))
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
     assert f"cannot listen on 127.0.0.1:{port}" in r.stderr and "pick another --port" in r.stderr
+
+
+async def test_an_approval_not_signed_by_the_pinned_key_is_unverified(ars, state, tmp_path):
+    """The agent marks its own request approved (a decision file it writes, or one signed
+    with a key it made): request_approval and check_approval say "unverified", never "approved"."""
+    from core.inbox.models import InboxDecision
+    from core.once import create_once
+
+    inbox = Inbox(state)
+    async with client(ars) as c:
+        first = (await c.call_tool("request_approval", {"action": "wipe the cache", "wait_s": 0})).structured_content
+        d = InboxDecision(verdict="approve", decided_by="alice@laptop:1")
+        assert create_once(inbox.decision_path(first["request_id"]), d.model_dump_json().encode())
+        out = (await c.call_tool("check_approval", {"request_id": first["request_id"]})).structured_content
+        assert out["status"] == "unverified" and "not signed by the supervisor's key" in out["note"], out
+
+        second = (await c.call_tool("request_approval", {"action": "drop the db", "wait_s": 0})).structured_content
+        own = tmp_path / "agent"
+        signing.init(own, b"the agent's own passphrase")
+        inbox.decide(second["request_id"], "approve", signer=signing.unlock(own, b"the agent's own passphrase"))
+        out = (await c.call_tool("check_approval", {"request_id": second["request_id"]})).structured_content
+        assert out["status"] == "unverified" and "another key" in out["note"], out
+    # a server that pins no key trusts no approval
+    ars.supervisor_pin = None
+    third = inbox.create(source="mcp:x", kind="approval", summary="rotate keys", binds="mcp")
+    inbox.decide(third.id, "approve", signer=signer(state))
+    async with client(ars) as c:
+        out = (await c.call_tool("check_approval", {"request_id": third.id})).structured_content
+    assert out["status"] == "unverified" and "no supervisor key is pinned" in out["note"], out

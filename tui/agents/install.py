@@ -90,7 +90,8 @@ def plan(*, state: Path, project: Path | None = None, user: bool = False, home: 
     pin = pinned_key(state)
     hook_cmd = shlex.join(ars + ["hook", "claude-code", "--state", str(state)]
                           + (["--supervisor", pin] if pin else []))
-    server = {"type": "stdio", "command": ars[0], "args": ars[1:] + ["mcp", "--state", str(state)], "env": {}}
+    server = {"type": "stdio", "command": ars[0], "env": {},
+              "args": ars[1:] + ["mcp", "--state", str(state)] + (["--supervisor", pin] if pin else [])}
     if user:
         home = Path(home or Path.home())
         settings_path, mcp_path = home / ".claude" / "settings.json", home / ".claude.json"

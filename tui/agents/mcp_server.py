@@ -42,6 +42,7 @@ log = logging.getLogger("ars.mcp")
 
 MAX_K = 100  # recall/explain: more is a dump, not a recall
 MAX_WAIT_S = 900.0  # request_approval: longer waits come back "pending"; check_approval picks them up
+REQUEST_TTL_S = 3600.0  # a request nobody decided within an hour expires (check_approval says so)
 # Blocking work runs in worker threads under limiters of the server's own, never the
 # default one: answering (recall, explain, loops, ...) keeps its capacity whatever
 # else is going on, and a request_approval that waits holds no thread at all
@@ -73,9 +74,10 @@ class ApprovalStatus(BaseModel):
     """Where an approval request stands."""
 
     request_id: str = Field(description="pass it to check_approval to ask again later")
-    status: Literal["approved", "rejected", "answered", "pending", "expired", "withdrawn"] = Field(
+    status: Literal["approved", "rejected", "answered", "pending", "expired", "withdrawn", "unverified"] = Field(
         description="approved: go ahead; rejected: do not (note says why); answered: the person replied "
                     "instead of approving (note holds the reply; not an approval); pending: no decision yet; "
+                    "unverified: marked approved, but not signed by the supervisor's key: do not act; "
                     "expired or withdrawn: nobody decided and nobody will (note says why): do not act, "
                     "ask again with request_approval if it is still needed")
     note: str = Field("", description="the approval note, the rejection reason or the reply")
@@ -162,10 +164,21 @@ def client_name(ctx: Context | None) -> str:
     return name or "unknown"
 
 
-def approval_status(req: Any) -> ApprovalStatus:
+def approval_status(req: Any, pin: str | None = None) -> ApprovalStatus:
+    """Where ``req`` stands for the agent. An approval counts only when the supervisor's
+    pinned key signed it for this request and these details; else it reads "unverified"."""
     d = req.decision
     status = req.status if req.status in ("approved", "rejected", "answered", "expired", "withdrawn") else "pending"
-    return ApprovalStatus(request_id=req.id, status=status, note=d.note if d else "",
+    note = d.note if d else ""
+    if status == "approved" and d is not None:
+        from core.inbox.signing import SETUP_HINT, verify_decision
+
+        why = f"no supervisor key is pinned in this server ({SETUP_HINT})" if pin is None else \
+            verify_decision(d.model_dump(mode="json"), pin=pin, request_id=req.id, input_hash=req.exact_hash(),
+                            now=d.decided_at)[1]
+        if why:
+            status, note = "unverified", f"not an approval you may act on: {why}"
+    return ApprovalStatus(request_id=req.id, status=status, note=note,
                           decided_by=d.decided_by if d else "", decided_at=d.decided_at if d else None)
 
 
@@ -288,7 +301,7 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
                             "wait less and ask again with check_approval")
         name = client_name(ctx)
         req = await write(ars.request_approval, source=f"mcp:{name}", action=action, details=details, risk=risk,
-                          kind="approval", meta={"client": name})
+                          kind="approval", meta={"client": name}, binds="mcp", expires_in=REQUEST_TTL_S)
         try:
             # No thread while waiting: the request's outcome (a decision, or its ending)
             # appears whole as one file (core/inbox/store.py), so the wait is a stat now
@@ -306,7 +319,7 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
             raise
         if seen:
             req = await anyio.to_thread.run_sync(lambda: _call(ars.inbox.get, req.id), limiter=write_slots)
-        return approval_status(req)
+        return approval_status(req, ars.supervisor_pin)
 
     @server.tool(annotations=read_only, structured_output=True)
     async def check_approval(request_id: Annotated[str, Field(description="the request_id request_approval "
@@ -314,7 +327,7 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
         """Where an earlier request_approval stands now (approved, rejected, answered, still
         pending, or ended undecided: expired or withdrawn). Call it when request_approval came
         back "pending" before acting."""
-        return approval_status(await answer(ars.inbox.get, request_id))
+        return approval_status(await answer(ars.inbox.get, request_id), ars.supervisor_pin)
 
     @server.tool(annotations=read_only, structured_output=True)
     async def loops(status: LoopStatus = None) -> LoopsResult:

@@ -135,6 +135,9 @@ def mcp_command(
     http: Annotated[bool, typer.Option("--http", help="serve streamable HTTP (bearer token required) instead of stdio")] = False,
     host: Annotated[str, typer.Option("--host", help="--http: address to listen on (loopback by default)")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="--http: port to listen on")] = DEFAULT_PORT,
+    supervisor: Annotated[Optional[str], typer.Option(
+        "--supervisor", help="the supervisor key's fingerprint (SHA256:..., written by `ars install`): "
+                             "request_approval reports approved only for decisions that key signed")] = None,
 ) -> None:
     """Serve ARS to agents over MCP: recall, explain, remember, request_approval, check_approval,
     loops, startup_context. stdio by default; --http for streamable HTTP at http://HOST:PORT/mcp
@@ -146,6 +149,11 @@ def mcp_command(
 
     if not 0 < port < 65536:
         _fail(f"--port must be 1-65535, got {port}")
+    from core.inbox.signing import looks_like_fingerprint
+
+    if supervisor is not None and not looks_like_fingerprint(supervisor):
+        _fail(f"--supervisor {supervisor[:60]!r} is not a key fingerprint (SHA256:<43 characters>, as "
+              "`ars supervisor show` prints it)")
     if not http and (host != "127.0.0.1" or port != DEFAULT_PORT):
         _fail("--host and --port are for --http: add --http to serve streamable HTTP (stdio needs neither)")
     try:
@@ -163,6 +171,7 @@ def mcp_command(
         ars = ARS(settings, create=True)
     except BadInput as exc:
         _fail(str(exc))
+    ars.supervisor_pin = supervisor  # from the command line the agent's settings snapshot: not the agent's to change
     with ars:
         try:
             ars.memory.prepare()  # tiers set up once, before the first call
