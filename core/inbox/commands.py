@@ -1141,6 +1141,32 @@ def c_interpreter(eval_flags: str, eval_long: tuple[str, ...] = (), takes: str =
     return check
 
 
+def c_deno(cmd, name, ctx):
+    pos = [w for w in cmd.args if w.value is None or not w.value.startswith("-")]
+    sub = pos[0].value if pos else None
+    if sub in ("eval", "repl", "jupyter", "upgrade", "install", "uninstall", "publish", "serve"):
+        ctx.hold("interpreter-c" if sub in ("eval", "repl") else f"deno-{sub}", HIGH,
+                 f"deno {sub} {'runs code given on the command line' if sub in ('eval', 'repl') else 'is not on the allow-list'}",
+                 cmd)
+        return
+    if sub in ("test", "bench", "check", "fmt", "lint", "task", "compile", "info", "doc", "cache", "init", "types",
+               "coverage", "add", "remove", "outdated"):
+        ctx.in_project(cmd)
+        ctx.net(cmd.args, cmd)
+        return
+    c_interpreter("", ("--eval",), "", ("--config", "--import-map"), script_subcommands=("run",))(cmd, name, ctx)
+
+
+def c_pipx(cmd, name, ctx):
+    pos = [w for w in cmd.args if w.value is None or not w.value.startswith("-")]
+    sub = pos[0].value if pos else None
+    if sub == "run":
+        return c_runner(2)(cmd, name, ctx)
+    if sub in ("list", "environment", "--version"):
+        return
+    ctx.hold("global-install", MEDIUM, f"pipx {sub or ''} installs or removes programs outside the project", cmd)
+
+
 def c_source(cmd, name, ctx):
     if not cmd.args:
         ctx.hold("unknown-path", MEDIUM, f"{name} without a file", cmd)
@@ -1148,6 +1174,9 @@ def c_source(cmd, name, ctx):
     w = cmd.args[0]
     if w.value is None:
         ctx.hold("dynamic-script", HIGH, f"{name} of a file only known when it runs ({w.text[:60]})", cmd)
+        return
+    if w.value in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
+        ctx.hold("pipe-to-shell", HIGH, f"{name} runs commands from standard input{_fed(cmd)}", cmd)
         return
     ctx.read(w, cmd)
     ctx.inside(w, cmd, "sources (runs) a file outside the project")
@@ -1229,7 +1258,8 @@ def c_git(cmd, name, ctx):
         ctx.hold("unknown-command", MEDIUM, f"git {sub} is not on the gate's allow-list (an alias may run anything)",
                  cmd)
         return
-    ctx.read(_w(cmd.name, "."), cmd, listing=True)  # the repository itself must not be a sensitive place
+    if cmd.cwd is not None:
+        ctx.read(_w(cmd.name, "."), cmd, listing=True)  # the repository itself must not be a sensitive place
     check = GIT_SUB.get(sub)
     if check is not None:
         check(cmd, sub, rest, ctx)
@@ -1547,10 +1577,12 @@ def c_curl(cmd, name, ctx):
             ctx.hold("dynamic-url", HIGH, f"a URL only known when it runs ({w.text[:60]}): it can carry data out", cmd)
             continue
         if w.value.lower().startswith("file:"):
-            path = w.value[5:]
-            while path.startswith("//"):
-                path = path[1:] if path.startswith("///") else path[2:].partition("/")[1] + path[2:].partition("/")[2]
-            ctx.read(_w(w, path or "/"), cmd)
+            rest = w.value[5:]
+            if rest.startswith("//"):  # file://host/path: the host part is dropped (curl reads local files only)
+                rest = "/" + rest[2:].partition("/")[2]
+            from urllib.parse import unquote
+
+            ctx.read(_w(w, unquote(rest) or "/"), cmd)
             continue
         if not any(ch in w.value for ch in "{}[]") or ("://[" in w.value and "]" in w.value and "{" not in w.value):
             ctx.url(w, cmd)
@@ -1942,7 +1974,6 @@ def c_docker(cmd, name, ctx):
         ctx.hold("docker-host", HIGH, f"{name} talking to another daemon or config", cmd)
         return
     sub = pos[0].value if pos else None
-    second = pos[1].value if len(pos) > 1 else None
     read = {"ps", "images", "logs", "inspect", "version", "info", "history", "port", "top", "search", "diff",
             "events", "stats"}
     groups = {"image": {"ls", "list", "inspect", "history"}, "container": {"ls", "list", "inspect", "logs", "top",
@@ -1966,8 +1997,8 @@ def c_docker(cmd, name, ctx):
             return
         ctx.hold("docker", HIGH, f"{name} {sub} {words[0] if words else ''}: only its read commands pass", cmd)
         return
-    ctx.hold("docker", HIGH, f"{name} {sub or ''} {second or ''}: containers can reach anything this user can "
-                             "(only ps, images, logs, inspect, build... pass)", cmd)
+    ctx.hold("docker", HIGH, f"{name} {sub or ''}: containers and images can reach anything this user can "
+                             "(only ps, images, logs, inspect, build, pull... pass)", cmd)
 
 
 def c_kubectl(cmd, name, ctx):
@@ -2307,7 +2338,7 @@ TABLE = {
     "time": c_wrapper("fo", ("--format", "--output")), "stdbuf": c_wrapper("ioe", ("--input", "--output", "--error")),
     "ionice": c_wrapper("cnp", ("--class", "--classdata", "--pid")), "command": c_command, "builtin": c_command,
     "xargs": c_xargs, "npx": c_npx, "bunx": c_npx, "pnpx": c_npx, "uvx": c_uvx,
-    "pipx": c_runner(2),
+    "pipx": c_pipx,
     # interpreters
     **{n: c_shell for n in SHELLS},
     "python": c_python, "pypy": c_python, "pypy3": c_python,
@@ -2317,9 +2348,7 @@ TABLE = {
     "nodejs": c_interpreter("ep", ("--eval", "--print"), "rC", ("--require", "--import", "--loader")),
     "tsx": c_interpreter("ep", ("--eval", "--print"), "r", ("--require", "--import", "--tsconfig")),
     "ts-node": c_interpreter("ep", ("--eval", "--print"), "rP", ("--require", "--project")),
-    "deno": c_interpreter("", ("--eval",), "", ("--config", "--import-map", "--allow-read", "--allow-write"),
-                          script_subcommands=("run", "test", "bench", "check", "fmt", "lint", "task", "compile",
-                                              "info", "doc", "cache")),
+    "deno": c_deno,
     "perl": c_interpreter("eE", (), "IMmxCd", ()),
     "ruby": c_interpreter("e", (), "IrCxE", ("--encoding",)),
     "php": c_interpreter("raBRFEs", (), "cdzt", ()),

@@ -819,8 +819,11 @@ class _Ctx:
                       None if cmd is not None else real)
 
     def write_into(self, sources, dest, cmd, *, recursive: bool, move: bool) -> None:
-        """cp/mv/ln destinations: what lands where, including a directory's
-        protected entries (.claude, .git, .envrc...) carried along."""
+        """cp/mv/ln/install destinations: what lands where, including what a
+        directory carries along (``cp -r template/. .`` brings template's
+        .claude/settings.json; ``mv staging .claude`` makes staging's files
+        Claude Code's settings). Directories are looked at as they are now,
+        two levels deep."""
         if dest.value is None:
             self.write(dest, cmd)
             return
@@ -831,17 +834,24 @@ class _Ctx:
                 self.write(dest, cmd)
                 continue
             base = os.path.basename(src.value.rstrip("/")) or src.value
-            final = type(dest)(os.path.join(dest.value, base), dest.text) if into_dir else dest
-            self.write(final, cmd)
+            final = os.path.join(dest.value, base) if into_dir else dest.value
+            self.write(type(dest)(final, dest.text), cmd)
             src_path = self.path_of(src, cmd.cwd)
-            if (recursive or move) and src_path is not None and os.path.isdir(src_path) and not src.glob:
-                try:
-                    names = os.listdir(src_path)
-                except OSError:
-                    names = []
-                for name in names:
-                    if name in PROTECTED_NAMES:
-                        self.write(type(dest)(os.path.join(final.value, name), dest.text), cmd)
+            if (recursive or move) and src_path is not None and not src.glob and os.path.isdir(src_path):
+                self._carried(src_path, final, dest, cmd, 2)
+
+    def _carried(self, src_path: str, final: str, dest, cmd, depth: int) -> None:
+        try:
+            names = os.listdir(src_path)[:2000]
+        except OSError:
+            return
+        protected_here = os.path.basename(os.path.normpath(final)) in PROTECTED_NAMES
+        for name in names:
+            if protected_here or name in PROTECTED_NAMES:
+                target = os.path.join(final, name)
+                self.write(type(dest)(target, dest.text), cmd)
+                if depth > 1 and os.path.isdir(os.path.join(src_path, name)):
+                    self._carried(os.path.join(src_path, name), target, dest, cmd, depth - 1)
 
     def inside(self, word, cmd, reason: str) -> None:
         path = self.path_of(word, cmd.cwd) if word.value is not None else None

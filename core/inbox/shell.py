@@ -271,6 +271,9 @@ class _Walker:
         self.count = 0
         # byte offsets -> text: the source is decoded once; ASCII lines map 1:1, others through a table
         self.ascii = len(src) == len(text)
+        # the grammar hangs `a && b > f` and `a | b > f` on the whole list or pipeline; bash gives the
+        # redirections to the last command (b). Keyed by that command's span, taken when it is reached.
+        self.tail: dict[tuple[int, int], list[Redirect]] = {}
 
     # -- helpers ------------------------------------------------------------------
     def tick(self) -> None:
@@ -319,6 +322,15 @@ class _Walker:
             return st, _State(None, {})
         t = node.type
         d = depth + 1
+        if self.tail and t != "command":
+            extra = self.tail.pop((node.start_byte, node.end_byte), None)
+            if extra:
+                if t == "redirected_statement":  # its own redirections and these: one statement
+                    self.tail[(node.start_byte, node.end_byte)] = extra  # picked up by its body below
+                else:
+                    cmd = Command(None, _short(self.s(node)), st.cwd, ctx)
+                    cmd.redirects = extra
+                    self.script.commands.append(cmd)
         if t == "command":
             return self.command(node, st, ctx, d, feed, ())
         if t == "redirected_statement":
@@ -418,6 +430,8 @@ class _Walker:
 
     def redirected(self, node, st, ctx, d, feed):
         body = node.child_by_field_name("body")
+        if body is not None and body.type in ("list", "pipeline"):
+            return self.redirected_list(node, body, st, ctx, d, feed)
         redirects: list[Redirect] = []
         own_feed: Feed | None = None
         after: list = []  # what a here-document's line continues with (| cmd, && cmd)
@@ -432,6 +446,8 @@ class _Walker:
                 after.extend(rest)
             else:
                 self.scan(c, st, ctx, d)
+        if self.tail:
+            redirects.extend(self.tail.pop((node.start_byte, node.end_byte), ()))
         feed_in = own_feed or feed
         if body is None:  # `> file` alone
             cmd = Command(None, _short(self.s(node)), st.cwd, ctx)
@@ -452,6 +468,28 @@ class _Walker:
             else:
                 ok, any_ = self.stmt(n, any_, ctx, d)
         return ok, any_
+
+    def redirected_list(self, node, body, st, ctx, d, feed):
+        """Redirections the grammar hung on a list or pipeline: they are the last command's."""
+        last = body
+        while last.type in ("list", "pipeline"):
+            named = [c for c in last.children if c.is_named and c.type != "comment"]
+            if not named:
+                break
+            last = named[-1]
+        redirects: list[Redirect] = []
+        for c in node.children:
+            if c is body or not c.is_named:
+                continue
+            if c.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                r, _f, rest = self.redirect(c, st, ctx, d)
+                redirects.extend(r)
+                for _kind, n in rest:
+                    self.stmt(n, st, ctx, d)
+            else:
+                self.scan(c, st, ctx, d)
+        self.tail.setdefault((last.start_byte, last.end_byte), []).extend(redirects)
+        return self.stmt(body, st, ctx, d, feed)
 
     def redirect(self, node, st, ctx, d) -> tuple[list[Redirect], Feed | None, list]:
         t = node.type
@@ -526,6 +564,8 @@ class _Walker:
     def command(self, node, st, ctx, d, feed, redirects) -> tuple[_State, _State]:
         cmd = Command(None, _short(self.s(node)), st.cwd, ctx)
         cmd.redirects = list(redirects)
+        if self.tail:
+            cmd.redirects.extend(self.tail.pop((node.start_byte, node.end_byte), ()))
         prev_end = None
         for i, c in enumerate(node.children):
             if not c.is_named:
@@ -774,12 +814,18 @@ class _Walker:
         value_parts = []
         for i, (piece, quoted, globbed, _raw) in enumerate(parts):
             if not quoted:
-                if i == 0 and piece.startswith("~"):
-                    piece = self.tilde(piece, st)
-                    if piece is None:
-                        return Word(None, text)
-                elif assignment and "~" in piece:
-                    piece = ":".join(self.tilde(p, st) or p if p.startswith("~") else p for p in piece.split(":"))
+                if i == 0 and "~" in piece:
+                    head, value = "", piece
+                    eq = piece.find("=")
+                    if not assignment and eq > 0 and piece[:eq].isidentifier():  # dd if=~/x: bash expands it
+                        head, value = piece[:eq + 1], piece[eq + 1:]
+                    if assignment or head:
+                        value = ":".join(self.tilde(p, st) or p if p.startswith("~") else p for p in value.split(":"))
+                    elif value.startswith("~"):
+                        value = self.tilde(value, st)
+                        if value is None:
+                            return Word(None, text)
+                    piece = head + value
                 glob = glob or globbed
             value_parts.append(piece)
         return Word("".join(value_parts), text, glob)
