@@ -19,9 +19,10 @@ Phases, one after the other on the same server process:
 1. ``0 waiting``: ``--calls`` recalls, one after another (after a warm-up).
 2. ``N waiting``: N ``request_approval(wait_s=900)`` calls sent and seen pending
    in the inbox, then the same recalls.
-3. the N requests decided through the store (``Inbox.decide``, what ``ars
-   inbox approve`` calls): the time until every waiting call has answered
-   ``approved`` (each must, or the run fails).
+3. the N requests approved through the store (``Inbox.decide`` signed with the
+   supervisor's key, what ``ars inbox approve`` does; the server pins that key
+   with ``--supervisor``, as ``ars install`` writes it): the time until every
+   waiting call has answered ``approved`` (each must, or the run fails).
 4. ``0 waiting (after)``: the same recalls again, to show the noise between
    two runs of the same phase.
 
@@ -50,10 +51,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from core.api import ARS  # noqa: E402
+from core.config import Settings  # noqa: E402
 from core.inbox import Inbox  # noqa: E402
 from synthetic import make_queries, write_corpus  # noqa: E402
 
 TOKEN = "bench-mcp-waiting-0123456789abcdef"
+PASSPHRASE = b"the bench supervisor's passphrase"
 WAIT_S = 900  # the tool's maximum: the calls wait until the bench decides them
 K = 10
 
@@ -116,8 +120,9 @@ class Decided:
 class Transport:
     """Opens MCP client sessions to one ``ars mcp`` process."""
 
-    def __init__(self, name: str, state: Path, tmp: Path):
+    def __init__(self, name: str, state: Path, tmp: Path, pin: str):
         self.name, self.state, self.tmp = name, state, tmp
+        self.args = ["-m", "tui.cli", "mcp", "--state", str(state), "--supervisor", pin]
         self.proc: subprocess.Popen | None = None
         self.url = ""
 
@@ -127,8 +132,8 @@ class Transport:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/mcp"
         self.err = open(self.tmp / "mcp-http.err", "w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "mcp", "--http", "--port", str(port),
-                                      "--state", str(self.state)], cwd=ROOT, env=child_env(ARS_MCP_TOKEN=TOKEN),
+        self.proc = subprocess.Popen([sys.executable, *self.args, "--http", "--port", str(port)],
+                                     cwd=ROOT, env=child_env(ARS_MCP_TOKEN=TOKEN),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err)
         deadline = time.monotonic() + 60
         while True:
@@ -159,9 +164,7 @@ class Transport:
 
         info = Implementation(name=name, version="1")
         if self.name == "stdio":
-            params = StdioServerParameters(command=sys.executable, args=["-m", "tui.cli", "mcp", "--state",
-                                                                         str(self.state)],
-                                           cwd=str(ROOT), env=child_env())
+            params = StdioServerParameters(command=sys.executable, args=self.args, cwd=str(ROOT), env=child_env())
             return exit_stack.enter_async_context(Client(params, client_info=info))
 
         async def http():
@@ -189,12 +192,12 @@ async def recalls(c, queries: list[str]) -> list[float]:
 
 
 async def run_transport(name: str, state: Path, tmp: Path, queries: list[str], warm: list[str],
-                        n_waiting: int) -> tuple[list[Row], Decided]:
+                        n_waiting: int, supervisor) -> tuple[list[Row], Decided]:
     from contextlib import AsyncExitStack
 
     rows: list[Row] = []
     inbox = Inbox(state)
-    t = Transport(name, state, tmp)
+    t = Transport(name, state, tmp, supervisor.fingerprint)
     t.start()
     try:
         async with AsyncExitStack() as stack:
@@ -244,7 +247,7 @@ async def run_transport(name: str, state: Path, tmp: Path, queries: list[str], w
 
                     def decide_all() -> None:
                         for req in pending:
-                            inbox.decide(req.id, "approve", note="bench", by="bench")
+                            inbox.decide(req.id, "approve", note="bench", by="bench", signer=supervisor)
 
                     await anyio.to_thread.run_sync(decide_all)
                     decide_s = time.perf_counter() - t1
@@ -282,13 +285,16 @@ def main() -> None:
         progress(f"corpus: {args.episodes:,} synthetic episodes, ingesting")
         write_corpus(corpus, args.episodes, args.seed)
         ars("ingest", "--format", "episodes", str(corpus), state=state)
+        with ARS(Settings(state_dir=state)) as a:
+            a.supervisor_init(PASSPHRASE)
+            supervisor = a.supervisor_unlock(PASSPHRASE)
         queries = make_queries(args.calls, args.seed, corpus, args.episodes)
         warm = make_queries(args.warmup, args.seed + 1000, corpus, args.episodes)
         transports = ["stdio", "http"] if args.transport == "both" else [args.transport]
         rows: list[Row] = []
         decided: list[Decided] = []
         for name in transports:
-            r, dd = anyio.run(run_transport, name, state, tmp, queries, warm, args.waiting)
+            r, dd = anyio.run(run_transport, name, state, tmp, queries, warm, args.waiting, supervisor)
             rows += r
             decided.append(dd)
 
