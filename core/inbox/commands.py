@@ -2457,8 +2457,18 @@ TABLE = {
 }
 
 
+_NORMAL: dict[str, str] = {}
+
+
 def normalize(name: str) -> str:
     """python3.11 -> python, pip3 -> pip, g++-12 -> g++; the table's spelling."""
+    found = _NORMAL.get(name)
+    if found is None:
+        found = _NORMAL[name] = _normalize(name) if len(_NORMAL) < 4096 else name
+    return found
+
+
+def _normalize(name: str) -> str:
     base = name
     m = re.fullmatch(r"(python|pip|pypy|ruby|perl|php|node|lua|gcc|g\+\+|clang|clang\+\+|cc)[0-9][0-9.]*(?:-[0-9.]+)?",
                      base)

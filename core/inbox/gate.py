@@ -85,9 +85,10 @@ import time
 GATE_FILE = "gate.toml"
 DEFAULT_TIMEOUT = 50.0  # below Claude Code's 60 s hook timeout
 MAX_TIMEOUT = 3600.0
-DEFAULT_DEADLINE = 2.0  # seconds to decide; then the call is held as "out of time"
+DEFAULT_DEADLINE = 0.8  # seconds to decide (Claude Code waits 60 s for the hook); then the call is held
 MAX_SUBJECT = 1 << 20  # characters checked per input; longer inputs are held unchecked
 INLINE_BYTES = 4096  # longer commands are parsed in a child process that can be killed at the deadline
+MAX_MATCHES = 40  # reasons collected per call; past that the call is held anyway
 RISKS = ("low", "medium", "high")
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 MAIN_FIELD = {"Bash": "command", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
@@ -611,6 +612,7 @@ class _Ctx:
         self.functions: dict[str, str] = {}
         self.extra_commands = gate.commands
         self._real: dict[str, str] = {}
+        self._sensitive: dict[tuple[str, bool], str | None] = {}
         self.home = os.path.normpath(os.path.abspath(os.path.expanduser(home or "~")))
         self.project = _clean_dir(project_dir)
         self.state = _clean_dir(state_dir)
@@ -685,6 +687,13 @@ class _Ctx:
     def sensitive(self, path: str, write: bool = False) -> str | None:
         """Why ``path`` is never touched without a person (the path and a
         phrase), or None."""
+        key = (path, write)
+        if key in self._sensitive:
+            return self._sensitive[key]
+        why = self._sensitive[key] = self._why_sensitive(path, write)
+        return why
+
+    def _why_sensitive(self, path: str, write: bool) -> str | None:
         for p in {path, self.realpath(path)}:
             shown = _tilde(p, self.home)
             for plain, real in self.guarded:
@@ -966,6 +975,9 @@ class _Ctx:
             return
         except shell.OutOfTime:
             raise _OutOfTime() from None
+        except shell.TooLarge as exc:
+            self.hold("too-large", "medium", str(exc), None, command[:200])
+            return
         self.functions = script.functions
         for rule, reason, excerpt in script.problems:
             self.hold(rule, "high" if rule in ("line-continuation",) else "medium", reason, None, excerpt)
@@ -975,6 +987,8 @@ class _Ctx:
                 self.hold("function-shadows", "high", f"defines a function named {fname}, which replaces the "
                                                       "command the gate checks", None, script.functions[fname])
         for cmd in script.commands:
+            if len(self.matches) >= MAX_MATCHES:
+                break  # held already; a person needs the first reasons, not every one of a hostile line's
             self.tick()
             for name, value in cmd.assigns:
                 self.assignment(name, value, cmd)
@@ -1017,7 +1031,7 @@ class _Ctx:
         chunks, done = [], False
         try:
             while True:
-                left = self.deadline + 0.2 - time.monotonic()
+                left = self.deadline + 0.05 - time.monotonic()
                 if left <= 0:
                     break
                 ready, _, _ = select.select([r], [], [], left)

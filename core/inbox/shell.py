@@ -43,6 +43,8 @@ import os
 import time
 
 MAX_DEPTH = 200  # nested constructs; deeper lines are held, not walked (Python's stack stays small)
+MAX_TREE = 60_000  # syntax nodes (counted by tree-sitter, free); a line with more is held as too large to check
+MAX_NODES = 60_000  # statements and words walked; the same, for what the count lets through
 _CHECK_EVERY = 512  # nodes between deadline checks
 
 
@@ -52,6 +54,10 @@ class DoesNotParse(ValueError):
 
 class OutOfTime(RuntimeError):
     """The deadline passed while parsing or walking."""
+
+
+class TooLarge(ValueError):
+    """More statements and words than MAX_NODES: held without reading the rest."""
 
 
 class Word:
@@ -81,14 +87,18 @@ class Redirect:
     ``target`` the word after it (None for a here-document), ``body`` a
     here-document's or here-string's text (None when it expands)."""
 
-    __slots__ = ("op", "fd", "target", "body", "text")
+    __slots__ = ("op", "fd", "target", "body", "_text")
 
-    def __init__(self, op: str, fd: str | None, target: Word | None, body: str | None, text: str):
+    def __init__(self, op: str, fd: str | None, target: Word | None, body: str | None, text):
         self.op = op
         self.fd = fd
         self.target = target
         self.body = body
-        self.text = text
+        self._text = text
+
+    @property
+    def text(self) -> str:
+        return _text_of(self)
 
     @property
     def writes(self) -> bool:
@@ -114,12 +124,18 @@ class Feed:
     ``heredoc``, ``herestring`` or ``file``; ``text`` the here-document or
     here-string (None when it expands), or an excerpt of the stage before."""
 
-    __slots__ = ("kind", "text", "by")
+    __slots__ = ("kind", "text", "_by")
 
-    def __init__(self, kind: str, text: str | None, by: str = ""):
+    def __init__(self, kind: str, text: str | None, by=""):
         self.kind = kind
         self.text = text
-        self.by = by
+        self._by = by
+
+    @property
+    def by(self) -> str:
+        if not isinstance(self._by, str):
+            self._by = str(self._by)
+        return self._by
 
     def __repr__(self) -> str:
         return f"Feed({self.kind}, {self.by[:40]!r})"
@@ -129,9 +145,9 @@ class Command:
     """One simple command that may run (or a bare assignment / redirection,
     ``name`` None)."""
 
-    __slots__ = ("name", "args", "redirects", "assigns", "stdin", "cwd", "context", "text", "declaration")
+    __slots__ = ("name", "args", "redirects", "assigns", "stdin", "cwd", "context", "_text", "declaration")
 
-    def __init__(self, name: Word | None, text: str, cwd: str | None, context: str):
+    def __init__(self, name: Word | None, text, cwd: str | None, context: str):
         self.name = name
         self.args: list[Word] = []
         self.redirects: list[Redirect] = []
@@ -139,8 +155,13 @@ class Command:
         self.stdin: Feed | None = None
         self.cwd = cwd
         self.context = context
-        self.text = text
+        self._text = text  # a str, or a _Span turned into one when first read (most commands never are)
         self.declaration = False  # export/declare/local/readonly/typeset: its assigns persist
+
+    @property
+    def text(self) -> str:
+        """The command's source, whitespace folded, cut to 200 characters."""
+        return _text_of(self)
 
     def __repr__(self) -> str:
         name = self.name.value if self.name is not None and self.name.value is not None else \
@@ -160,6 +181,27 @@ class Script:
         self.functions: dict[str, str] = {}
         self.problems: list[tuple[str, str, str]] = []
         self.text = text
+
+
+class _Span:
+    """Source text not cut out until someone reads it (an excerpt for a hold)."""
+
+    __slots__ = ("walker", "start", "end")
+
+    def __init__(self, walker, start: int, end: int):
+        self.walker = walker
+        self.start = start
+        self.end = end
+
+    def __str__(self) -> str:
+        return _short(self.walker.span(self.start, self.end))
+
+
+def _text_of(obj) -> str:
+    t = obj._text
+    if not isinstance(t, str):
+        t = obj._text = str(t)
+    return t
 
 
 # -- the parser, loaded once per process -------------------------------------------------
@@ -278,8 +320,11 @@ class _Walker:
     # -- helpers ------------------------------------------------------------------
     def tick(self) -> None:
         self.count += 1
-        if self.count % _CHECK_EVERY == 0 and self.deadline is not None and time.monotonic() > self.deadline:
-            raise OutOfTime("walking the command ran out of time")
+        if self.count % _CHECK_EVERY == 0:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise OutOfTime("walking the command ran out of time")
+            if self.count > MAX_NODES:
+                raise TooLarge(f"more than {MAX_NODES:,} commands and words: too large to check")
 
     def s(self, node) -> str:
         if self.ascii:
@@ -290,6 +335,9 @@ class _Walker:
         if self.ascii:
             return self.text[a:b]
         return self.src[a:b].decode("utf-8", "surrogateescape")
+
+    def lazy(self, node) -> _Span:
+        return _Span(self, node.start_byte, node.end_byte)
 
     def problem(self, rule: str, reason: str, node) -> None:
         self.script.problems.append((rule, reason, _short(self.s(node))))
@@ -328,7 +376,7 @@ class _Walker:
                 if t == "redirected_statement":  # its own redirections and these: one statement
                     self.tail[(node.start_byte, node.end_byte)] = extra  # picked up by its body below
                 else:
-                    cmd = Command(None, _short(self.s(node)), st.cwd, ctx)
+                    cmd = Command(None, self.lazy(node), st.cwd, ctx)
                     cmd.redirects = extra
                     self.script.commands.append(cmd)
         if t == "command":
@@ -353,7 +401,7 @@ class _Walker:
             ok, any_ = self.seq(node.children, st, ctx, d, feed)
             return any_, any_
         if t == "variable_assignment" or t == "variable_assignments":
-            cmd = Command(None, _short(self.s(node)), st.cwd, ctx)
+            cmd = Command(None, self.lazy(node), st.cwd, ctx)
             pairs = [node] if t == "variable_assignment" else [c for c in node.named_children]
             out = st.copy()
             for a in pairs:
@@ -368,7 +416,7 @@ class _Walker:
         if t == "declaration_command":
             return self.declaration(node, st, ctx, d)
         if t == "unset_command":
-            cmd = Command(Word("unset", "unset"), _short(self.s(node)), st.cwd, ctx)
+            cmd = Command(Word("unset", "unset"), self.lazy(node), st.cwd, ctx)
             out = st.copy()
             for c in node.named_children:
                 w = self.word(c, st, ctx, d)
@@ -378,7 +426,7 @@ class _Walker:
             self.script.commands.append(cmd)
             return out, out
         if t == "test_command":
-            cmd = Command(Word("[[", "[["), _short(self.s(node)), st.cwd, ctx)
+            cmd = Command(Word("[[", "[["), self.lazy(node), st.cwd, ctx)
             self.scan(node, st, ctx, d)
             self.script.commands.append(cmd)
             return st, st
@@ -426,7 +474,7 @@ class _Walker:
                 continue
             stage_feed = Feed("pipe", None, prev_text) if prev_text is not None else feed
             self.stmt(c, st.copy(), ctx, d, stage_feed)
-            prev_text = _short(self.s(c))
+            prev_text = self.lazy(c)
 
     def redirected(self, node, st, ctx, d, feed):
         body = node.child_by_field_name("body")
@@ -450,7 +498,7 @@ class _Walker:
             redirects.extend(self.tail.pop((node.start_byte, node.end_byte), ()))
         feed_in = own_feed or feed
         if body is None:  # `> file` alone
-            cmd = Command(None, _short(self.s(node)), st.cwd, ctx)
+            cmd = Command(None, self.lazy(node), st.cwd, ctx)
             cmd.redirects = redirects
             self.script.commands.append(cmd)
             ok = any_ = st
@@ -458,7 +506,7 @@ class _Walker:
             ok, any_ = self.command(body, st, ctx, d, feed_in, redirects)
         else:
             if redirects:  # redirections of a compound statement: checked on their own
-                cmd = Command(None, _short(self.span(node.start_byte, node.end_byte)), st.cwd, ctx)
+                cmd = Command(None, self.lazy(node), st.cwd, ctx)
                 cmd.redirects = redirects
                 self.script.commands.append(cmd)
             ok, any_ = self.stmt(body, st, ctx, d, feed_in)
@@ -478,22 +526,28 @@ class _Walker:
                 break
             last = named[-1]
         redirects: list[Redirect] = []
+        after: list = []
         for c in node.children:
             if c is body or not c.is_named:
                 continue
             if c.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 r, _f, rest = self.redirect(c, st, ctx, d)
                 redirects.extend(r)
-                for _kind, n in rest:
-                    self.stmt(n, st, ctx, d)
+                after.extend(rest)
             else:
                 self.scan(c, st, ctx, d)
         self.tail.setdefault((last.start_byte, last.end_byte), []).extend(redirects)
-        return self.stmt(body, st, ctx, d, feed)
+        ok, any_ = self.stmt(body, st, ctx, d, feed)
+        for kind, n in after:  # `a && cat <<EOF | sh`: what follows the here-document is fed by the last command
+            if kind == "pipe":
+                self.pipeline(n.children, ok, ctx, d, None, first_feed_by=_short(self.s(last)))
+            else:
+                ok, any_ = self.stmt(n, any_, ctx, d)
+        return ok, any_
 
     def redirect(self, node, st, ctx, d) -> tuple[list[Redirect], Feed | None, list]:
         t = node.type
-        text = _short(self.s(node))
+        text = self.lazy(node)
         if t == "file_redirect":
             fd = None
             op = ""
@@ -562,7 +616,7 @@ class _Walker:
 
     # -- a simple command -----------------------------------------------------------------
     def command(self, node, st, ctx, d, feed, redirects) -> tuple[_State, _State]:
-        cmd = Command(None, _short(self.s(node)), st.cwd, ctx)
+        cmd = Command(None, self.lazy(node), st.cwd, ctx)
         cmd.redirects = list(redirects)
         if self.tail:
             cmd.redirects.extend(self.tail.pop((node.start_byte, node.end_byte), ()))
@@ -676,7 +730,7 @@ class _Walker:
             if not c.is_named:
                 keyword = c.type
                 break
-        cmd = Command(Word(keyword, keyword), _short(self.s(node)), st.cwd, ctx)
+        cmd = Command(Word(keyword, keyword), self.lazy(node), st.cwd, ctx)
         cmd.declaration = True
         out = st.copy()
         for c in node.named_children:
@@ -1090,6 +1144,8 @@ def parse(text: str, *, cwd: str | None = None, home: str | None = None, project
     src = text.encode("utf-8", "surrogateescape")
     tree = parse_tree(src, deadline)
     root = tree.root_node
+    if root.descendant_count > MAX_TREE:
+        raise TooLarge(f"{root.descendant_count:,} syntax nodes (more than {MAX_TREE:,}): too large to check")
     if root.has_error:
         bad = _first_error(root)
         if bad is None:
