@@ -130,6 +130,15 @@ def test_cd_is_followed_through_the_line(world):
     assert "cd-in-loop" in rules(check(world, "for d in a b; do cd $d; done"))
     assert check(world, "(cd src && ls) && rm -f tmp.txt") == []  # a subshell's cd stays inside it
     assert check(world, "cd frontend || exit 1; ls") == []
+    assert "write-outside-project" in rules(check(world, "builtin cd /etc && echo x > motd"))
+    assert "unknown-path" in rules(check(world, "f() { cd /etc; }; f; echo x > motd"))
+    assert check(world, "source .venv/bin/activate && pytest -q") == []  # a sourced project file is project code
+
+
+def test_control_characters_the_parser_reads_differently_are_held(world):
+    for command in ["ls\r; rm -rf build", "echo a\vb", "ls\x1b[2J"]:
+        assert rules(check(world, command)) == {"control-character"}, repr(command)
+    assert check(world, "printf 'a\tb\n'") == []
 
 
 def test_the_project_is_the_parameter_never_the_cwd(world):
@@ -235,14 +244,13 @@ def test_the_policy_widens_the_allow_list_and_adds_holds(world, tmp_path):
 
 
 def test_an_old_default_gate_toml_reads_as_the_built_in_gate(world):
-    old = (ROOT / "tests" / "data_old_gate_toml.txt") if (ROOT / "tests" / "data_old_gate_toml.txt").exists() else None
     # the rules earlier versions wrote by default (regexes) are dropped by their hash, so quoted mentions pass again
     text = ('timeout = 50\n[[rule]]\nname = "rm-rf"\ntool = "Bash"\n'
             "pattern = '''" + _OLD_RM_RF + "'''\nrisk = \"high\"\nreason = \"rm -rf deletes recursively without asking\"\n"
             '[[rule]]\nname = "write-outside-project"\ntool = "Write|Edit|MultiEdit|NotebookEdit"\n'
             'outside_project = true\nallow_under = ["/srv/shared"]\nrisk = "medium"\nreason = "x"\n')
     gate = Gate.parse(text, "gate.toml")
-    assert old is None and gate.rules == [] and gate.write_roots == ("/srv/shared",)
+    assert gate.rules == [] and gate.write_roots == ("/srv/shared",)
     assert check(world, 'git commit -m "rm -rf is held now"', gate=gate) == []
 
 
@@ -287,8 +295,7 @@ def test_limits_hold_instead_of_guessing(world):
     hostile = "a b | " * 20_000
     assert rules(check(world, hostile, deadline_s=0.3)) & {"out-of-time", "does-not-parse"}
     assert "too-large" in rules(check(world, "echo " + "a " * 100_000))
-    assert "too-deep" in rules(check(world, "echo " + "$(" * 300 + "x" + ")" * 300)) or \
-        "dynamic-command" not in rules(check(world, "echo " + "$(" * 300 + "x" + ")" * 300))
+    assert "too-deep" in rules(check(world, "echo " + "$(" * 300 + "x" + ")" * 300))
 
 
 def test_long_commands_are_checked_in_a_child_the_same_way(world):

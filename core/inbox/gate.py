@@ -322,6 +322,12 @@ class Gate:
                 return
             if not command.strip():
                 return
+            odd = next((c for c in command if c in _CONTROL), None)
+            if odd is not None:  # bash reads \r, \v, \f as word characters, the parser as blanks: they disagree
+                ctx.hold("control-character", "medium", f"the command holds a control character ({odd!r}) that "
+                                                        "the shell and the parser read differently", None,
+                         command[:200])
+                return
             ctx.bash(command)
         elif tool_name in WRITE_TOOLS:
             field = "notebook_path" if tool_name == "NotebookEdit" else "file_path"
@@ -582,6 +588,9 @@ SAFE_VALUES = {"EDITOR": {"true", ":", "cat"}, "VISUAL": {"true", ":", "cat"}, "
                "SYSTEMD_PAGER": {"cat", "less", ""},
                "SHELL": {"/bin/sh", "/bin/bash", "/usr/bin/bash", "/bin/zsh", "/usr/bin/zsh", "sh", "bash", "zsh"},
                "CC": {"gcc", "clang", "cc", "tcc", "musl-gcc"}, "CXX": {"g++", "clang++", "c++"}}
+
+
+_CONTROL = frozenset("\r\v\f\0\x1b") | frozenset(chr(c) for c in range(1, 32) if chr(c) not in "\t\n")
 
 
 class _OutOfTime(Exception):

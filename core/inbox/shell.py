@@ -316,6 +316,8 @@ class _Walker:
         # the grammar hangs `a && b > f` and `a | b > f` on the whole list or pipeline; bash gives the
         # redirections to the last command (b). Keyed by that command's span, taken when it is reached.
         self.tail: dict[tuple[int, int], list[Redirect]] = {}
+        self.cd_functions: set[str] = set()  # functions whose body changes directory (a sourced file is code
+        # the agent runs, beyond any gate: its cd is not followed)
 
     # -- helpers ------------------------------------------------------------------
     def tick(self) -> None:
@@ -661,12 +663,21 @@ class _Walker:
         cmd.stdin = feed
         self.script.commands.append(cmd)
         name = cmd.name.value if cmd.name is not None else None
+        if name in ("builtin", "command") and cmd.args and cmd.args[0].value in ("cd", "pushd", "popd"):
+            inner = Command(cmd.args[0], cmd._text, cmd.cwd, cmd.context)
+            inner.args = cmd.args[1:]
+            return self.cd(inner, st)
         if name in ("cd", "pushd", "popd", "chdir"):
             return self.cd(cmd, st)
+        if name in self.cd_functions:  # a function of this line that changes directory: where the rest runs is unknown
+            unknown = _cd_state(st, None)
+            return unknown, unknown
         return st, st
 
     def cd(self, cmd: Command, st: _State) -> tuple[_State, _State]:
         name = cmd.name.value
+        if cmd.context.startswith("function "):
+            self.cd_functions.add(cmd.context[len("function "):])
         args = [a for a in cmd.args]
         while args and args[0].value is not None and args[0].value.startswith("-") and args[0].value not in ("-",):
             if args[0].value == "--":
