@@ -146,7 +146,7 @@ def tool(check_args=None, cwd: bool = True):
 
 def subcommands(allowed: set[str] | None = None, held: dict[str, str] | None = None, takes: str = "",
                 long_takes: tuple[str, ...] = (), default: str | None = None, cwd: bool = True,
-                global_held: dict[str, str] | None = None):
+                global_held: dict[str, str] | None = None, runners: tuple[str, ...] = ()):
     """A tool whose first positional is a subcommand: ``allowed`` ones pass,
     ``held`` ones are held with their reason, others are held as unknown."""
 
@@ -168,6 +168,15 @@ def subcommands(allowed: set[str] | None = None, held: dict[str, str] | None = N
             return
         if held and sub in held:
             ctx.hold(f"{name}-{sub}", HIGH, f"{name} {sub}: {held[sub]}", cmd)
+            return
+        if sub in runners:  # poetry run X, bundle exec X: X is checked as itself
+            if cwd:
+                ctx.in_project(cmd)
+            rest = cmd.args[cmd.args.index(pos[0]) + 1:]
+            if not rest:
+                ctx.hold("unknown-command", MEDIUM, f"{name} {sub} with nothing to run", cmd)
+                return
+            ctx.run(_sub(cmd, rest))
             return
         if allowed is not None and sub not in allowed:
             ctx.hold("unknown-command", MEDIUM, f"{name} {sub} is not on the gate's allow-list", cmd)
@@ -1265,6 +1274,7 @@ def c_git(cmd, name, ctx):
         check(cmd, sub, rest, ctx)
     if sub in GIT_WRITE:
         ctx.in_project(cmd, f"git {sub} writes the repository in the current directory")
+    ctx.net(rest, cmd)  # git commit -F ~/.ssh/id_rsa, git diff --no-index ~/.aws/credentials ...
 
 
 def _with_cwd(cmd, where, ctx):
@@ -2367,9 +2377,17 @@ TABLE = {
                            "new", "export", "env", "about", "list", "search", "sync", "help"},
                           {"publish": PUBLISH, "shell": "an interactive shell", "config": "changes poetry's "
                            "configuration", "self": "changes poetry itself", "source": "changes where packages "
-                           "come from"}),
+                           "come from"}, runners=("run",)),
     "pipenv": subcommands({"install", "lock", "graph", "check", "sync", "update", "uninstall", "clean", "requirements",
-                           "verify", "scripts", "--venv", "--where", "--py"}, {"shell": "an interactive shell"}),
+                           "verify", "scripts", "--venv", "--where", "--py"}, {"shell": "an interactive shell"},
+                          runners=("run",)),
+    "pdm": subcommands({"install", "add", "remove", "update", "lock", "sync", "list", "show", "build", "init", "info",
+                        "venv", "export", "outdated", "search"}, {"publish": PUBLISH, "self": "changes pdm itself",
+                                                                  "config": "changes pdm's configuration"},
+                       runners=("run",)),
+    "hatch": subcommands({"build", "env", "version", "status", "new", "fmt", "test", "dep", "project"},
+                         {"publish": PUBLISH, "shell": "an interactive shell", "self": "changes hatch itself",
+                          "config": "changes hatch's configuration"}, runners=("run",)),
     "cargo": c_cargo, "go": c_go, "gofmt": c_formatter(("-w",)), "rustfmt": c_formatter(),
     "rustc": c_compiler, "gcc": c_compiler, "g++": c_compiler, "cc": c_compiler, "c++": c_compiler,
     "clang": c_compiler, "clang++": c_compiler, "javac": tool(), "kotlinc": tool(), "scalac": tool(),
@@ -2387,8 +2405,9 @@ TABLE = {
     "bundle": subcommands({"install", "update", "check", "list", "show", "outdated", "lock", "init", "add",
                            "package", "info", "doctor", "binstubs", "platform"},
                           {"config": "changes bundler's configuration", "console": "an interactive console",
-                           "open": "opens an editor"}),
-    "bundler": subcommands({"install", "update", "check", "list", "show", "outdated", "lock", "init", "add"}),
+                           "open": "opens an editor"}, runners=("exec",)),
+    "bundler": subcommands({"install", "update", "check", "list", "show", "outdated", "lock", "init", "add"},
+                           runners=("exec",)),
     "composer": subcommands({"install", "update", "require", "remove", "dump-autoload", "dumpautoload", "show",
                              "outdated", "validate", "run-script", "run", "test", "init", "why", "depends", "audit",
                              "check-platform-reqs", "diagnose", "licenses", "fund", "status", "search", "suggests"},
@@ -2406,7 +2425,7 @@ TABLE = {
                             "nuxt", "ng", "playwright", "cypress", "storybook", "sphinx-build", "hugo", "jekyll",
                             "golangci-lint", "staticcheck", "govulncheck", "ginkgo", "gotestsum", "rubocop",
                             "phpunit", "phpstan", "psalm", "pint", "ktlint", "detekt", "swiftlint", "swiftformat",
-                            "clang-tidy", "cppcheck", "cpplint", "semgrep", "actionlint", "hatch", "pdm", "flit",
+                            "clang-tidy", "cppcheck", "cpplint", "semgrep", "actionlint", "flit",
                             "maturin", "buf", "protoc", "sqlc", "wasm-pack", "trunk", "biome", "oxlint", "knip",
                             "depcheck", "madge", "tsup", "unbuild", "nodemon", "typos", "codespell")},
     "mkdocs": subcommands({"build", "serve", "new", "get-deps", "--version"}, {"gh-deploy": PUBLISH}),
