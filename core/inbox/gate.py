@@ -42,11 +42,18 @@ never the event's ``cwd``; ``cwd`` only resolves relative paths, and only when
 it lies inside the project (elsewhere relative paths are unknown: held).
 
 Checking is linear in the input and runs under a deadline (``deadline_s``,
-2 s by default): tree-sitter's error recovery is superlinear on some hostile
-inputs, so commands over ``INLINE_BYTES`` are checked in a forked child that is
-killed at the deadline. Running out of time, or an input over ``MAX_SUBJECT``
-characters, holds the call with a Match that says so (the hook answers ``ask``,
-it is never killed by Claude Code's 60 s hook timeout).
+0.8 s by default, so every decision comes within a second): tree-sitter's
+error recovery is superlinear on some hostile inputs, so commands over
+``INLINE_BYTES`` are checked in a forked child that is killed at the deadline.
+Running out of time, a line of more than ``shell.MAX_TREE`` syntax nodes, or an
+input over ``MAX_SUBJECT`` characters holds the call with a Match that says so
+(the hook answers ``ask``; it is never killed by Claude Code's 60 s hook
+timeout). A normal command is decided in a few milliseconds.
+
+What stays outside any gate: a command the allow-list passes runs code the
+agent may have written (``make``, ``pytest``, ``npm test``, ``python
+script.py``, a sourced project file); that code can do whatever the user can.
+The user's own shell start-up (aliases, functions) is trusted as it is.
 
 The policy (``<state>/gate.toml``; ``Gate.parse(text, path)``) can widen the
 allow-list and add holds::

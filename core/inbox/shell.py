@@ -111,10 +111,6 @@ class Redirect:
             return False
         return True
 
-    @property
-    def reads(self) -> bool:
-        return self.op == "<" or self.op == "<>"
-
     def __repr__(self) -> str:
         return f"Redirect({self.fd or ''}{self.op} {self.target!r})"
 
@@ -297,8 +293,6 @@ def _cd_state(st: _State, cwd: str | None) -> _State:
 
 _SEQUENCE = frozenset({"program", "compound_statement", "do_group", "else_clause", "subshell"})
 _GLOB = frozenset("*?[")
-_EXPANDING = frozenset({"simple_expansion", "expansion", "command_substitution", "process_substitution",
-                        "arithmetic_expansion", "brace_expression"})
 _ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
          "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
@@ -609,7 +603,7 @@ class _Walker:
         if not quoted:
             for c in node.named_children:
                 if c.type != "heredoc_content":
-                    self.scan_word_part(c, st, ctx, d)
+                    self.scan(c, st, ctx, d)
                     dynamic = True
         raw = self.s(node)
         if strip_tabs:
@@ -795,7 +789,7 @@ class _Walker:
             elif node.type == "while_statement":
                 _ok, entry = self.stmt(c, entry, ctx, d)
             else:
-                self.scan_word_part(c, entry, ctx, d)
+                self.scan(c, entry, ctx, d)
         entry = entry.copy()
         for name in list(entry.vars):  # what the body assigns differs from one pass to the next
             if name not in ("HOME", "CLAUDE_PROJECT_DIR", "PWD"):
@@ -852,9 +846,6 @@ class _Walker:
                 self.substitution(n, st, ctx, d)
                 continue
             stack.extend(reversed(n.named_children))
-
-    def scan_word_part(self, node, st, ctx, d) -> None:
-        self.scan(node, st, ctx, d)
 
     def substitution(self, node, st, ctx, d) -> None:
         inner = [c for c in node.children]
