@@ -369,3 +369,70 @@ def test_the_module_imports_only_the_standard_library_until_bash(tmp_path):
     new = set(eval(r.stdout))  # noqa: S307 - our own probe's repr of a list of module names
     assert new <= {"tree_sitter._binding", "tree_sitter_bash._binding", "core.inbox.shell", "core.inbox.commands",
                    "core.inbox.netaddr"}, new
+
+
+# -- the hook: the project comes from CLAUDE_PROJECT_DIR -------------------------------------------------
+def _hook(world, payload: dict, env_extra: dict, background: bool = False):
+    import json
+    import subprocess
+
+    from conftest import env_without_ars
+
+    env = env_without_ars(("ARS_", "CLAUDE_"))
+    env.update(env_extra)
+    script = Path(sys.executable).parent / "ars"
+    cmd = ([str(script)] if script.exists() else [sys.executable, "-m", "tui.cli"]) + \
+        ["hook", "claude-code", "--state", world["state"]]
+    event = {"session_id": "gate-test", "transcript_path": "/dev/null", "permission_mode": "default",
+             "hook_event_name": "PreToolUse", "tool_use_id": "toolu_gate", **payload}
+    if not background:
+        return subprocess.run(cmd, input=json.dumps(event).encode(), capture_output=True, timeout=60, env=env,
+                              cwd=ROOT)
+    import tempfile
+
+    with tempfile.TemporaryFile() as fh:
+        fh.write(json.dumps(event).encode())
+        fh.seek(0)
+        return subprocess.Popen(cmd, stdin=fh, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+
+
+def _held_request(world, proc):
+    """The request a backgrounded hook made (the gate held the call), then the hook is stopped."""
+    import time
+
+    from core.inbox import Inbox
+
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            pending = Inbox(world["state"]).list("pending")
+            if pending:
+                return pending[0]
+            if proc.poll() is not None:
+                raise AssertionError(f"the hook answered without holding: {proc.stdout.read()!r}")
+            time.sleep(0.05)
+        raise AssertionError("no request appeared")
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+
+
+def test_the_hook_takes_the_project_from_claude_project_dir_not_the_cwd(world):
+    home, p = world["home"], world["project"]
+    # the agent cd'd to ~: its cwd is not the project, so ~ is not a place it may write
+    inside = {"cwd": home, "tool_name": "Write", "tool_input": {"file_path": f"{p}/notes.md", "content": "x"}}
+    r = _hook(world, inside, {"CLAUDE_PROJECT_DIR": p, "HOME": home})
+    assert (r.returncode, r.stdout) == (0, b""), r.stderr
+    outside = {"cwd": home, "tool_name": "Write", "tool_input": {"file_path": f"{home}/notes.md", "content": "x"}}
+    req = _held_request(world, _hook(world, outside, {"CLAUDE_PROJECT_DIR": p, "HOME": home}, background=True))
+    assert req.meta["rules"] == "write-outside-project" and "CLAUDE_PROJECT_DIR" not in " ".join(req.meta["reasons"])
+
+
+def test_without_claude_project_dir_the_cwd_stands_in_and_every_hold_says_so(world):
+    event = {"cwd": world["project"], "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}
+    req = _held_request(world, _hook(world, event, {"HOME": world["home"]}, background=True))
+    assert req.meta["rules"] == "rm-rf"
+    assert all("CLAUDE_PROJECT_DIR is not set" in reason for reason in req.meta["reasons"])
+    r = _hook(world, {"cwd": world["project"], "tool_name": "Bash", "tool_input": {"command": "ls -la && git status"}},
+              {"HOME": world["home"]})
+    assert (r.returncode, r.stdout) == (0, b""), r.stderr
