@@ -184,6 +184,14 @@ def test_sensitive_paths_are_held_for_every_tool(world):
     assert check(world, "ls .claude") == []
 
 
+def test_a_relative_state_directory_is_held_too(world, monkeypatch):
+    monkeypatch.chdir(Path(world["state"]).parent)
+    held = Gate.builtin().check("Bash", {"command": f"cat {world['state']}/inbox/req-1.json"},
+                                project_dir=world["project"], state_dir="ars-state", home=world["home"],
+                                cwd=world["project"])
+    assert rules(held) == {"sensitive-path"} and "ARS's state directory" in held[0].reason
+
+
 def test_a_policy_cannot_pass_a_sensitive_path(world):
     gate = Gate.parse('[allow]\ncommands = ["mytool"]\nwrite_roots = ["/"]\n', "gate.toml")
     assert "sensitive-path" in rules(check(world, "mytool ~/.ssh/id_rsa", gate=gate))

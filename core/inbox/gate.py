@@ -631,7 +631,8 @@ class _Ctx:
         self._sensitive: dict[tuple[str, bool], str | None] = {}
         self.home = os.path.normpath(os.path.abspath(os.path.expanduser(home or "~")))
         self.project = _clean_dir(project_dir)
-        self.state = _clean_dir(state_dir)
+        # a relative state directory (the default ./state) is where this process runs it from
+        self.state = _clean_dir(os.path.abspath(os.fspath(state_dir))) if state_dir else None
         roots = [self.project] if self.project else []
         roots += [r for r in gate.write_roots if r]
         self.roots = [(r, self.realpath(r)) for r in roots]
