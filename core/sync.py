@@ -300,6 +300,7 @@ class Neo4jSync:
                 store.breaker.before_call()
                 got = claim(store, ident, self.ledger, self.memory.state_dir)
                 store.breaker.success()
+                store.refused = ""
                 break
             except HostClaimed as exc:
                 store.breaker.success()  # the graph answered
@@ -325,6 +326,8 @@ class Neo4jSync:
     def _refuse(self, report: SyncReport, line: str) -> None:
         report.ok, report.refused, report.error = False, True, line
         self._record_failure(line)
+        if self.memory.neo4j is not None:
+            self.memory.neo4j.refused = line  # the vector copy of this process writes nothing either
 
     def _pull_partners(self, report: SyncReport) -> None:
         """Other hosts' episodes of the ids this push found they had first,
@@ -380,7 +383,7 @@ class Neo4jSync:
             st.offset, st.last_event_id, st.failed, st.last_error = 0, "", 0, ""
             self._save(st)
             if store is not None:
-                store.host, store.instance, store.fence = new_host, ident.instance, None
+                store.host, store.instance, store.fence, store.refused = new_host, ident.instance, None, ""
                 try:
                     released = bool(old.instance) and release(store, old, self.ledger)
                 except Exception as exc:  # noqa: BLE001 - renamed all the same; the old part stays

@@ -69,6 +69,12 @@ def test_a_second_directory_with_the_same_host_id_is_refused_before_it_writes(tm
                      "nothing was written", team["instance"]):
             assert part in r2.error, (part, r2.error)
         assert graph(first, "MATCH (n) RETURN count(n) AS c")[0]["c"] == before  # nothing written
+        # nor by the vector copy of the same run (it would make nodes for its own ids under 'laptop')
+        from core.embed import neo4j_vectors
+
+        with pytest.raises(HostClaimed):
+            neo4j_vectors.push(second.neo4j, [{"id": "two:0", "model": "m", "vec": [0.5, 0.5]}])
+        assert graph(first, "MATCH (n) RETURN count(n) AS c")[0]["c"] == before
         # nor deleted: backfill --clear from the second directory is refused too
         r3 = second.sync.backfill(clear=True)
         assert not r3.ok and r3.refused
@@ -169,6 +175,17 @@ def test_a_copied_state_directory_is_caught_by_the_fence(tmp_path, neo4j_uri):
     original = twin(tmp_path, "orig", "vps", neo4j_uri)
     copy = twin(tmp_path, "copy", "vps", neo4j_uri)
     try:
+        # both pass the claim while they hold the same events; the write checks it again, in its
+        # transaction: once the original has pushed, the copy's next write is refused
+        from core.team.claim import claim, ensure_instance
+        from core.tiers.neo4j_tier import GraphBatch
+
+        claim(copy.neo4j, ensure_instance(copy.state_dir, copy.identity), copy.ledger, copy.state_dir)
+        original.store([ep("o:first-after", "the original's first note after the copy", i=9)])
+        assert original.sync.run().ok
+        with pytest.raises(HostClaimed, match="pushed as host 'vps' in namespace 'team' meanwhile"):
+            copy.neo4j.write(GraphBatch.of([ep("o:sneaky", "the copy's write")]))
+        assert not graph(copy, "MATCH (e:Episode {id: 'o:sneaky'}) RETURN e.id AS id")
         original.store([ep("o:orig-only", "written by the original after the copy", i=10)])
         copy.store([ep("o:copy-only", "written by the copy after the copy, a longer line", i=11)])
         assert original.sync.run().ok
@@ -180,7 +197,7 @@ def test_a_copied_state_directory_is_caught_by_the_fence(tmp_path, neo4j_uri):
         assert copy.sync.rename("vps-copy")["released"] is False
         r = copy.sync.run()
         assert r.ok and r.applied == 6
-        assert episodes_of(copy, "vps") == 6 and episodes_of(copy, "vps-copy") == 6
+        assert episodes_of(copy, "vps") == 7 and episodes_of(copy, "vps-copy") == 6
         assert original.sync.run().ok  # the original keeps its claim
     finally:
         original.close()

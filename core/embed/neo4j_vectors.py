@@ -101,6 +101,12 @@ def ensure_index(store, dim: int) -> None:
 
 def push(store, rows: Sequence[dict[str, Any]]) -> None:
     """Write vectors (``id``, ``vec`` as a list of floats, ``model``) in one transaction."""
+    if getattr(store, "refused", ""):
+        # another state directory holds this host id: write nothing under it (the
+        # cursor stays; the vectors go once this directory has its own id)
+        from ..team.identity import HostClaimed
+
+        raise HostClaimed(store.refused)
     store.ensure_schema()
     key, _where, params = _ns(store)
     if key:

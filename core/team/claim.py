@@ -106,9 +106,13 @@ def claim(store: "Neo4jStore", ident: Identity, ledger: "Ledger", state_dir: Pat
     (nothing written but the claim itself). On success the store is set up
     to write as the holder: every write re-checks claim and fence."""
     store.ensure_schema()
-    row = store._run(CLAIM, write=True, host=ident.host, instance=ident.instance, now=_now(),
-                     by=where(state_dir))[0]
-    got = _claim_of(row, ident.host)
+    rows = store._run(READ, host=ident.host, timeout=10)
+    if rows and rows[0]["instance"]:
+        got = _claim_of(rows[0], ident.host)  # held already (by this directory, on every run but the first)
+    else:  # claimed now, or found claimed by another at this very moment
+        row = store._run(CLAIM, write=True, host=ident.host, instance=ident.instance, now=_now(),
+                         by=where(state_dir))[0]
+        got = _claim_of(row, ident.host)
     problem = conflict(got, ident, ledger)
     if problem:
         raise HostClaimed(problem)

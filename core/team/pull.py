@@ -127,13 +127,19 @@ def pull(memory: "Memory", max_seconds: float = 60.0, page: int = PAGE) -> PullR
 def _named(sqlite, me, host: str, rows: list[dict[str, Any]], report: PullReport) -> tuple[list[Episode], dict[str, str]]:
     """``host``'s rows as the episodes this host stores (names.py), and the
     index terms their writer stored, by name."""
-    pairs = [(r, candidates(r["id"], r.get("team_id"), host)) for r in rows if r.get("id")]
-    prevs = [(p[0], p[1] if len(p) > 1 else None) for p in (r.get("prev") for r in rows)
+    keyed = [r for r in rows if r.get("id")]
+    prevs = [(p[0], p[1] if len(p) > 1 else None) for p in (r.get("prev") for r in keyed)
              if isinstance(p, list) and p and p[0]]
-    names = {n for _, c in pairs for n in c} | {n for p, t in prevs for n in candidates(p, t, host)}
-    own = local.own_ids(sqlite.team(), sorted(names), me)
+    # which of the names these episodes may get are this host's own ids: their
+    # team names first, then (rarely) the qualified ids of those that are
+    first = {r.get("team_id") or r["id"] for r in keyed} | {t or p for p, t in prevs}
+    own = local.own_ids(sqlite.team(), sorted(first), me)
+    if own:
+        second = {candidates(r["id"], r.get("team_id"), host)[1] for r in keyed if (r.get("team_id") or r["id"]) in own}
+        second |= {candidates(p, t, host)[1] for p, t in prevs if (t or p) in own}
+        own |= local.own_ids(sqlite.team(), sorted(second), me)
     eps, terms = [], {}
-    for r, _ in pairs:
+    for r in keyed:
         name = local_name(r["id"], r.get("team_id"), host, own)
         if name is None:
             report.skipped += 1

@@ -500,6 +500,7 @@ class Neo4jStore:
         # benchmarks, an admin clearing the graph) writes unclaimed.
         self.instance = ""
         self.fence: "tuple[int, str] | None" = None
+        self.refused = ""  # the claim's refusal in this process: other writers (the vector copy) stop too
         self.notices: list[str] = []  # one line each, for the person (a graph migrated)
         # Causal consistency: every session of this driver carries the bookmarks
         # of the writes before it, so on a cluster (neo4j://) a read sent to a
