@@ -20,7 +20,7 @@ import pytest
 
 from core.api import ARS
 from core.config import Settings
-from core.inbox import Inbox
+from core.inbox import Inbox, policy, signing
 from core.inbox.gate import DEFAULT_TOML, GATE_FILE, MAX_SUBJECT, Gate, GateError, nested_repeat
 from conftest import env_without_ars
 
@@ -36,10 +36,16 @@ def _env(**extra: str) -> dict:
     return env
 
 
+PASS = "the supervisor's passphrase"  # each state here has a supervisor key (tests/test_supervision.py attacks it)
+
+
 def _cmd(state: Path, via: str = "script") -> list[str]:
+    """The hook as `ars install` writes it: pinned to the state's supervisor key, if it has one."""
+    pin = signing.public_fingerprint(state)
+    tail = ["--state", str(state)] + (["--supervisor", pin] if pin else [])
     if via == "script" and SCRIPT.exists():
-        return [str(SCRIPT), "hook", "claude-code", "--state", str(state)]
-    return [sys.executable, "-m", "tui.cli", "hook", "claude-code", "--state", str(state)]
+        return [str(SCRIPT), "hook", "claude-code", *tail]
+    return [sys.executable, "-m", "tui.cli", "hook", "claude-code", *tail]
 
 
 def event(name: str, project: Path, **fields) -> dict:
@@ -72,8 +78,24 @@ def hook_bg(payload: dict, state: Path, via: str = "script") -> subprocess.Popen
 
 
 def ars(*args: str, state: Path, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state)], capture_output=True,
-                          text=True, timeout=timeout, env=_env(), cwd=ROOT)
+    """`ars ARGS`; an inbox decision is made as the supervisor makes it: the passphrase on a pipe."""
+    extra, fds = _passphrase(args, state)
+    try:
+        return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state), *extra],
+                              capture_output=True, text=True, timeout=timeout, env=_env(), cwd=ROOT, pass_fds=fds,
+                              stdin=subprocess.DEVNULL)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _passphrase(args, state: Path) -> tuple[list[str], tuple[int, ...]]:
+    if not (args[:1] == ("inbox",) and args[1] in ("approve", "reject", "respond") and signing.has_key(state)):
+        return [], ()
+    r, w = os.pipe()
+    os.write(w, PASS.encode() + b"\n")
+    os.close(w)
+    return ["--passphrase-fd", str(r)], (r,)
 
 
 def answer(r) -> dict:
@@ -107,8 +129,8 @@ def finish(proc: subprocess.Popen, timeout: float = 90) -> subprocess.CompletedP
 
 
 def set_gate(state: Path, text: str) -> None:
-    state.mkdir(parents=True, exist_ok=True)
-    (state / GATE_FILE).write_text(text)
+    """The supervisor signs the policy (`ars gate set`): an unsigned gate.toml is not used."""
+    policy.sign(state, text, signing.unlock(state, PASS.encode()))
 
 
 def with_timeout(seconds: float) -> str:
@@ -124,7 +146,9 @@ def project(tmp_path) -> Path:
 
 @pytest.fixture
 def state(tmp_path) -> Path:
-    return tmp_path / "state"
+    d = tmp_path / "state"
+    signing.init(d, PASS.encode())  # `ars supervisor init`
+    return d
 
 
 # -- the gate's decisions (in-process; tests/test_gate.py has the rest) -------------------------
@@ -179,9 +203,7 @@ def test_a_repeat_inside_a_repeat_is_refused_and_the_defaults_have_none():
 def test_a_safe_tool_call_gets_no_output(project, state, via):
     r = hook(bash(project, "ls -la && git status"), state, via)
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
-    gate = state / GATE_FILE
-    assert gate.read_text() == DEFAULT_TOML  # written with the defaults on first use, private
-    assert stat.S_IMODE(gate.stat().st_mode) == 0o600
+    assert not (state / GATE_FILE).exists()  # no policy file: the built-in defaults, nothing written
     for name, inp in [("Read", {"file_path": "/etc/passwd"}), ("Write", {"file_path": str(project / "a.py"),
                                                                            "content": "rm -rf /"}),
                       ("Edit", {"file_path": "src/b.py", "old_string": "a", "new_string": "b"}),
@@ -192,14 +214,15 @@ def test_a_safe_tool_call_gets_no_output(project, state, via):
 
 
 def test_the_non_matching_path_imports_only_the_standard_library(project, state):
-    hook(bash(project, "ls"), state)  # gate.toml written
+    set_gate(state, with_timeout(45))  # a signed policy: checking its signature loads cryptography, no more
     probe = ("import sys\nfrom tui.entry import hook, is_hook\n"
-             "assert is_hook(['hook', 'claude-code', '--state', sys.argv[1]])\n"
-             "code = hook(['--state', sys.argv[1]])\n"
-             "heavy = [m for m in ('typer', 'rich', 'pydantic', 'core.api', 'core.inbox', 'core.recall', 'textual',"
-             " 'mcp', 'neo4j', 'openai', 'sqlite3', 'tomllib') if m in sys.modules]\n"
+             "assert is_hook(['hook', 'claude-code', '--state', sys.argv[1], '--supervisor', sys.argv[2]])\n"
+             "code = hook(['--state', sys.argv[1], '--supervisor', sys.argv[2]])\n"
+             "heavy = [m for m in ('typer', 'rich', 'pydantic', 'core.api', 'core.inbox.store', 'core.inbox.models',"
+             " 'core.recall', 'textual', 'mcp', 'neo4j', 'openai', 'sqlite3') if m in sys.modules]\n"
              "sys.stderr.write(repr((code, heavy)))\n")
-    r = subprocess.run([sys.executable, "-c", probe, str(state)], input=json.dumps(bash(project, "ls -la")).encode(),
+    r = subprocess.run([sys.executable, "-c", probe, str(state), signing.public_fingerprint(state)],
+                       input=json.dumps(bash(project, "ls -la")).encode(),
                        capture_output=True, timeout=60, env=_env(), cwd=ROOT)
     assert r.stdout == b"" and r.stderr.decode() == "(0, [])", r.stderr
 
@@ -231,13 +254,14 @@ def test_reject_in_the_inbox_denies_with_the_reason(project, state):
     assert "open a PR instead" in a["permissionDecisionReason"] and req.id in a["permissionDecisionReason"]
 
 
-def test_no_decision_in_time_answers_ask_and_the_request_keeps_waiting(project, state):
+def test_no_decision_in_time_answers_ask_and_the_request_expires(project, state):
     set_gate(state, with_timeout(0.3))
     r = hook(bash(project, "kubectl delete namespace prod"), state)
     a = answer(r)
-    req = Inbox(state).list("pending")[0]
+    assert Inbox(state).list("pending") == []  # nobody waits for it any more: not listed as waiting
+    [req] = Inbox(state).list("expired")
     assert a["permissionDecision"] == "ask"
-    assert req.id in a["permissionDecisionReason"] and "inbox" in a["permissionDecisionReason"]
+    assert req.id in a["permissionDecisionReason"] and "expired" in a["permissionDecisionReason"]
     assert req.detail == "kubectl delete namespace prod"
 
 
@@ -245,10 +269,16 @@ def test_two_decisions_from_the_cli_at_once_one_wins(project, state):
     set_gate(state, with_timeout(45))
     p = hook_bg(bash(project, "psql -c 'DROP TABLE users'"), state)
     req = wait_for_request(state, p)
-    cmds = [[sys.executable, "-m", "tui.cli", "inbox", "approve", req.id, "--state", str(state)],
-            [sys.executable, "-m", "tui.cli", "inbox", "reject", req.id, "--reason", "never", "--state", str(state)]]
-    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
-             for c in cmds]
+    cmds = [["inbox", "approve", req.id], ["inbox", "reject", req.id, "--reason", "never"]]
+    procs, fds = [], []
+    for c in cmds:
+        extra, fd = _passphrase(tuple(c), state)
+        fds.extend(fd)
+        procs.append(subprocess.Popen([sys.executable, "-m", "tui.cli", *c, "--state", str(state), *extra],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
+                                      pass_fds=fd, stdin=subprocess.DEVNULL))
+    for fd in fds:
+        os.close(fd)
     results = [(pr.wait(timeout=60), pr.stdout.read(), pr.stderr.read()) for pr in procs]
     winners = [i for i, (code, _, _) in enumerate(results) if code == 0]
     assert len(winners) == 1, results
@@ -269,7 +299,7 @@ def test_writes_outside_the_project_are_held(project, state, tmp_path):
         a = answer(hook(event("PreToolUse", project, tool_name="Write",
                               tool_input={"file_path": target, "content": "x"}, tool_use_id="t"), state))
         assert a["permissionDecision"] == "ask", target
-    held = Inbox(state).list("pending")
+    held = Inbox(state).list("expired")  # each hook gave up after 0.2 s
     assert len(held) == 3 and all(r.meta["rules"] == "write-outside-project" and r.risk == "medium" for r in held)
     r = hook(event("PreToolUse", project, tool_name="MultiEdit",
                    tool_input={"file_path": str(project / "src" / "m.py"), "edits": []}, tool_use_id="t"), state)
@@ -305,18 +335,27 @@ def test_a_hostile_megabyte_command_does_not_hang_the_hook(project, state):
             assert "too long" in req.summary
 
 
-def test_a_malformed_gate_toml_answers_ask_with_one_line(project, state):
+def test_a_malformed_or_unsigned_gate_toml_leaves_the_built_in_defaults_with_one_line(project, state, tmp_path):
+    """A policy that cannot be used never switches the gate off (nor on for everything): the
+    built-in defaults hold, and the hook says why in one line. `ars gate set` refuses it first."""
     for text, problem in [("timeout = [\n", "not valid TOML"),
                           ('[[rule]]\nname = "x"\ntool = "Bash"\npatern = "rm"\n', "unknown key 'patern'"),
                           ('[[rule]]\nname = "x"\ntool = "Bash"\npattern = "(a*)*b"\n', "repeats a repeat"),
                           ('[[rule]]\nname = "x"\ntool = "Bash"\npattern = "(unclosed"\n', "does not compile"),
                           ('timeout = -1\n', "timeout must be")]:
-        set_gate(state, text)
-        r = hook(bash(project, "ls"), state)  # would not match anything: still never a silent allow
-        a = answer(r)
-        assert a["permissionDecision"] == "ask" and problem in a["permissionDecisionReason"], (text, a)
+        with pytest.raises(GateError, match=problem.replace("(", r"\(")):
+            set_gate(state, text)  # nothing is signed or written
+        f = tmp_path / "policy.toml"
+        f.write_text(text)
+        r = ars("gate", "set", str(f), state=state)
+        assert r.returncode == 2 and problem in r.stderr and "nothing was saved" in r.stderr, r.stderr
+        (state / GATE_FILE).write_text(text)  # as the agent could: unsigned
+        r = hook(bash(project, "ls"), state)  # passes by the built-in defaults
+        assert (r.returncode, r.stdout) == (0, b""), r.stderr
         err = r.stderr.decode().strip().splitlines()
-        assert len(err) == 1 and GATE_FILE in err[0] and problem in err[0], err
+        assert len(err) == 1 and GATE_FILE in err[0] and "built-in defaults hold" in err[0], err
+        r = hook(bash(project, "rm -rf /"), state, timeout=120)  # and holds what they hold
+        assert answer(r)["permissionDecision"] == "ask"
 
 
 def test_unreadable_events(project, state):
@@ -418,13 +457,16 @@ def test_install_merges_backs_up_and_is_idempotent(project, state):
     r = _install("--project", str(project), "--state", str(state), "--dry-run")
     assert r.returncode == 0, r.stderr
     assert f"+++ {settings}" in r.stdout and '"SessionStart"' in r.stdout and "nothing was written" in r.stdout
-    assert settings.read_text() == before and not list(settings.parent.glob("*.bak-*")) and not state.exists()
+    assert settings.read_text() == before and not list(settings.parent.glob("*.bak-*"))
+    assert sorted(p.name for p in state.iterdir()) == ["supervisor"]  # nothing of the install
 
     r = _install("--project", str(project), "--state", str(state))
     assert r.returncode == 0, r.stderr
     got = json.loads(settings.read_text())
     assert got["permissions"] == OTHER_SETTINGS["permissions"]
-    assert got["hooks"]["PostToolUse"] == OTHER_SETTINGS["hooks"]["PostToolUse"]
+    post = got["hooks"]["PostToolUse"]
+    assert post[0] == OTHER_SETTINGS["hooks"]["PostToolUse"][0]  # the other hook untouched, ARS's beside it
+    assert post[1]["matcher"] == "*" and _ours(post[1]["hooks"][0]["command"])
     pre = got["hooks"]["PreToolUse"]
     assert pre[0] == OTHER_SETTINGS["hooks"]["PreToolUse"][0]  # the other hook untouched, ARS's beside it
     assert pre[1]["matcher"] == "*" and _ours(pre[1]["hooks"][0]["command"])
@@ -435,8 +477,10 @@ def test_install_merges_backs_up_and_is_idempotent(project, state):
     assert len(backups) == 1 and backups[0].read_text() == before
     mcp = json.loads((project / ".mcp.json").read_text())
     assert mcp["mcpServers"]["github"] == OTHER_MCP["mcpServers"]["github"]
-    assert mcp["mcpServers"]["ars"]["args"][-3:] == ["mcp", "--state", str(state)]
-    assert (state / GATE_FILE).read_text() == DEFAULT_TOML
+    pin = signing.public_fingerprint(state)
+    assert mcp["mcpServers"]["ars"]["args"][-5:] == ["mcp", "--state", str(state), "--supervisor", pin]
+    assert pin in pre[1]["hooks"][0]["command"] and f"pinned supervisor key {pin}" in r.stdout
+    assert not (state / GATE_FILE).exists()  # no policy written: the built-in defaults hold
     assert settings.read_text().startswith('{\n    "permissions"')  # the file's own indent kept
 
     # the installed hook works as written: run the exact command line from settings.json

@@ -33,14 +33,19 @@ def _agent(agent: str) -> None:
         _fail(f"unknown agent {agent!r}: {', '.join(AGENTS)} has hooks; {OTHERS}")
 
 
-def hook_command(agent: AgentArg, state: StateOpt = None) -> None:
+def hook_command(agent: AgentArg, state: StateOpt = None,
+                 supervisor: Annotated[Optional[str], typer.Option(
+                     "--supervisor", help="the supervisor key's fingerprint this hook trusts (SHA256:...; "
+                                          "written by `ars install`)")] = None) -> None:
     """Answer one hook event (JSON on stdin) as the agent expects: PreToolUse runs the gate
-    (gate.toml; a match waits in the ARS inbox), SessionStart prints the startup context,
-    Stop/SessionEnd ingest the transcript in the background. `ars install` sets it up."""
+    (a held call waits in the ARS inbox for a signed decision), PostToolUse ends a request its
+    call no longer needs, SessionStart prints the startup context, Stop/SessionEnd ingest the
+    transcript in the background. `ars install` sets it up."""
     _agent(agent)
     from tui.agents.claude_code import run
 
-    raise typer.Exit(run(["--state", str(state)] if state is not None else []))
+    raise typer.Exit(run((["--state", str(state)] if state is not None else [])
+                         + (["--supervisor", supervisor] if supervisor is not None else [])))
 
 
 def install_command(
