@@ -57,12 +57,14 @@ class ArsHeader(Horizontal):
         self.query_one("#tab-inbox", Tab).set_class(bool(count), "-attention")
 
     def _where(self, _: str = "") -> None:
-        """Whose decisions count (unverified: how to set the key up; locked; signing as),
-        then where the dashboard looks: a narrow header cuts the path first."""
+        """What the dashboard shows (loops, live), whose decisions count (unverified: how to
+        set the key up; locked; signing as), then the state path: a narrow header cuts the
+        path first, then the trust line."""
         from textual.markup import escape
 
         trust = escape(getattr(self.app, "trust_status", ""))
         if trust.startswith("unverified"):
             trust = f"[b $text-warning]{trust}[/]"
-        where = escape(getattr(self.app, "live_status", ""))
-        self.query_one("#where", Label).update(f"{trust} · {where}" if trust else where)
+        what, sep, state = getattr(self.app, "live_status", "").rpartition(" · ")
+        parts = [escape(what) if sep else "", trust, escape(state)]
+        self.query_one("#where", Label).update(" · ".join(p for p in parts if p))
