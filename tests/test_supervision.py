@@ -438,3 +438,23 @@ def test_without_a_key_the_demo_loops_proceed_unverified(tmp_path):
     p = ars("loop", "approve", loop_id, "--state", str(state), "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["status"] == "done"
+
+
+def test_gate_edit_opens_the_editor_and_signs_on_save(supervised, tmp_path):
+    state, fp = supervised
+    editor = tmp_path / "editor.sh"  # an editor that changes the wait, as a person would
+    editor.write_text("#!/bin/sh\nsed -i 's/^timeout = .*/timeout = 9/' \"$1\"\n")
+    editor.chmod(0o755)
+    p = ars("gate", "edit", "--state", str(state), passphrase=PASS, env=_env(EDITOR=str(editor)))
+    assert p.returncode == 0, p.stderr
+    from core.inbox import policy
+
+    gate, why = policy.load(state, fp)
+    assert why == "" and gate.timeout == 9
+    shown = ars("gate", "show", "--state", str(state))
+    assert f"signed by {fp}" in shown.stdout and "timeout = 9" in shown.stdout
+    # an editor that leaves a broken policy: nothing is saved, the signed one stays in force
+    editor.write_text("#!/bin/sh\necho 'timeout = [' > \"$1\"\n")
+    p = ars("gate", "edit", "--state", str(state), passphrase=PASS, env=_env(EDITOR=str(editor)))
+    assert p.returncode == 2 and "nothing was saved" in one_line_error(p)
+    assert policy.load(state, fp)[0].timeout == 9
