@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
-from tuihelp import (copy_state, disk, loaded, loop_of, make_app, open_ars, open_history, search_recall as _search,
+from tuihelp import (copy_state, disk, inbox_select, loaded, loop_of, make_app, open_ars, open_history, search_recall as _search,
                      seed_demo, select_row, settle, wait_for)
 
 SIZE = (160, 48)
@@ -124,14 +124,7 @@ async def _confirm_shown(pilot, app) -> None:
     await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
 
 
-async def _inbox_select(pilot, app, goal_id: str):
-    await pilot.press("2")
-    await pilot.pause()
-    s = loop_of(app, goal_id)
-    select_row(app.screen.query_one("#inbox-table"), s.loop_id)
-    body = app.screen.query_one("#request-body")
-    await wait_for(pilot, lambda: s.loop_id in str(body.render()), what="the request pane")
-    return s
+_inbox_select = inbox_select
 
 
 async def test_approve_by_keypress_resumes_the_loop_to_its_next_exit(demo: Path):

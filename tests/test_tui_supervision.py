@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
-from tuihelp import disk, loaded, loop_of, make_app, select_row, wait_for
+from tuihelp import disk, inbox_select, loaded, make_app, wait_for
 
 from core.inbox import signing
 
@@ -16,12 +16,7 @@ PASS = "correct horse battery staple"
 
 
 async def _approve_in_inbox(pilot, app, goal_id: str):
-    await pilot.press("2")
-    await pilot.pause()
-    s = loop_of(app, goal_id)
-    select_row(app.screen.query_one("#inbox-table"), s.loop_id)
-    body = app.screen.query_one("#request-body")
-    await wait_for(pilot, lambda: s.loop_id in str(body.render()), what="the request pane")
+    s = await inbox_select(pilot, app, goal_id)
     await pilot.press("a")
     await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
     await pilot.press("y")
@@ -66,11 +61,7 @@ async def test_the_passphrase_is_asked_once_and_every_decision_is_signed(demo: P
         assert d.kind == "approve" and d.signature and d.decided_by.startswith("supervisor ")
         assert f"signing as {signing.short(fp)}" in _header_trust(app)
         # a second decision in the same run: no passphrase asked, signed all the same
-        await pilot.press("2")
-        q = loop_of(app, "pilot-vector-store")
-        select_row(app.screen.query_one("#inbox-table"), q.loop_id)
-        body = app.screen.query_one("#request-body")
-        await wait_for(pilot, lambda: q.loop_id in str(body.render()), what="the request pane")
+        q = await inbox_select(pilot, app, "pilot-vector-store")
         await pilot.press("enter")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the answer box")
         await pilot.press(*"600")

@@ -130,3 +130,14 @@ async def search_recall(pilot, app, query: str, k: int | None = None):
     await wait_for(pilot, lambda: app.screen.result is not None and app.screen.result.query == query,
                    what="the recall")
     await pilot.pause()
+
+
+async def inbox_select(pilot, app, goal_id: str):
+    """Open the Inbox and select the loop of ``goal_id`` (its request shown in the pane)."""
+    await pilot.press("2")
+    await pilot.pause()
+    s = loop_of(app, goal_id)
+    select_row(app.screen.query_one("#inbox-table"), s.loop_id)
+    body = app.screen.query_one("#request-body")
+    await wait_for(pilot, lambda: s.loop_id in str(body.render()), what="the request pane")
+    return s
