@@ -311,6 +311,7 @@ def test_sync_commands_refuse_in_one_line_and_rename(tmp_path, neo4j_uri):
     assert claim["state"] == "held" and claim["host"] == "desk" and claim["since"]
     r = cli("sync", "status", state=one, env=env)
     assert "held by this state directory" in r.stdout
+    assert [x for x in r.stdout.splitlines() if x.startswith("  desk")] == ["  desk (this host): 1 here, 1 in the graph"]
     # --rename: the variable still names the old id, so it goes for this call
     env2 = {k: v for k, v in env.items() if k != "ARS_HOST_ID"}
     r = cli("sync", "run", "--rename", "desk-2", state=two, env=env2)

@@ -289,11 +289,11 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
             lag = row["lag"] if row["lag"] is not None else "-"
             out.print(f"  {name}: {row['local']} pulled, {row['graph'] if row['graph'] is not None else '-'} in the graph, "
                       f"lag {lag}, last pull {row.get('last_pull') or 'never'}", highlight=False)
+        else:
+            out.print(f"  {name}: {row.get('graph')} in the graph ({row.get('note', '')})", highlight=False)
         if row.get("shared"):
             out.print(f"    {row['shared']} of {name}'s episodes have ids another host wrote first: both kept, "
                       f"these named ID@{name}", highlight=False)
-        else:
-            out.print(f"  {name}: {row.get('graph')} in the graph ({row.get('note', '')})", highlight=False)
     led = st["ledger"]
     out.print(f"ledger: {led['events']} events, {led['corrupt']} corrupt, torn tail: {led['torn_tail']}")
     if st["last_error"]:
