@@ -191,6 +191,9 @@ def print_ingest(report) -> None:
         s = report.sync
         if s["ok"]:
             out.print(f"neo4j: synced {s['applied']} events, {s['pending']} pending")
+        elif s.get("refused"):  # another state directory holds this host id (ars sync run --rename)
+            out.print(f"[yellow]neo4j: not synced: {_esc(s['error'])}; {s['pending']} pending in the ledger[/]",
+                      highlight=False)
         else:
             out.print(f"[yellow]neo4j: sync deferred ({s['error']}); {s['pending']} pending; "
                       f"run `ars sync run` when it is back[/]", highlight=False)
@@ -515,6 +518,8 @@ app.add_typer(supervisor_app, name="supervisor")
 app.add_typer(gate_app, name="gate")
 from tui.commands.daemon import daemon_app  # noqa: E402
 app.add_typer(daemon_app, name="daemon")
+from tui.commands import govern as _govern  # noqa: E402  (ars forget, ars export)
+app.command("forget")(_govern.forget_command), app.command("export")(_govern.export_command)
 from tui.commands.agents import register as _register_agents  # noqa: E402
 _register_agents(app)  # ars hook, ars install
 
