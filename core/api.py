@@ -654,6 +654,30 @@ class ARS:
         engine.supervisor_pin = self.supervisor_pin
         return engine.run(loop_id)
 
+    # -- memory the supervisor governs (core/govern) ---------------------------------
+    def forget_select(self, ids: Sequence[str] = (), *, session: str | None = None, source: str | None = None,
+                      query: str | None = None) -> "Selection":
+        """What ``forget`` would remove (listed before it goes); BadQuery when nothing."""
+        from .govern.forget import select
+
+        return select(self.memory, ids=ids, session=session, source=source, query=query)
+
+    def forget(self, selection: "Selection", why: str = "", signer: Any = None) -> "ForgetReport":
+        """Forget ``selection`` from every file of this state directory before returning
+        (Neo4j at the next sync, the team's hosts at their next pull). With a supervisor
+        key it takes the supervisor's unlocked signer: forgetting is their decision."""
+        from .govern.forget import forget
+
+        self._require_signer(signer)
+        return forget(self.memory, selection, why=why, signer=signer)
+
+    def export(self, fmt: str = "jsonl", *, since: str | None = None, session: str | None = None,
+               scope: str | None = None) -> "Iterator[str]":
+        """The episodes as they are now (forgotten ones excluded), as lines of ``fmt``."""
+        from .govern.export import export
+
+        return export(self.memory, fmt, since=since, session=session, scope=scope)
+
     def episode_count(self) -> int | None:
         """Episodes in the SQLite store (None when it cannot be read): the
         dashboard's empty states say how much memory there is to search."""

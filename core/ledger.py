@@ -140,6 +140,29 @@ class Ledger:
                 os.close(fd)
         return end, end + len(payload)
 
+    def patch(self, patches: list[tuple[int, bytes]]) -> int:
+        """Overwrite whole lines in place, each with a replacement of exactly
+        its length (``core/govern/scrub.py``: a forgotten episode's line loses
+        its text, every offset after it stays valid). A patch that does not
+        cover exactly one line is refused before anything is written."""
+        if not patches:
+            return 0
+        self._check_file()
+        with self._locked():
+            fd = os.open(self.path, os.O_RDWR)
+            try:
+                for off, new in patches:
+                    old = os.pread(fd, len(new), off)
+                    if len(old) != len(new) or not old.endswith(b"\n") or b"\n" in old[:-1] \
+                            or (off > 0 and os.pread(fd, 1, off - 1) != b"\n"):
+                        raise ValueError(f"{self.path.name}: a patch at byte {off} is not one whole line")
+                for off, new in patches:
+                    os.pwrite(fd, new, off)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        return len(patches)
+
     def size(self) -> int:
         try:
             return self.path.stat().st_size

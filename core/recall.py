@@ -23,6 +23,7 @@ from .config import Settings
 from .errors import BadQuery, first_error
 from .fsutil import fsync_dir
 from .ledger import EPISODE_EVENT, BadEvent, Event, Ledger, content_id
+from .govern.tombstone import FORGET_EVENT, Forgotten, load as forgotten_set, merge as merge_forgotten
 from .models import TIER_NAMES, Episode, Explanation, RecallResult, TierExplanation, TierReport
 from . import scoring
 from .scoring import Query, fuse
@@ -99,6 +100,7 @@ class Memory:
         self.ledger = Ledger(self.state_dir, self.identity.namespace)
         self._bound = False  # team.json written (checked once per process, at the first store)
         self.ledger_problems: list[BadEvent] = []  # lines the last apply skipped
+        self._tombstones = Forgotten()  # the forget events the last apply met (core/govern/tombstone.py)
         self.files = FilesTier(self.state_dir)
         # One small pool per tier: a hung backend can only tie up its own threads.
         # Neo4j's are daemon threads: a process that has its answer exits at
@@ -234,6 +236,9 @@ class Memory:
         # every episode carries where it was written: this namespace and host (its
         # agent stays as parsed: ARS_AGENT and the source fill an empty one when read)
         eps = [ep.model_copy(update={"namespace": ident.namespace, "host": ident.host}) for ep in episodes]
+        gone = forgotten_set(self.state_dir)
+        if gone:  # a forgotten episode or session is never remembered again (a re-ingest of its file)
+            eps = [ep for ep in eps if not gone.covers(ep.id, ep.session_id)]
         if not eps:
             return []
         events = [Event(content_id("ep", ep.model_dump(mode="json")), EPISODE_EVENT, ep.model_dump(mode="json"))
@@ -260,6 +265,7 @@ class Memory:
         ``wait=False`` (opening a state directory to read it) does nothing
         while another process holds the writer lock: that writer applies its
         own events, and a reader must never wait for a long ingest."""
+        self.finish_forget(wait=wait)  # a forget a crash interrupted is finished before anything is read
         try:
             if self.sqlite.applied_offset() >= self.ledger.size():
                 return 0
@@ -267,6 +273,12 @@ class Memory:
                 return self._apply_ledger(self.sqlite)
         except WriterBusy:
             return 0
+
+    def finish_forget(self, *, wait: bool = True):
+        """Finish a forget a crash interrupted (core/govern/forget.py); None when none was."""
+        from .govern.forget import finish_pending
+
+        return finish_pending(self, wait=wait)
 
     def _apply_ledger(self, store: SqliteStore) -> int:
         """Apply to ``store`` every episode event after its cursor. A line that
@@ -290,6 +302,13 @@ class Memory:
                     why = first_error(exc, "data") if isinstance(exc, ValidationError) else one_line(exc)
                     problems.append(BadEvent(entry.offset, self.ledger.line_of(entry.offset),
                                              f"episode event {entry.event_id} skipped: {why}"))
+            elif entry.type == FORGET_EVENT:
+                # the tombstone: what came before it goes (``ars rebuild`` keeps it forgotten)
+                store.upsert(batch, ids, ledger_offset=entry.offset, last_event_id=ids[-1] if ids else "")
+                applied += len(batch)
+                batch, ids = [], []
+                store.forget([str(i) for i in entry.data.get("ids") or []])
+                self._tombstones.add(entry.data)
             if len(batch) >= 1000:
                 store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1])
                 applied += len(batch)
@@ -316,10 +335,13 @@ class Memory:
                 p.unlink(missing_ok=True)
             self.ledger_problems = []
             store = SqliteStore(fresh)
+            self._tombstones = Forgotten()
             try:
                 applied = self._apply_ledger(store)
             finally:
                 store.close()  # the last connection: its WAL is merged and removed
+            if self._tombstones:
+                merge_forgotten(self.state_dir, self._tombstones.__dict__)  # forgotten.json as the ledger says
             if self._sqlite is not None:
                 self._sqlite.close()
                 self._sqlite = None
@@ -390,6 +412,12 @@ class Memory:
         if q.scope:
             for r in ordered:
                 r.hits = keep_in_scope(r.hits, q.scope, origins, depth)
+        gone = forgotten_set(self.state_dir)
+        if gone.ids:
+            # the last word over every tier: a store not yet reached by a forget
+            # (Neo4j before the next sync, a long-running dense index) never answers with it
+            for r in ordered:
+                r.hits = [h for h in r.hits if h.episode_id not in gone.ids]
         hits = fuse({r.tier: r.hits for r in ordered if r.hits}, k)
         for r in ordered:  # each tier's report shows its own top k
             del r.hits[k:]

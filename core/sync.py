@@ -27,6 +27,7 @@ from .breaker import CircuitOpen
 from .errors import BadQuery
 from .fsutil import atomic_write
 from .ledger import EPISODE_EVENT, Ledger
+from .govern.tombstone import FORGET_EVENT
 from .team import local as team_local
 from .team.identity import HostClaimed
 from .models import Episode
@@ -45,6 +46,7 @@ class _Chunk:
     last_id: str  # its last event id
     events: int  # episode events in it
     batch: GraphBatch | None  # None: no episode events (other event types only)
+    forget: "tuple[str, dict] | None" = None  # a tombstone (event id, data): core/govern/graph_forget.py
 
 
 class SinkState(BaseModel):
@@ -142,6 +144,13 @@ class Neo4jSync:
         fence = None  # the chunk's last episode event: where it starts, its id (the claim's fence)
         start, end, last_id, n = offset, offset, "", 0
         for entry in self.ledger.read(offset):
+            if entry.type == FORGET_EVENT:
+                # what came before goes first, then the tombstone alone (its own cursor step)
+                if end != start:
+                    yield _Chunk(end, last_id, n, with_seqs(self._batch(latest), seqs, fence) if latest else None)
+                yield _Chunk(entry.end, entry.event_id, 0, None, (entry.event_id, entry.data))
+                latest, seqs, n, fence, start, end, last_id = {}, {}, 0, None, entry.end, entry.end, entry.event_id
+                continue
             if entry.type == EPISODE_EVENT:
                 ep = Episode.model_validate(entry.data)
                 latest[ep.id] = (ep, entry.event_id)
@@ -177,6 +186,18 @@ class Neo4jSync:
         st = self.state()
         wrote = False
         for chunk in prefetch(self._chunks(st.offset, max_events), name="ars-sync-read"):
+            if chunk.forget is not None:
+                from .govern.graph_forget import drop
+
+                store.breaker.before_call()
+                try:
+                    drop(self.memory, store, *chunk.forget)
+                except Exception as exc:
+                    if not is_transient(exc):
+                        store.breaker.failure(one_line(exc))
+                    raise
+                store.breaker.success()
+                wrote = True
             if chunk.batch is not None:
                 store.breaker.before_call()
                 try:

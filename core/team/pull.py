@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import BaseModel, ValidationError
 
+from ..govern.graph_forget import drop_pulled
+from ..govern.tombstone import load as forgotten_set
 from ..models import Episode
 from ..prefetch import prefetch
 from ..tiers.base import one_line
@@ -47,6 +49,7 @@ class PullReport(BaseModel):
     ok: bool = True
     error: str = ""
     caught_up: bool = False  # every other host read to its end (not stopped by max_seconds)
+    dropped: int = 0  # pulled copies deleted: their writer forgot them (core/govern/graph_forget.py)
 
 
 def _now() -> str:
@@ -97,6 +100,8 @@ def pull(memory: "Memory", max_seconds: float = 60.0, page: int = PAGE) -> PullR
     until = time.monotonic() + max_seconds
     try:
         store.breaker.before_call()
+        # what the other hosts forgot goes from here first (core/govern/graph_forget.py)
+        report.dropped = drop_pulled(memory, store)
         todo: dict[str, tuple[int, str]] = {}
         for h in graph.hosts(store, me.host):
             seq, last = local.cursor(sqlite.team(), h["name"])
@@ -162,6 +167,9 @@ def _named(sqlite, me, host: str, rows: list[dict[str, Any]], report: PullReport
 def _store(sqlite, me, name: str, rows: list[dict[str, Any]], report: PullReport) -> int:
     """One page of ``name``'s episodes into SQLite, with its cursor, in one transaction."""
     eps, terms = _named(sqlite, me, name, rows, report)
+    gone = forgotten_set(sqlite.path.parent)
+    if gone.ids:  # forgotten here (by its writer, or on this host): never stored again
+        eps = [ep for ep in eps if ep.id not in gone.ids]
     seq, last = rows[-1]["seq"], rows[-1]["id"]
     sqlite.upsert(eps, [f"pull:{name}:{seq}"] * len(eps), terms=terms,
                   also=lambda c: local.move_cursor(c, name, seq, last, len(eps), _now()))

@@ -26,6 +26,7 @@ from typing import Iterator
 from ..models import TierReport
 from ..scoring import Candidate, Query, idf_weight, score_candidates
 from ..sources import NotRegularFile, SourceFile, SourceRegistry, open_regular
+from ..govern.tombstone import load as forgotten_set
 from .base import DeadlineExceeded, Lookup, guarded
 
 MAX_TEXT_PER_EPISODE = 8000
@@ -59,6 +60,7 @@ class FilesTier:
 
     def __init__(self, state_dir: Path, use_ripgrep: bool | None = None):
         self.registry = SourceRegistry(state_dir)
+        self.state_dir = Path(state_dir)
         self.rg = shutil.which("rg") if use_ripgrep in (None, True) else None
 
     def prepare(self) -> None:
@@ -95,7 +97,9 @@ class FilesTier:
         return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n)
 
     def _ranked(self, q: Query, k: int | None, deadline: float):
-        files = {p: f for p, f in self.registry.files().items() if os.path.exists(p)}
+        # forgotten sources are never scanned, forgotten episodes' spans never returned
+        gone = forgotten_set(self.state_dir)
+        files = {p: f for p, f in self.registry.files().items() if p not in gone.sources and os.path.exists(p)}
         if not q.terms or not files:
             return [], 0, True
         needles = [t for t in q.terms if t]
@@ -108,7 +112,7 @@ class FilesTier:
                 if source is None:
                     continue  # a file name holding a newline splits rg's output line: not ours
                 ep = source.episode_at(lineno)
-                if ep is not None and sum(map(len, matched[ep])) < MAX_TEXT_PER_EPISODE:
+                if ep is not None and ep not in gone.ids and sum(map(len, matched[ep])) < MAX_TEXT_PER_EPISODE:
                     matched[ep].append(text)
         except DeadlineExceeded:
             complete = False

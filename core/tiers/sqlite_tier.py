@@ -253,6 +253,61 @@ class SqliteStore:
                     )
         return n
 
+    def forget(self, episode_ids: Sequence[str]) -> tuple[int, list[str]]:
+        """Delete episodes so that no file of this store keeps their text:
+        rows and FTS entries deleted with ``secure_delete`` (freed pages are
+        zeroed), the neighbours' session context recomputed without their
+        terms, the FTS index merged (``optimize``: FTS5 before 3.42 has no
+        ``secure-delete`` option, and a plain delete leaves the old postings
+        in older segments), the WAL checkpointed and truncated. Returns
+        (episodes deleted, ids of the neighbours whose context changed: the
+        Neo4j sync re-sends theirs)."""
+        ids = list(dict.fromkeys(episode_ids))
+        if not ids:
+            return 0, []
+        with self._write_lock:
+            conn = self._conn()
+            conn.execute("PRAGMA secure_delete=ON")
+            with conn:
+                rows = list(rows_in(conn, "SELECT rowid, session_id, seq_ts FROM episodes WHERE id IN ({in})", ids))
+                batch = _Batch()
+                gone = {r[0] for r in rows}
+                for rowid, session, key in rows:
+                    if session:
+                        before, after = self._window(conn, session, key, rowid)
+                        batch.touched.update(before + after)
+                for chunk in range(0, len(rows), 500):
+                    part = [r[0] for r in rows[chunk:chunk + 500]]
+                    marks = ",".join("?" * len(part))
+                    conn.execute(f"DELETE FROM episodes_fts WHERE rowid IN ({marks})", part)
+                    conn.execute(f"DELETE FROM entities WHERE episode_rowid IN ({marks})", part)
+                    conn.execute(f"DELETE FROM episodes WHERE rowid IN ({marks})", part)
+                for chunk in range(0, len(ids), 500):
+                    part = ids[chunk:chunk + 500]
+                    conn.execute(f"DELETE FROM episode_origin WHERE id IN ({','.join('?' * len(part))})", part)
+                batch.touched -= gone
+                self._index(conn, batch)
+                touched = [r[0] for r in rows_in(conn, "SELECT id FROM episodes WHERE rowid IN ({in})",
+                                                 sorted(batch.touched))]
+                self._writes += 1
+            if gone:
+                with conn:
+                    conn.execute("INSERT INTO episodes_fts(episodes_fts) VALUES ('optimize')")
+            self.checkpoint(conn)
+        return len(gone), touched
+
+    def checkpoint(self, conn: sqlite3.Connection | None = None, tries: int = 20) -> bool:
+        """Copy the WAL into the database and truncate it (old page images in
+        the WAL would still hold deleted text). False when a reader kept it
+        busy every try (it is truncated at the next checkpoint)."""
+        conn = conn or self._conn()
+        for _ in range(tries):
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if not busy:
+                return True
+            time.sleep(0.05)
+        return False
+
     def applied_offset(self) -> int:
         row = self._conn().execute("SELECT offset FROM applied WHERE ledger = 'main'").fetchone()
         return row[0] if row else 0

@@ -1,0 +1,147 @@
+"""Taking forgotten text out of files ARS wrote: the ledger lines, and JSON
+that quotes recall results (checkpoints, loop transitions).
+
+The ledger is patched in place, line for line, keeping every line's length:
+an episode line becomes ``{"event_id", "type": "episode.forgotten", "ts",
+"data": {"id"}}`` padded with spaces before its newline (JSON allows the
+whitespace). Every byte offset stays where it was, so the cursors that point
+into the ledger (SQLite's applied offset, sync.json, the embedding consumer,
+the push order ``seq`` that the team's pull cursors follow) stay valid, and
+the text's own disk blocks are overwritten rather than left behind in the free
+space of a rewritten copy (ext4 and other in-place file systems; a
+copy-on-write file system or an SSD's remapping may keep old blocks: see the
+README). The patch set is computed from the ledger itself, so running it
+again after a crash finds only what is left (idempotent).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .tombstone import FORGOTTEN_EVENT, PLACEHOLDER
+
+_UPSERT = b'"type": "episode.upsert"'
+_DATA_ID = b'"data": {"id": '
+_HIT_KEY = b'"episode_id"'
+_TEXT_KEYS = ("snippet", "text", "summary", "context", "terms")
+_dec = json.JSONDecoder()
+
+
+def _data_id(raw: bytes) -> str | None:
+    """The episode id of an ``episode.upsert`` line, without decoding the rest."""
+    i = raw.find(_DATA_ID)
+    if i < 0:
+        return None
+    try:
+        value, _ = _dec.raw_decode(raw[i + len(_DATA_ID):i + len(_DATA_ID) + 4096].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def forgotten_line(raw: bytes, event_id: str, ts: str, ep_id: str, ns: str | None) -> bytes:
+    """``raw``'s replacement: the same length, no text."""
+    d: dict[str, Any] = {"event_id": event_id, "type": FORGOTTEN_EVENT, "ts": ts, "data": {"id": ep_id}}
+    if ns:
+        d["ns"] = ns
+    body = json.dumps(d, ensure_ascii=False).encode("utf-8")
+    if len(body) + 1 > len(raw):
+        body = json.dumps({"event_id": event_id, "type": FORGOTTEN_EVENT, "data": {}}).encode()
+    if len(body) + 1 > len(raw):  # cannot happen for a line that held an episode; never grow a line
+        body = b"{}"
+    return body + b" " * (len(raw) - 1 - len(body)) + b"\n"
+
+
+def ledger_patches(path: Path, ids: set[str], start: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(offset, replacement) for every ledger line from ``start`` that holds a
+    forgotten episode's text: its upsert events, and other events quoting it
+    in recall results (loop transitions)."""
+    if not ids:
+        return
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        fh.seek(start)
+        offset = start
+        for raw in fh:
+            end = offset + len(raw)
+            if raw.endswith(b"\n"):
+                if _UPSERT in raw:
+                    eid = _data_id(raw)
+                    if eid in ids:
+                        yield offset, _scrub_upsert(raw, eid)
+                elif _HIT_KEY in raw:
+                    new = _scrub_event(raw, ids)
+                    if new is not None:
+                        yield offset, new
+            offset = end
+
+
+def _scrub_upsert(raw: bytes, ep_id: str) -> bytes:
+    try:
+        d = json.loads(raw)
+        return forgotten_line(raw, d.get("event_id", ""), d.get("ts", ""), ep_id, d.get("ns"))
+    except ValueError:  # torn by a crash mid-patch (power loss): nothing of it is kept
+        return forgotten_line(raw, "", "", ep_id, None)
+
+
+def _scrub_event(raw: bytes, ids: set[str]) -> bytes | None:
+    try:
+        d = json.loads(raw)
+    except ValueError:
+        return None
+    if not scrub_json(d, ids):
+        return None
+    body = json.dumps(d, ensure_ascii=False).encode("utf-8")
+    if len(body) + 1 > len(raw):
+        return None  # never reached: scrubbing only shortens strings
+    return body + b" " * (len(raw) - 1 - len(body)) + b"\n"
+
+
+def scrub_json(value: Any, ids: set[str]) -> bool:
+    """Replace, in place, the text of every recall hit or episode in ``value``
+    whose id is forgotten; True when anything changed."""
+    changed = False
+    if isinstance(value, dict):
+        ref = value.get("episode_id")
+        if not isinstance(ref, str):
+            ref = value.get("id") if "text" in value and isinstance(value.get("id"), str) else None
+        if ref in ids:
+            for key in _TEXT_KEYS:
+                v = value.get(key)
+                if isinstance(v, str) and v and v != PLACEHOLDER:
+                    value[key] = PLACEHOLDER if len(v) > len(PLACEHOLDER) else ""
+                    changed = True
+            for key in ("matched_tokens", "topics", "entities", "relations"):
+                if value.get(key):
+                    value[key] = []
+                    changed = True
+        for v in value.values():
+            changed = scrub_json(v, ids) or changed
+    elif isinstance(value, list):
+        for v in value:
+            changed = scrub_json(v, ids) or changed
+    return changed
+
+
+def scrub_json_file_lines(lines: Iterable[str], ids: set[str]) -> tuple[list[str], int]:
+    """A JSON-lines file's lines with forgotten hits scrubbed, and how many changed."""
+    out, n = [], 0
+    for line in lines:
+        stripped = line.strip()
+        if stripped and '"episode_id"' in stripped:
+            try:
+                d = json.loads(stripped)
+            except ValueError:
+                out.append(line)
+                continue
+            if scrub_json(d, ids):
+                out.append(json.dumps(d, ensure_ascii=False) + "\n")
+                n += 1
+                continue
+        out.append(line)
+    return out, n
