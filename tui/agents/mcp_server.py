@@ -17,6 +17,7 @@ Loaded only by ``ars mcp``: it must not import textual, the Neo4j driver
 # ``build_server`` would not resolve.
 
 import hmac
+import json
 import logging
 import re
 import threading
@@ -68,6 +69,28 @@ class Remembered(BaseModel):
     """What ``remember`` stored."""
 
     episode_id: str = Field(description="the new episode's id: recall finds it from now on")
+
+
+class ForgetRequested(BaseModel):
+    """A forget asked of the supervisor (it forgets nothing by itself)."""
+
+    request_id: str = Field(description="the inbox request the supervisor decides")
+    note: str = Field(description="what happens next")
+
+
+def request_forget_record(ars: Any, target: str, why: str, *, query: bool = False, source: str = "mcp") -> Any:
+    """An inbox request asking the supervisor to forget ``target`` (an episode id, or
+    the words of a query). An agent cannot forget: erasing the record of what it did is
+    the supervisor's decision, made by running the command the request shows."""
+    target = (target or "").strip()
+    if not target:
+        raise ValueError("give an episode_id or a query: what should be forgotten")
+    cmd = f"ars forget --query {json.dumps(target)}" if query else f"ars forget {target}"
+    detail = f"{cmd} --why {json.dumps(why or 'asked by an agent')}"
+    return ars.request_approval(source=source, action=f"forget {'memories matching ' if query else ''}{target[:80]}",
+                                details=detail, risk="medium", kind="approval",
+                                meta={"forget": {"query" if query else "episode_id": target, "why": why}},
+                                binds="forget")
 
 
 class ApprovalStatus(BaseModel):
@@ -320,6 +343,29 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
         if seen:
             req = await anyio.to_thread.run_sync(lambda: _call(ars.inbox.get, req.id), limiter=write_slots)
         return approval_status(req, ars.supervisor_pin)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                             idempotent_hint=False, open_world_hint=False),
+                 structured_output=True)
+    async def request_forget(
+        why: Annotated[str, Field(description="why this memory should go (a secret, a mistake, a user's wish)")],
+        episode_id: Annotated[str | None, Field(description="the episode id recall returned")] = None,
+        query: Annotated[str | None, Field(description="or: words of the memories to forget")] = None,
+        ctx: Context = None,  # type: ignore[assignment]
+    ) -> ForgetRequested:
+        """Ask the supervisor to forget a memory (it holds a secret, it is wrong, the user asked).
+        You cannot forget anything yourself: this puts a request in the ARS inbox; the supervisor
+        reads it and, if they agree, runs `ars forget`, which removes it everywhere."""
+        if bool(episode_id) == bool(query):
+            raise ToolError("give exactly one of episode_id or query")
+        name = client_name(ctx)
+        try:
+            req = await write(request_forget_record, ars, episode_id or query or "", why, query=bool(query),
+                              source=f"mcp:{name}")
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        return ForgetRequested(request_id=req.id, note="waiting in the supervisor's inbox: if they agree they run "
+                                                       f"`{req.detail}`; nothing is forgotten until then")
 
     @server.tool(annotations=read_only, structured_output=True)
     async def check_approval(request_id: Annotated[str, Field(description="the request_id request_approval "

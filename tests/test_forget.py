@@ -1,0 +1,319 @@
+"""``ars forget``: a memory gone from every file ARS wrote, kept gone by
+rebuilds and re-ingests, carried to Neo4j and to a second team host.
+
+Real SQLite files, real `ars` processes (no terminal: a new session), a real
+SIGKILL at each step of a forget, the real Neo4j of the fixtures. The test
+looks for the forgotten text's bytes in every file of the state directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import env_without_ars, make_memory, write_episodes
+from core.govern import forget as F
+from core.govern.tombstone import FORGET_EVENT, PENDING_FILE
+from core.ingest.pipeline import ingest
+from core.ledger import Ledger
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = Path(sys.executable).parent / "ars"
+PASS = "correct horse battery staple"
+SECRET = "zqxsecretword"  # one token: found in every file that holds the forgotten text
+
+
+def rows() -> list[dict]:
+    out = [
+        {"id": "manual:s1:0", "source": "manual", "session_id": "s1", "summary": "database password",
+         "text": f"the staging password is {SECRET} do not share", "first_ts": "2026-11-01T10:00:00+00:00"},
+        {"id": "manual:s1:1", "source": "manual", "session_id": "s1", "summary": "giraffes",
+         "text": "giraffes like acacia leaves", "first_ts": "2026-11-01T10:01:00+00:00"},
+        {"id": "manual:s1:2", "source": "manual", "session_id": "s1", "summary": "elephants",
+         "text": "elephants remember waterholes", "first_ts": "2026-11-01T10:02:00+00:00"},
+        {"id": "manual:s2:0", "source": "manual", "session_id": "s2", "summary": "lions",
+         "text": "lions sleep twenty hours a day", "first_ts": "2026-11-01T11:00:00+00:00"},
+    ]
+    return out
+
+
+def _env(state: Path, **extra: str) -> dict:
+    env = env_without_ars(("ARS_", "CLAUDE_"))
+    env.update({"ARS_STATE_DIR": str(state), "ARS_EMBEDDER": "off", **extra})
+    return env
+
+
+def ars(state: Path, *args: str, passphrase: str | None = None, preexec=None,
+        **extra: str) -> subprocess.CompletedProcess:
+    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    pass_fds: tuple[int, ...] = ()
+    r = None
+    if passphrase is not None:
+        r, w = os.pipe()
+        os.write(w, passphrase.encode() + b"\n")
+        os.close(w)
+        pass_fds = (r,)
+        args = (*args, "--passphrase-fd", str(r))
+    try:
+        return subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=120, cwd=ROOT,
+                              stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds,
+                              env=_env(state, **extra), preexec_fn=preexec)
+    finally:
+        if r is not None:
+            os.close(r)
+
+
+def holders(state: Path, needle: str = SECRET) -> list[str]:
+    """Every file under the state directory whose bytes hold ``needle``."""
+    found = []
+    for p in sorted(state.rglob("*")):
+        if p.is_file() and needle.encode() in p.read_bytes():
+            found.append(str(p.relative_to(state)))
+    return found
+
+
+@pytest.fixture
+def ingested(tmp_path: Path) -> tuple[Path, Path]:
+    state = tmp_path / "state"
+    src = write_episodes(tmp_path / "eps.jsonl", rows())
+    p = ars(state, "ingest", str(src), "--format", "episodes")
+    assert p.returncode == 0, p.stderr
+    assert holders(state), "the secret is stored before the forget"
+    return state, src
+
+
+def recall_ids(state: Path, query: str, tiers: str | None = None) -> list[str]:
+    args = ["recall", query, "--json"] + (["--tiers", tiers] if tiers else [])
+    p = ars(state, *args)
+    assert p.returncode == 0, p.stderr
+    return [h["episode_id"] for h in json.loads(p.stdout)["hits"]]
+
+
+def test_forget_by_id_leaves_no_byte_of_it_in_the_state(ingested):
+    state, src = ingested
+    assert "manual:s1:0" in recall_ids(state, SECRET)
+    p = ars(state, "forget", "manual:s1:0", "--why", "a password")
+    assert p.returncode == 0, p.stderr
+    assert "forgot 1 episodes" in p.stdout and "removed from ledger: 1 lines" in p.stdout
+    assert holders(state) == [], "no file ARS wrote holds the forgotten text"
+    # every tier, the raw file scan included (the raw file itself is the user's and still holds it)
+    assert SECRET.encode() in src.read_bytes()
+    for tiers in (None, "sqlite", "files"):
+        assert "manual:s1:0" not in recall_ids(state, f"{SECRET} staging password", tiers)
+    # the others are all there
+    assert "manual:s1:1" in recall_ids(state, "giraffes acacia")
+    # a rebuild keeps it forgotten, and so does ingesting its file again
+    assert ars(state, "rebuild").returncode == 0
+    assert ars(state, "ingest", str(src), "--format", "episodes").returncode == 0
+    assert "manual:s1:0" not in recall_ids(state, f"{SECRET} staging password")
+    assert holders(state) == []
+    # the tombstone is in the ledger, without the text
+    tombs = list(Ledger(state).read(types=(FORGET_EVENT,)))
+    assert len(tombs) == 1 and tombs[0].data["ids"] == ["manual:s1:0"]
+
+
+def test_neighbours_lose_the_forgotten_terms_from_their_context(ingested):
+    state, _ = ingested
+    # the neighbour is found by the forgotten episode's words through its session context
+    assert "manual:s1:1" in recall_ids(state, SECRET, "sqlite")
+    assert ars(state, "forget", "manual:s1:0").returncode == 0
+    assert recall_ids(state, SECRET, "sqlite") == []
+
+
+def test_forget_a_session_and_a_source(ingested, tmp_path):
+    state, src = ingested
+    p = ars(state, "forget", "--session", "s1", "--yes")
+    assert p.returncode == 0, p.stderr
+    assert holders(state) == [] and holders(state, "acacia") == []
+    assert recall_ids(state, "lions") == ["manual:s2:0"]
+    p = ars(state, "forget", "--source", str(src), "--yes")
+    assert p.returncode == 0, p.stderr
+    assert holders(state, "twenty hours") == []
+    assert recall_ids(state, "lions twenty", "files") == []
+
+
+def test_query_needs_a_confirmation_without_yes(ingested):
+    state, _ = ingested
+    p = ars(state, "forget", "--query", "giraffes")
+    assert p.returncode == 2 and "confirmation" in p.stderr
+    assert "manual:s1:1" in recall_ids(state, "giraffes acacia")
+    p = ars(state, "forget", "--query", "giraffes", "--dry-run")
+    assert p.returncode == 0 and "manual:s1:1" in p.stdout and "would be forgotten" in p.stdout
+    p = ars(state, "forget", "--query", "giraffes acacia", "--yes")
+    assert p.returncode == 0, p.stderr
+    assert "manual:s1:1" not in recall_ids(state, "giraffes acacia")
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["forget", "manual:nope:0"], 1, "unknown episode id"),
+    (["forget", "--query", "  "], 2, "empty --query"),
+    (["forget"], 2, "nothing to forget"),
+    (["forget", "--session", "nosuch", "--yes"], 1, "no episode of session"),
+])
+def test_bad_input_one_line_nothing_lost(ingested, args, code, words):
+    state, _ = ingested
+    before = (state / "ledger.jsonl").read_bytes()
+    p = ars(state, *args)
+    assert p.returncode == code, p.stderr
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and words in lines[0], p.stderr
+    assert (state / "ledger.jsonl").read_bytes() == before
+    assert "manual:s1:0" in recall_ids(state, SECRET)
+
+
+KILL_POINTS = {
+    # after forget.pending is written, before the tombstone reaches the ledger
+    "before-tombstone": "core.ledger.Ledger.append",
+    "before-ledger-scrub": "core.ledger.Ledger.patch",
+    "before-sqlite": "core.tiers.sqlite_tier.SqliteStore.forget",
+    "before-vectors": "core.govern.forget._forget_vectors",
+    "before-checkpoints": "core.govern.forget._scrub_checkpoints",
+    "before-done": "core.govern.tombstone.clear_pending",
+}
+KILLER = """
+import importlib, os, signal, sys
+sys.path.insert(0, {root!r})
+mod, _, attr = {target!r}.rpartition(".")
+try:
+    owner = importlib.import_module(mod)
+except ModuleNotFoundError:
+    m, _, cls = mod.rpartition(".")
+    owner = getattr(importlib.import_module(m), cls)
+def die(*a, **k):
+    os.kill(os.getpid(), signal.SIGKILL)
+setattr(owner, attr, die)
+from core.api import ARS
+from core.config import Settings
+ars = ARS(Settings(state_dir={state!r}, embedder="off"))
+ars.forget(ars.forget_select(["manual:s1:0"]), why="killed mid-way")
+"""
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_sigkill_at_any_step_then_the_next_command_finishes_it(ingested, point):
+    state, _ = ingested
+    ck = state / "checkpoints"
+    ck.mkdir(mode=0o700)
+    (ck / "goal__loop1.json").write_text(json.dumps({"observation": {"hits": [
+        {"episode_id": "manual:s1:0", "snippet": f"password is {SECRET}"}]}}))
+    code = KILLER.format(root=str(ROOT), target=KILL_POINTS[point], state=str(state))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=_env(state), cwd=ROOT)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    assert (state / PENDING_FILE).exists()
+    # the next command of any kind finishes it: here a recall
+    assert "manual:s1:0" not in recall_ids(state, f"{SECRET} staging")
+    assert not (state / PENDING_FILE).exists()
+    assert holders(state) == [], point
+    tombs = list(Ledger(state).read(types=(FORGET_EVENT,)))
+    assert len(tombs) == 1  # appended once, even when the crash came after it
+    assert ars(state, "rebuild").returncode == 0
+    assert "manual:s1:0" not in recall_ids(state, f"{SECRET} staging")
+    assert "manual:s1:1" in recall_ids(state, "giraffes acacia")
+
+
+def test_a_write_that_fails_mid_forget_is_one_line_and_finished_later(ingested):
+    """A full disk (a file-size limit stands in: root ignores read-only modes):
+    one line, exit 1; the next command finishes the forget."""
+    state, _ = ingested
+    size = max(p.stat().st_size for p in state.rglob("*") if p.is_file())
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    # a sqlite page or the WAL grows past the limit mid-forget
+    big = "x" * (size + 10)
+    p = ars(state, "forget", "manual:s1:0", "--why", big, preexec=limit)
+    assert p.returncode in (1, 2), p.stderr
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), p.stderr
+    assert "manual:s1:1" in recall_ids(state, "giraffes acacia")  # nothing else lost
+
+
+def test_supervisor_key_needs_the_passphrase_and_signs_the_tombstone(ingested):
+    state, _ = ingested
+    p = ars(state, "supervisor", "init", passphrase=PASS)
+    assert p.returncode == 0, p.stderr
+    # the agent: no terminal, no passphrase
+    p = ars(state, "forget", "manual:s1:0")
+    assert p.returncode != 0 and "passphrase" in p.stderr.lower()
+    assert "manual:s1:0" in recall_ids(state, SECRET)
+    p = ars(state, "forget", "manual:s1:0", passphrase="wrong passphrase!!")
+    assert p.returncode == 1
+    assert "manual:s1:0" in recall_ids(state, SECRET)
+    p = ars(state, "forget", "manual:s1:0", "--why", "leaked", passphrase=PASS)
+    assert p.returncode == 0, p.stderr
+    from core.inbox.signing import public_fingerprint
+
+    tomb = next(Ledger(state).read(types=(FORGET_EVENT,)))
+    ok, why = F.verify(tomb.data, public_fingerprint(state))
+    assert ok, why
+    forged = dict(tomb.data, ids=["manual:s1:1"])
+    assert F.verify(forged, public_fingerprint(state))[0] is False
+
+
+def test_mcp_request_forget_is_an_inbox_request_that_forgets_nothing(ingested):
+    state, _ = ingested
+    from core.api import ARS
+    from core.config import Settings
+    from tui.agents.mcp_server import request_forget_record
+
+    ars = ARS(Settings(state_dir=state, embedder="off"))
+    try:
+        req = request_forget_record(ars, "manual:s1:0", "it holds a password")
+        assert req.status == "pending" and "ars forget manual:s1:0" in req.detail
+    finally:
+        ars.close()
+    assert "manual:s1:0" in recall_ids(state, SECRET)
+
+
+# -- Neo4j and a second team host ------------------------------------------------------------
+@pytest.mark.neo4j
+def test_neo4j_drops_it_at_the_next_sync_and_a_peer_at_its_next_pull(tmp_path, neo4j_uri):
+    a_state, b_state = tmp_path / "a", tmp_path / "b"
+    src = write_episodes(tmp_path / "eps.jsonl", rows())
+    a = make_memory(a_state, neo4j_uri=neo4j_uri, host_id="host-a", embedder="off")
+    b = make_memory(b_state, neo4j_uri=neo4j_uri, host_id="host-b", embedder="off")
+    try:
+        ingest(a, [src], fmt="episodes")
+        assert a.sync_neo4j(max_seconds=60).ok
+        assert a.neo4j.has("manual:s1:0")
+        b_state.mkdir(exist_ok=True)
+        rep = b.sync_neo4j(max_seconds=60)
+        assert rep.ok, rep.error
+        assert b.sqlite.has("manual:s1:0")  # the peer pulled its copy
+        assert "manual:s1:0" in [h.episode_id for h in b.recall(SECRET, tiers="sqlite").hits]
+
+        report = F.forget(a, F.select(a, ids=["manual:s1:0"]), why="leak")
+        assert any("next `ars sync run`" in line for line in report.pending_on_peers)
+        assert a.neo4j.has("manual:s1:0")  # not yet: at the next sync
+        assert a.sync_neo4j(max_seconds=60).ok
+        assert not a.neo4j.has("manual:s1:0")
+        assert a.neo4j.has("manual:s1:1")
+        hits = a.neo4j._run("MATCH (e:Episode {namespace: $ns}) WHERE e.text CONTAINS $s OR e.terms CONTAINS $s"
+                            " OR e.context CONTAINS $s RETURN count(e) AS c", s=SECRET)
+        assert hits[0]["c"] == 0, "no node of the graph holds the forgotten text or terms"
+
+        assert b.sqlite.has("manual:s1:0")  # the peer still has it until its next pull
+        rep = b.sync_neo4j(max_seconds=60)
+        assert rep.ok, rep.error
+        assert not b.sqlite.has("manual:s1:0")
+        assert b.recall(SECRET, tiers="sqlite").hits == [] or all(
+            h.episode_id != "manual:s1:0" for h in b.recall(SECRET, tiers="sqlite").hits)
+        assert holders(b_state) == []
+        # a reset pull does not bring it back
+        from core.team.pull import pull, reset
+
+        reset(b)
+        pull(b)
+        assert not b.sqlite.has("manual:s1:0") and b.sqlite.has("manual:s1:1")
+    finally:
+        a.close()
+        b.close()
