@@ -235,6 +235,13 @@ def test_a_write_that_fails_mid_forget_is_one_line_and_finished_later(ingested):
     lines = [line for line in p.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:"), p.stderr
     assert "manual:s1:1" in recall_ids(state, "giraffes acacia")  # nothing else lost
+    # all or nothing once the next command ran: never half-forgotten
+    gone = "manual:s1:0" not in recall_ids(state, f"{SECRET} staging")
+    assert not (state / PENDING_FILE).exists()
+    assert (holders(state) == []) if gone else ("nothing was forgotten" in p.stderr and holders(state))
+    # and it can be done once there is room
+    p = ars(state, "forget", "manual:s1:0")
+    assert p.returncode == 0 and holders(state) == []
 
 
 def test_supervisor_key_needs_the_passphrase_and_signs_the_tombstone(ingested):

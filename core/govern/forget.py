@@ -195,23 +195,27 @@ def forget(memory: "Memory", sel: Selection, *, why: str = "", signer: Any = Non
             tombstone.write_pending(memory.state_dir, pending)
             memory.ledger.append([event])
             return _apply(memory, pending)
-    except OSError as exc:
-        raise _failed(exc) from None
+    except (OSError, sqlite3.OperationalError) as exc:
+        raise _failed(exc, tombstone.read_pending(memory.state_dir) is not None) from None
 
 
-def _failed(exc: OSError) -> ForgetFailed:
+def _failed(exc: Exception, started: bool) -> ForgetFailed:
     import errno
 
     if isinstance(exc, ForgetFailed):
         return exc
-    what = exc.strerror or str(exc)
-    if exc.errno == errno.ENOSPC:
-        hint = "free some space, then run any ars command: it finishes the forget"
-    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        hint = "the state directory is not writable: make it writable, then run any ars command to finish"
+    what = getattr(exc, "strerror", None) or " ".join(str(exc).split())[:120]
+    code = getattr(exc, "errno", None)
+    if code in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        fix = "free some space"
+    elif code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "make the state directory writable"
     else:
-        hint = "then run any ars command: it finishes the forget"
-    return ForgetFailed(f"forget could not finish ({what}): {hint}")
+        fix = "fix that"
+    if started:
+        return ForgetFailed(f"forget started but could not finish ({what}): {fix}, then run any ars command: "
+                            "it finishes the forget (recall already leaves it out)")
+    return ForgetFailed(f"nothing was forgotten ({what}): {fix}, then run ars forget again")
 
 
 def finish_pending(memory: "Memory", wait: bool = True) -> ForgetReport | None:
