@@ -567,6 +567,11 @@ class ARS:
         session = (session_id or "").strip()
         if len(session) > 500:
             raise BadInput("session_id is over 500 characters")
+        # secrets never enter memory: the text, summary and topics are stored redacted,
+        # and the id is of the redacted text (the same memory, whatever secret it held)
+        from .govern.redact import redact_episode, redact_text
+
+        text = redact_text(text)
         h = hashlib.blake2b(digest_size=10)
         for part in (source, session, text):
             h.update(str(part).encode("utf-8", "surrogatepass"))
@@ -579,7 +584,7 @@ class ARS:
                          meta={"remembered": True})
         except ValidationError as exc:
             raise BadInput(f"cannot remember it: {first_error(exc)}") from None
-        self.memory.store([ep])
+        self.memory.store([redact_episode(ep)])
         return ep.id
 
     # -- dashboard -------------------------------------------------------------------

@@ -32,34 +32,37 @@ private-key and URL rules only when their literal is in the text.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import string
 from collections import Counter
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from detect_secrets.plugins import (aws, azure_storage_key, discord, github_token, gitlab_token, jwt, mailchimp,
-                                    npm, pypi_token, sendgrid, slack, square_oauth, stripe, telegram_token, twilio)
-from detect_secrets.plugins.basic_auth import BasicAuthDetector  # noqa: F401 - its shape, tightened below
-from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-from detect_secrets.plugins.keyword import DENYLIST as _DS_KEYWORDS
-from detect_secrets.plugins.private_key import PrivateKeyDetector
+from .ds_patterns import KEYWORDS as _DS_KEYWORDS
+from .ds_patterns import PRIVATE_KEY_HEADERS, PROVIDERS as _DS_PROVIDERS
 
 __all__ = ["Finding", "Redacted", "redact", "redact_text", "redact_value", "redact_episode", "redact_episodes",
            "placeholder", "KINDS", "PLACEHOLDER_RE"]
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     kind: str  # "openai-key", "password", "private", ...
     start: int  # span in the input text
     end: int
 
 
-@dataclass
 class Redacted:
-    text: str
-    findings: list[Finding] = field(default_factory=list)
+    """The text as it may be stored, and what was taken out of it (kinds and spans, never the values)."""
+
+    __slots__ = ("text", "findings")
+
+    def __init__(self, text: str, findings: list[Finding] | None = None):
+        self.text = text
+        self.findings = findings or []
+
+    def __repr__(self) -> str:  # the redacted text only: a repr in a failure message shows no secret
+        return f"Redacted(text={self.text!r}, findings={self.findings!r})"
 
     @property
     def changed(self) -> bool:
@@ -81,7 +84,7 @@ PLACEHOLDER_RE = re.compile(r"\[secret:[a-z0-9-]+\]|\[private\]")
 _PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)
 
 # -- 2. private keys -------------------------------------------------------------------------------
-_KEY_HEADERS = "|".join(r.pattern for r in PrivateKeyDetector.denylist)
+_KEY_HEADERS = "|".join(PRIVATE_KEY_HEADERS)
 _PRIVATE_KEY = re.compile(
     r"(?:-----\s*)?(?:" + _KEY_HEADERS + r")[^\n]*"  # the BEGIN line (its dashes, PuTTY's header line)
     r"(?:"
@@ -91,32 +94,22 @@ _PRIVATE_KEY = re.compile(
 
 # -- 3. provider keys ------------------------------------------------------------------------------
 # (kind, regex): detect-secrets' own patterns first, then the shapes it lacks.
-_PROVIDERS: list[tuple[str, re.Pattern]] = [
-    ("aws-access-key", aws.AWSKeyDetector.denylist[0]),
-    *[("github-token", r) for r in github_token.GitHubTokenDetector.denylist],
-    *[("gitlab-token", r) for r in gitlab_token.GitLabTokenDetector.denylist],
-    *[("slack-token", r) for r in slack.SlackDetector.denylist],
-    *[("stripe-key", r) for r in stripe.StripeDetector.denylist],
-    *[("sendgrid-key", r) for r in sendgrid.SendGridDetector.denylist],
-    *[("twilio-key", r) for r in twilio.TwilioKeyDetector.denylist],
-    *[("discord-token", r) for r in discord.DiscordBotTokenDetector.denylist],
-    *[("telegram-token", r) for r in telegram_token.TelegramBotTokenDetector.denylist],
-    *[("mailchimp-key", r) for r in mailchimp.MailchimpDetector.denylist],
-    *[("pypi-token", r) for r in pypi_token.PypiTokenDetector.denylist],
-    *[("npm-token", r) for r in npm.NpmDetector.denylist],
-    *[("azure-storage-key", r) for r in azure_storage_key.AzureStorageKeyDetector.denylist],
-    *[("square-token", r) for r in square_oauth.SquareOAuthDetector.denylist],
+_PROVIDERS: list[tuple[str, str]] = [  # (kind, pattern); compiled together in _provider()
+    *[(kind, f"(?i:{p})" if icase else p) for kind, shapes in _DS_PROVIDERS.items()
+      if kind not in ("jwt", "npm-token") for p, icase in shapes],
     # detect-secrets' JWT shape, its signature taken whole (its pattern stops lazily after the second dot)
-    ("jwt", re.compile(jwt.JwtTokenDetector.denylist[0].pattern.replace("*?", "*"))),
+    ("jwt", _DS_PROVIDERS["jwt"][0][0].replace("*?", "*")),
+    # its npm shape without the registry before the token nor the line after it (the registry stays readable)
+    ("npm-token", r"(?<=:_authToken=)\s*(?:npm_[A-Za-z0-9]{36}|[A-Fa-f0-9-]{36})"),
     # not in detect-secrets 1.5 (its OpenAI pattern is the legacy T3BlbkFJ shape only)
-    ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}")),
-    ("openai-key", re.compile(r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}")),
-    ("google-api-key", re.compile(r"AIza[0-9A-Za-z_\-]{35}")),
-    ("github-token", re.compile(r"github_pat_[A-Za-z0-9_]{22,}")),
-    ("huggingface-token", re.compile(r"hf_[A-Za-z0-9]{30,}")),
-    ("stripe-key", re.compile(r"(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{16,}")),
-    ("npm-token", re.compile(r"npm_[A-Za-z0-9]{36}")),
-    ("digitalocean-token", re.compile(r"do[pro]_v1_[a-f0-9]{64}")),
+    ("anthropic-key", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    ("openai-key", r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"),
+    ("google-api-key", r"AIza[0-9A-Za-z_\-]{35}"),
+    ("github-token", r"github_pat_[A-Za-z0-9_]{22,}"),
+    ("huggingface-token", r"hf_[A-Za-z0-9]{30,}"),
+    ("stripe-key", r"(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{16,}"),
+    ("npm-token", r"npm_[A-Za-z0-9]{36}"),
+    ("digitalocean-token", r"do[pro]_v1_[a-f0-9]{64}"),
 ]
 _BEARER = re.compile(r"\b[Bb](?i:earer)\s+([A-Za-z0-9._~+/\-]{16,}=*)")
 # Every provider key is a run of these characters: the providers' regexes run on
@@ -131,8 +124,13 @@ _HEADS = [re.compile(p) for p in (  # a few small scans beat one alternation of 
     r"(?:AC|SK)[a-z0-9]{32}", r":(?=[0-9A-Za-z_-]{35})", r"[MNO][A-Za-z\d_-]{23,25}\.", r"gl[a-z]{2,6}-",
     r"hooks\.slack")]
 # A provider match needs a boundary before it (``xsk-...`` in a word is no key).
-_PROVIDER = re.compile("|".join(f"(?P<p{i}>{'(?i:' + r.pattern + ')' if r.flags & re.I else r.pattern})"
-                                for i, (_, r) in enumerate(_PROVIDERS)))
+_PROVIDER_SOURCE = "|".join(f"(?P<p{i}>{p})" for i, (_, p) in enumerate(_PROVIDERS))
+
+
+@functools.cache
+def _provider() -> re.Pattern:
+    """The providers' alternation, compiled when first needed (~12 ms: most texts never need it)."""
+    return re.compile(_PROVIDER_SOURCE)
 _PROVIDER_KIND = {f"p{i}": kind for i, (kind, _) in enumerate(_PROVIDERS)}
 
 # -- 4. URLs with a password -----------------------------------------------------------------------
@@ -155,17 +153,21 @@ _ASSIGN_TAIL = re.compile(
     r"(?:(?P<q>['\"`])(?P<qval>[^'\"`\n]{4,200})(?P=q)|(?P<val>[^\s'\"`,;)}\]]{4,200}))")
 _KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
 # what an assignment's value is when it is not a secret: code, types, placeholders, env lookups
-_NOT_A_VALUE = re.compile(
+_NOT_A_VALUE_SOURCE = (
     r"^(?:true|false|null|none|nil|undefined|required|optional|str|string|bytes|int|bool|secret|bearer|basic|"
     r"password|token|redacted|changeme|example|xxx+|\*+|\.\.\.|…|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|"
     r"%\(?[a-z_]*\)?s?|\{\{.*\}\}|\{[a-z_]*\}|os\.environ.*|getenv.*|env\(.*|process\.env.*|"
     r"(?:self|this|cls|config|settings|args|opts|options|params|request|req|user|cfg|ctx|os)\.[\w.\[\]'\"]+|"
     r"[a-z_][a-z0-9_]*\(.*|[A-Za-z_][A-Za-z0-9_]*\[.*|"
     r"(?:Optional|List|Dict|Union|SecretStr|Field)\b.*|"
-    r"\[secret:[a-z0-9-]+\]|\[private\])$", re.I)
+    r"\[secret:[a-z0-9-]+\]|\[private\])$")
+
+
+@functools.cache
+def _not_a_value() -> re.Pattern:
+    return re.compile(_NOT_A_VALUE_SOURCE, re.I)  # ~15 ms to compile: only once a keyword assignment is seen
 
 # -- 6. high entropy -------------------------------------------------------------------------------
-_B64 = Base64HighEntropyString()  # detect-secrets' charset and Shannon entropy (limit 4.5 on quoted strings)
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{20,}={0,2}(?![A-Za-z0-9+/_\-])")
 _HEX_LIKE = re.compile(r"^(?:[0-9a-fA-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                        r"[0-9a-fA-F]{12}|[0-9a-fA-F\-]+)$")
@@ -238,7 +240,7 @@ def _candidates(text: str) -> list[tuple[int, int, int, str]]:
         if run is None:
             continue
         base, done = run.start(), run.end()
-        for m in _PROVIDER.finditer(run.group()):
+        for m in _provider().finditer(run.group()):
             s = base + m.start()
             if s and text[s - 1].isalnum():
                 continue  # inside a longer word
@@ -265,7 +267,7 @@ def _candidates(text: str) -> list[tuple[int, int, int, str]]:
         key = text[start:m.end("rest")]
         g = "qval" if m.group("qval") is not None else "val"
         value = m.group(g)
-        if _NOT_A_VALUE.match(value.strip()) or value.strip().startswith(("[secret:", "[private]")):
+        if _not_a_value().match(value.strip()) or value.strip().startswith(("[secret:", "[private]")):
             continue
         if g == "val" and (not _plausible_unquoted(value) or (":" in m.group("sep") and value.isalpha()
                                                               and value.islower())):

@@ -81,12 +81,17 @@ class InboxRequest(BaseModel):
     # and the signature covers signing.input_hash(binds, detail) of the detail a person was shown.
     binds: str = ""
     expires_at: datetime | None = None  # nobody waits after this (None: until decided)
+    # signing.input_hash(binds, detail) of the detail as given, before its secrets were
+    # redacted for storage (core/govern/redact.py); empty in requests from before redaction
+    input_hash: str = ""
 
     def expired(self, at: datetime | None = None) -> bool:
         return self.expires_at is not None and (at or now()) >= self.expires_at
 
     def exact_hash(self) -> str:
         """The hash a decision on this request signs: of exactly what it shows will run."""
+        if self.input_hash:
+            return self.input_hash
         from .signing import input_hash
 
         return input_hash(self.binds or self.source.split(":", 1)[0], self.detail)

@@ -99,6 +99,15 @@ def _cap(what: str, text: str, limit: int) -> None:
                        f"(put the rest in a file and name the file)")
 
 
+# meta keys that hold free text quoted from the call (a gate's reasons quote the command);
+# the others are ids, paths and names the hook and the dashboard look things up by
+_TEXT_META = ("reasons", "action", "question", "context")
+
+
+def _redact_meta(meta: dict, redact_value) -> dict:
+    return {k: redact_value(v) if k in _TEXT_META else v for k, v in meta.items()}
+
+
 class Inbox:
     def __init__(self, state_dir: Path):
         self.state_dir = Path(state_dir)
@@ -145,9 +154,19 @@ class Inbox:
             raise BadQuery(f"expires_in must be seconds above 0 and at most 30 days, not {expires_in!r}")
         created = now()
         expires = created + timedelta(seconds=float(expires_in)) if expires_in is not None else None
+        binds = binds[:200]
+        # What a decision signs is the hash of exactly what will run, taken here from the
+        # input as given; what is stored and shown has its secrets redacted (the ledger is
+        # memory). An agent that rewrites the stored hash only makes its own request
+        # unverifiable: the hook checks a signature against the hash of the real input.
+        from ..govern.redact import redact_text, redact_value
+        from .signing import input_hash
+
+        exact = input_hash(binds or source.strip().split(":", 1)[0], detail)
         req = InboxRequest(id=f"req-{uuid.uuid4().hex[:12]}", source=source.strip(), kind=kind,  # type: ignore[arg-type]
-                           summary=_one_line(summary), detail=detail, risk=risk, meta=meta,  # type: ignore[arg-type]
-                           created_at=created, binds=binds[:200], expires_at=expires)
+                           summary=_one_line(redact_text(summary)), detail=redact_text(detail), risk=risk,  # type: ignore[arg-type]
+                           meta=_redact_meta(meta, redact_value), created_at=created, binds=binds,
+                           expires_at=expires, input_hash=exact)
         body = req.model_dump(mode="json")
         Ledger(self.state_dir).append([Event(content_id("inbox.request", req.id), "inbox.request", body,
                                              ts=req.created_at.isoformat())])

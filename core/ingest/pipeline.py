@@ -17,6 +17,7 @@ from typing import Callable, Iterable, Iterator
 from pydantic import BaseModel, Field, PrivateAttr
 
 from ..enrich.extract import source_key
+from ..govern.redact import redact_episodes
 from ..models import Episode
 from ..recall import BadQuery, Memory
 from ..sources import SourceRegistry, not_regular
@@ -239,6 +240,9 @@ def _ingest_file(memory: Memory, writer: _GroupWriter, path: Path, fmt: str, sum
     summary.format = kind
     parsed = Parsed()
     for chunk in _batches(STREAMS[kind](path, parsed), writer.batch):
+        # secrets never enter memory: redacted before the comparison with what is
+        # stored (which was redacted the same way) and before the ledger
+        chunk = redact_episodes(chunk)
         fresh = _changed(memory, chunk)
         if memory.settings.enrich_with_llm and fresh:
             from ..enrich.llm import enrich_many
