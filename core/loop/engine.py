@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..govern.redact import redact_episode, redact_value
 from ..ledger import Event, Ledger, content_id
 from ..models import Episode
 from ..recall import BadQuery
@@ -411,7 +412,11 @@ class Engine:
         rec = IterationRecord(iteration=state.iteration, action=state.selected_action, result=state.action_result,
                               verification=v, checks_failed=sum(not c.result.passed for c in state.checks),
                               decision=decision, episode_id=f"loop:{state.loop_id}:{state.iteration}")
-        episode = self._episode(state, rec)
+        # secrets never enter memory: what a tool printed is redacted in the record (ledger,
+        # checkpoint) and in the episode; redaction is deterministic, so a replayed step
+        # writes the same record and finds its episode stored
+        rec = IterationRecord.model_validate(redact_value(rec.model_dump(mode="json")))
+        episode = redact_episode(self._episode(state, rec))
         event = Event(content_id("loop.record", state.loop_id, state.iteration), "loop.record", {
             "loop_id": state.loop_id, "goal_id": state.goal_id, "iteration": state.iteration,
             "record": rec.model_dump(mode="json"), "episode_id": episode.id}, ts=v.ts.isoformat())

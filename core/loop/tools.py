@@ -220,6 +220,9 @@ def _note(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     ep = Episode(id=f"loop:{ctx.loop_id}:note:{digest}", source="loop", session_id=ctx.loop_id, agent="ars-loop",
                  summary=args.get("summary", "") or text[:120], text=text, topics=[ctx.goal_id] if ctx.goal_id else [],
                  meta={"loop_id": ctx.loop_id, "iteration": ctx.iteration, "kind": "note"})
+    from ..govern.redact import redact_episode
+
+    ep = redact_episode(ep)  # secrets never enter memory (the id is of the text as given: a replay finds it)
     old = ctx.memory.sqlite.get(ep.id)
     if old is not None and old.text == ep.text and old.summary == ep.summary:
         # replayed after a crash (or the same note twice): the memory already holds it
