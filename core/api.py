@@ -676,6 +676,14 @@ class ARS:
         self._require_signer(signer)
         return forget(self.memory, selection, why=why, signer=signer)
 
+    def redact_scan(self, dry_run: bool = False, signer: Any = None) -> "ScanReport":
+        """Secrets already stored, rewritten as placeholders everywhere (core/govern/rescan.py)."""
+        from .govern.rescan import scan
+
+        if not dry_run:
+            self._require_signer(signer)
+        return scan(self.memory, dry_run=dry_run)
+
     def export(self, fmt: str = "jsonl", *, since: str | None = None, session: str | None = None,
                scope: str | None = None) -> "Iterator[str]":
         """The episodes as they are now (forgotten ones excluded), as lines of ``fmt``."""

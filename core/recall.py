@@ -277,7 +277,10 @@ class Memory:
     def finish_forget(self, *, wait: bool = True):
         """Finish a forget a crash interrupted (core/govern/forget.py); None when none was."""
         from .govern.forget import finish_pending
+        from .govern.rescan import PENDING, finish_pending as finish_redact
 
+        if (self.state_dir / PENDING).exists():  # an interrupted `ars redact --scan`, the same way
+            finish_redact(self, wait=wait)
         return finish_pending(self, wait=wait)
 
     def _apply_ledger(self, store: SqliteStore) -> int:

@@ -324,3 +324,63 @@ def test_neo4j_drops_it_at_the_next_sync_and_a_peer_at_its_next_pull(tmp_path, n
     finally:
         a.close()
         b.close()
+
+
+# -- ars redact --scan: secrets an older store kept, rewritten everywhere -----------------------
+OLD_KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH"
+OLD_PW = "Sup3rS3cretPw"
+
+
+def older_store(tmp_path: Path) -> Path:
+    """A state written before redaction existed: its events go to the ledger as they were."""
+    from core.ledger import Event, content_id
+
+    state = tmp_path / "old"
+    state.mkdir(mode=0o700)
+    rows = [
+        {"id": "manual:k:0", "source": "manual", "session_id": "k", "summary": "keys",
+         "text": f"set OPENAI_API_KEY={OLD_KEY} and postgres://app:{OLD_PW}@db:5432/x",
+         "first_ts": "2026-11-01T10:00:00+00:00"},
+        {"id": "manual:k:1", "source": "manual", "session_id": "k", "summary": "plain",
+         "text": "postgres vacuum notes, nothing secret here", "first_ts": "2026-11-01T10:01:00+00:00"},
+    ]
+    Ledger(state, "default").append([Event(content_id("ep", r), "episode.upsert", r) for r in rows])
+    assert ars(state, "rebuild").returncode == 0
+    assert holders(state, OLD_PW) and holders(state, OLD_KEY)
+    return state
+
+
+def snippets(state: Path, query: str) -> dict[str, str]:
+    p = ars(state, "recall", query, "--json")
+    assert p.returncode == 0, p.stderr
+    return {h["episode_id"]: h["snippet"] for h in json.loads(p.stdout)["hits"]}
+
+
+def test_redact_scan_rewrites_stored_secrets_everywhere(tmp_path):
+    state = older_store(tmp_path)
+    p = ars(state, "redact", "--scan", "--dry-run")
+    assert p.returncode == 0 and "would rewrite 1" in p.stdout and holders(state, OLD_PW)
+    p = ars(state, "redact", "--scan")
+    assert p.returncode == 0, p.stderr
+    assert "rewrote 1" in p.stdout and "[secret:password]" in p.stdout
+    assert holders(state, OLD_PW) == [] and holders(state, OLD_KEY) == []
+    got = snippets(state, "postgres")
+    assert "[secret:password]" in got["manual:k:0"] and "db:5432" in got["manual:k:0"]  # the rest stays recallable
+    assert "manual:k:1" in got
+    assert ars(state, "rebuild").returncode == 0
+    assert "[secret:openai-key]" in snippets(state, "postgres OPENAI_API_KEY")["manual:k:0"]
+    assert holders(state, OLD_PW) == []
+    assert "rewrote 0" in ars(state, "redact", "--scan").stdout  # nothing left to find
+
+
+def test_redact_scan_killed_mid_way_is_finished_by_the_next_command(tmp_path):
+    state = older_store(tmp_path)
+    code = KILLER.format(root=str(ROOT), target="core.ledger.Ledger.patch", state=str(state)).replace(
+        'ars.forget(ars.forget_select(["manual:s1:0"]), why="killed mid-way")', "ars.redact_scan()")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=_env(state), cwd=ROOT)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    assert (state / "redact.pending").exists()
+    assert "[secret:password]" in snippets(state, "postgres")["manual:k:0"]
+    assert not (state / "redact.pending").exists()
+    assert holders(state, OLD_PW) == []

@@ -519,7 +519,7 @@ app.add_typer(gate_app, name="gate")
 from tui.commands.daemon import daemon_app  # noqa: E402
 app.add_typer(daemon_app, name="daemon")
 from tui.commands import govern as _govern  # noqa: E402  (ars forget, ars export)
-app.command("forget")(_govern.forget_command), app.command("export")(_govern.export_command)
+app.command("forget")(_govern.forget_command), app.command("export")(_govern.export_command), app.command("redact")(_govern.redact_command)
 from tui.commands.agents import register as _register_agents  # noqa: E402
 _register_agents(app)  # ars hook, ars install
 

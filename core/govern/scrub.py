@@ -54,10 +54,11 @@ def forgotten_line(raw: bytes, event_id: str, ts: str, ep_id: str, ns: str | Non
     return body + b" " * (len(raw) - 1 - len(body)) + b"\n"
 
 
-def ledger_patches(path: Path, ids: set[str], start: int = 0) -> Iterator[tuple[int, bytes]]:
-    """(offset, replacement) for every ledger line from ``start`` that holds a
-    forgotten episode's text: its upsert events, and other events quoting it
-    in recall results (loop transitions)."""
+def ledger_patches(path: Path, ids: set[str], start: int = 0, stop: int | None = None,
+                   ) -> Iterator[tuple[int, bytes]]:
+    """(offset, replacement) for every ledger line from ``start`` (up to
+    ``stop``) that holds a forgotten episode's text: its upsert events, and
+    other events quoting it in recall results (loop transitions)."""
     if not ids:
         return
     try:
@@ -69,6 +70,8 @@ def ledger_patches(path: Path, ids: set[str], start: int = 0) -> Iterator[tuple[
         offset = start
         for raw in fh:
             end = offset + len(raw)
+            if stop is not None and end > stop:
+                break
             if raw.endswith(b"\n"):
                 if _UPSERT in raw:
                     eid = _data_id(raw)

@@ -121,3 +121,36 @@ def export_command(
                     _fail(f"cannot write {output} ({exc.strerror or exc}): choose another --output", 1)
         except BadQuery as exc:
             _fail(str(exc))
+
+
+def redact_command(
+    scan: Annotated[bool, typer.Option("--scan", help="find secrets already stored and rewrite them as "
+                                                       "placeholders everywhere (ledger, SQLite, vectors, checkpoints)")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="list what would be rewritten, change nothing")] = False,
+    state: StateOpt = None, as_json: JsonOpt = False, passphrase_fd: PassFdOpt = None,
+) -> None:
+    """Secrets in memory: `ars redact --scan` takes those an older ARS stored out of every file."""
+    from core.govern.forget import ForgetFailed
+    from tui.cli import open_ars, out
+
+    if not scan:
+        _fail("say what to do: `ars redact --scan` (add --dry-run to only list)")
+    with open_ars(state) as ars:
+        signer = None if dry_run else signer_for(ars, passphrase_fd, "rewrite stored secrets")
+        try:
+            report = ars.redact_scan(dry_run=dry_run, signer=signer)
+        except (OSError, ForgetFailed) as exc:
+            _fail(f"redact --scan could not finish ({getattr(exc, 'strerror', None) or exc}): fix that, then run "
+                  "any ars command: it finishes the rewrite", 1)
+    if as_json:
+        out.print_json(json.dumps(report.as_dict()))
+        return
+    kinds = ", ".join(f"{k} x{n}" for k, n in sorted(report.kinds.items())) or "none"
+    verb = "would rewrite" if dry_run else "rewrote"
+    print(f"scanned {report.scanned} episodes: {verb} {len(report.episodes)} holding secrets ({kinds})")
+    for eid in report.episodes[:50]:
+        print(f"  {eid}")
+    for where, what in report.removed.items():
+        print(f"  {where}: {what}")
+    for line in report.pending_on_peers:
+        print(f"  still to go: {line}")
