@@ -268,7 +268,10 @@ class SqliteStore:
         with self._write_lock:
             conn = self._conn()
             conn.execute("PRAGMA secure_delete=ON")
+            fts_secure = sqlite3.sqlite_version_info >= (3, 42, 0)
             with conn:
+                if fts_secure:  # FTS5 removes a deleted row's postings at once (kept on: it is a table option)
+                    conn.execute("INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', 1)")
                 rows = list(rows_in(conn, "SELECT rowid, session_id, seq_ts FROM episodes WHERE id IN ({in})", ids))
                 batch = _Batch()
                 gone = {r[0] for r in rows}
@@ -290,7 +293,7 @@ class SqliteStore:
                 touched = [r[0] for r in rows_in(conn, "SELECT id FROM episodes WHERE rowid IN ({in})",
                                                  sorted(batch.touched))]
                 self._writes += 1
-            if gone:
+            if gone and not fts_secure:
                 with conn:
                     conn.execute("INSERT INTO episodes_fts(episodes_fts) VALUES ('optimize')")
             self.checkpoint(conn)
