@@ -26,6 +26,7 @@ from typing import Iterator
 from ..models import TierReport
 from ..scoring import Candidate, Query, idf_weight, score_candidates
 from ..sources import NotRegularFile, SourceFile, SourceRegistry, open_regular
+from ..govern.redact import redact_text
 from ..govern.tombstone import load as forgotten_set
 from .base import DeadlineExceeded, Lookup, guarded
 
@@ -146,8 +147,10 @@ class FilesTier:
         scored.sort(key=lambda se: (-se[0], se[1]))
         if limit is not None:
             scored = scored[:limit]
-        cands = [Candidate(episode_id=ep, text="\n".join(line_text(l) for l in matched[ep]), native=round(s, 6),
-                           terms=set(tfs[ep])) for s, ep in scored]
+        # raw session files still hold what ingestion redacted: the text a snippet is cut
+        # from is redacted whole first (a cut could split a key past recognising)
+        cands = [Candidate(episode_id=ep, text=redact_text("\n".join(line_text(l) for l in matched[ep])),
+                           native=round(s, 6), terms=set(tfs[ep])) for s, ep in scored]
         return cands, idf
 
     # -- scanners: yield (path, 1-based line number, line) ---------------------
