@@ -35,7 +35,7 @@ PROBE_QUERY = "health probe recall latency"
 SAMPLES = 150  # recall latencies kept: five minutes of polls
 KNOWN = {"state_dir", "sync", "tiers", "config", "breaker", "ledger_file", "team"}  # team: in the Team section
 KNOWN_SYNC = {"pending", "failed", "counts", "drift", "last_error", "last_ok", "ledger",
-              "namespace", "host", "push_backlog", "hosts", "drift_by_namespace"}  # the last five: the Team section
+              "namespace", "host", "push_backlog", "hosts", "drift_by_namespace", "claim"}  # the last six: Team
 # numbers a later core will report; until then they are named as absent
 ABSENT = (("embedding_backlog", "embedding backlog", "no embedder"),)
 
@@ -68,6 +68,16 @@ def when(iso: str | None) -> str:
     return f"{status.stamp(ts)} ({age(ts)} ago)"
 
 
+def claim_line(claim: dict[str, Any]) -> str:
+    """Whether this state directory holds its host id in the graph (a conflict in the warning colour)."""
+    if claim.get("conflict"):
+        return f"  [b $text-warning]claim: {escape(one_line(str(claim['conflict']), 240))}[/]"
+    state = str(claim.get("state") or "?")
+    since = f" since {escape(str(claim['since']))}" if claim.get("since") else ""
+    note = f" · [dim]{escape(str(claim['note']))}[/]" if claim.get("note") else ""
+    return f"  claim: host {escape(str(claim.get('host', '?')))} {escape(state)}{since}{note}"
+
+
 def team_lines(sync: dict[str, Any], agent: str | None = None) -> list[str]:
     """The Team section: this host's namespace, then one line per host of it (episodes in the
     graph and here, and for the other hosts the pull lag), then the drift per namespace."""
@@ -76,6 +86,9 @@ def team_lines(sync: dict[str, Any], agent: str | None = None) -> list[str]:
     out = ["", f"[b $accent]Team[/] [dim](namespace[/] {escape(str(sync['namespace']))}[dim], this host[/] "
                f"{escape(str(sync.get('host', '?')))}"
                + (f"[dim], agent[/] {escape(agent)}" if agent else "") + "[dim]; ars sync run pushes and pulls)[/]"]
+    claim = sync.get("claim")
+    if isinstance(claim, dict):
+        out.append(claim_line(claim))
     hosts = sync.get("hosts") or {}
     if not hosts:
         out.append("  [dim]no host has written to this namespace yet[/]")
