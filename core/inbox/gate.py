@@ -532,7 +532,7 @@ _SIBLINGS: dict[str, object] = {}
 
 def _sibling(name: str):
     """core/inbox/<name>.py without importing the core.inbox package's other
-    names (the hook loads this file the same way; see claude_code._gate_module)."""
+    names: any caller that loads gate.py by its file still finds its siblings."""
     full = f"core.inbox.{name}"
     import sys
 

@@ -22,10 +22,11 @@ Claude Code runs the hook command with one event as JSON on stdin
 
 Anything else: one line on stderr, exit 0 (a hook must never break the agent).
 
-This runs on every tool call in a fresh process: until a rule matches, it
-imports only the standard library (the gate module is loaded by its file, so
-``core/inbox/__init__`` and its pydantic models are not imported either);
-``core.api`` is imported only on the paths that need it.
+This runs on every tool call in a fresh process: until a call is held, it
+imports only the standard library, tree-sitter (for Bash) and, when a signed
+policy exists, ``cryptography`` (``core.inbox``'s package names load lazily, so
+its pydantic models are not imported); ``core.api`` is imported only on the
+paths that need it.
 """
 
 from __future__ import annotations
@@ -110,33 +111,6 @@ def state_dir(explicit: str | None) -> str:
         if key.upper() == "ARS_STATE_DIR" and value:
             return value
     return "state"
-
-
-_GATE = None
-
-
-def _gate_module():
-    """core/inbox/gate.py, loaded by its file: importing it as a submodule
-    would first run core/inbox/__init__ (the store and its pydantic models,
-    ~150 ms) on a path that needs none of it. When core.inbox is already
-    imported (tests, the CLI), that module is used."""
-    global _GATE
-    mod = sys.modules.get("core.inbox.gate") or _GATE
-    if mod is not None:
-        return mod
-    from importlib.machinery import ModuleSpec, SourceFileLoader  # importlib.util costs ~5 ms more
-
-    import core
-
-    name = "core.inbox.gate"
-    path = os.path.join(os.path.dirname(core.__file__), "inbox", "gate.py")
-    loader = SourceFileLoader(name, path)
-    mod = type(sys)(name)
-    mod.__spec__ = ModuleSpec(name, loader, origin=path)
-    mod.__file__, mod.__loader__, mod.__package__ = path, loader, "core.inbox"
-    loader.exec_module(mod)  # byte-compiled and cached like any import; not put in sys.modules,
-    _GATE = mod              # where a submodule without its package would confuse a later import
-    return mod
 
 
 # -- the entry point -------------------------------------------------------------------
