@@ -148,12 +148,23 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=100_000)
     ap.add_argument("--team-episodes", type=int, default=5_000)
     ap.add_argument("--no-neo4j", action="store_true")
+    ap.add_argument("--keep", type=Path, help="build the state here once and copy it for each run "
+                                              "(the build takes minutes at 100k)")
     ap.add_argument("--neo4j-uri", default=os.environ.get("ARS_NEO4J_URI"))
     args = ap.parse_args()
     rows: list[tuple[str, str, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="ars-forget-") as tmp:
         base = Path(tmp)
-        state = build(base, args.episodes)
+        if args.keep is not None:
+            import shutil
+
+            if not (args.keep / "state" / "ledger.jsonl").exists():
+                args.keep.mkdir(parents=True, exist_ok=True)
+                build(args.keep, args.episodes)
+            state = base / "state"
+            shutil.copytree(args.keep / "state", state)
+        else:
+            state = build(base, args.episodes)
         ars = ARS(Settings(state_dir=state, embedder="off"))
         ids = ars.memory.sqlite.ids()
         ars.close()

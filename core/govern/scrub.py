@@ -17,6 +17,7 @@ again after a crash finds only what is left (idempotent).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -61,6 +62,9 @@ def ledger_patches(path: Path, ids: set[str], start: int = 0, stop: int | None =
     other events quoting it in recall results (loop transitions)."""
     if not ids:
         return
+    if len(ids) <= FIND_IDS:
+        yield from _found_patches(path, ids, start, stop)
+        return
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
@@ -82,6 +86,51 @@ def ledger_patches(path: Path, ids: set[str], start: int = 0, stop: int | None =
                     if new is not None:
                         yield offset, new
             offset = end
+
+
+# Up to this many ids, the ledger is searched for each id's quoted form (a
+# bytes search: ~0.1 s for a 176 MB ledger each); more, and one pass over its
+# lines decodes each line's id instead (a 500-episode session: ~1 s).
+FIND_IDS = 16
+
+
+def _found_patches(path: Path, ids: set[str], start: int, stop: int | None) -> Iterator[tuple[int, bytes]]:
+    import mmap
+
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            end_at = len(mm) if stop is None else min(stop, len(mm))
+            lines: dict[int, int] = {}  # line start -> line end (inclusive of its newline)
+            needles = [json.dumps(i, ensure_ascii=False).encode("utf-8") for i in ids]
+            for needle in needles:
+                at = mm.find(needle, start, end_at)
+                while at >= 0:
+                    ls = mm.rfind(b"\n", start, at) + 1 if at > start else start
+                    ls = max(ls, start)
+                    le = mm.find(b"\n", at, end_at)
+                    if le < 0:
+                        break  # a torn last line: never acknowledged
+                    lines[ls] = le + 1
+                    at = mm.find(needle, le + 1, end_at)
+            for ls in sorted(lines):
+                raw = mm[ls:lines[ls]]
+                if _UPSERT in raw:
+                    eid = _data_id(raw)
+                    if eid in ids:
+                        yield ls, _scrub_upsert(raw, eid)
+                elif _HIT_KEY in raw:
+                    new = _scrub_event(raw, ids)
+                    if new is not None:
+                        yield ls, new
+        finally:
+            mm.close()
 
 
 def _scrub_upsert(raw: bytes, ep_id: str) -> bytes:
