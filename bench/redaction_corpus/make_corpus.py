@@ -233,6 +233,9 @@ CLEAN = [
     lambda: f"Set-Cookie: theme=dark; Path=/; Max-Age={R.randint(1000, 99999)}",
     lambda: f"CONTAINER ID   IMAGE   COMMAND\n{sha(12)}   redis:7   \"docker-entrypoint.s…\"",
     lambda: f"revision: {sha(40)}\nversion: {R.randint(0, 9)}.{R.randint(0, 9)}.{R.randint(0, 9)}-rc.{R.randint(1, 5)}",
+    lambda: f"tool Edit: The file /private/var/folders/{rnd('abcdefghijklmnopqrstuvwxyz0123456789', 2)}/"
+            f"{rnd('abcdefghijklmnopqrstuvwxyz0123456789_', 30)}/T/pytest-of-dev/pytest-{R.randint(1, 99)}/"
+            f"test_{R.choice(WORDS)}0/{R.choice(WORDS)}.txt has been updated",
     lambda: f"Compiling {R.choice(WORDS)}_{R.choice(WORDS)} v0.{R.randint(1, 30)}.{R.randint(0, 9)} (/home/dev/src/{R.choice(WORDS)})",
 ]
 

@@ -121,7 +121,7 @@ _RUN_CHAR = re.compile(r"[A-Za-z0-9+/_\-.:=@]")
 _HEADS = [re.compile(p) for p in (  # a few small scans beat one alternation of them all (sre tries each branch)
     r"sk-|[sr]k_|A3T|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|GR1348941|eyJ|SG\.|AIza|hf_|npm_|pypi-|_authToken|"
     r"AccountKey=|sq0csp-|do[pro]_v1_|-us\d|[Xx][Oo][Xx]",
-    r"(?:AC|SK)[a-z0-9]{32}", r":(?=[0-9A-Za-z_-]{35})", r"[MNO][A-Za-z\d_-]{23,25}\.", r"gl[a-z]{2,6}-",
+    r"(?:AC|SK)[a-z0-9]{32}", r":(?=[0-9A-Za-z_-]{35})", r"\.[A-Za-z\d_-]{6}\.", r"gl[a-z]{2,6}-",
     r"hooks\.slack")]
 # A provider match needs a boundary before it (``xsk-...`` in a word is no key).
 _PROVIDER_SOURCE = "|".join(f"(?P<p{i}>{p})" for i, (_, p) in enumerate(_PROVIDERS))
@@ -178,6 +178,13 @@ _HASH_BEFORE = re.compile(r"(?:\bh1:|sha\d+[-:=]|md5[-:=]|--hash=)\Z")
 _AWS_SECRET = re.compile(r"^(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9/+])[A-Za-z0-9/+]{40}$")
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])")
 
+# What every rule needs somewhere in the text: a run of 16 token characters, a keyword,
+# a private span, a URL's authority or a bearer. Checked first on short strings only: on
+# long ones it is nearly always there and would cost a scan for nothing.
+_QUICK = re.compile(r"[A-Za-z0-9+/_\-.:=@]{16}|://|(?i:<private|pass|pwd|secret|key|token|auth|credential|"
+                    r"contrase|bearer)")
+
+
 def _entropy(s: str) -> float:
     n = len(s)
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
@@ -193,8 +200,8 @@ def _high_entropy(tok: str) -> bool:
     digits = sum(c.isdigit() for c in core)
     if not (has_upper and has_lower) and not (digits and (has_upper or has_lower) and len(core) >= 32):
         return False  # one case only: identifiers, paths, constants (hex was taken above)
-    if "/" in core and sum(len(w) for w in _WORD.findall(core)) >= 0.6 * len(core):
-        return False  # a path of words: src/core/ingest/formats/claude_code
+    if "/" in core and all(_wordish(seg) for seg in core.split("/")):
+        return False  # a path: src/core/ingest/formats/claude_code, //bucket/2025/03/dump-1a2b3c4d
     words = sum(len(w) for w in _WORD.findall(core))
     if words >= 0.7 * len(core):
         return False  # an identifier of words: TestRedactAwsSecretKeyHandler
@@ -202,9 +209,17 @@ def _high_entropy(tok: str) -> bool:
         return False  # random 20-31 character keys mix in digits; word salads do not
     # detect-secrets' base64 limit is 4.5; a random string shorter than ~64
     # characters cannot reach it often, so the bar is set below its length's maximum
-    if _entropy(core) < min(4.5, math.log2(len(core)) - 0.7):
+    if _entropy(core) < min(4.3, math.log2(len(core)) - 1.0):
         return False
     return not _base64_of_text(core)
+
+
+_LOWER_SEGMENT = re.compile(r"^[a-z0-9_\-]*$")
+
+
+def _wordish(seg: str) -> bool:
+    """A path segment a person named: lowercase with digits, or words in CamelCase."""
+    return len(seg) <= 3 or bool(_LOWER_SEGMENT.match(seg)) or sum(len(w) for w in _WORD.findall(seg)) >= 0.7 * len(seg)
 
 
 def _base64_of_text(tok: str) -> bool:
@@ -327,12 +342,15 @@ KINDS = ("private", "private-key", *dict.fromkeys(k for k, _ in _PROVIDERS), "be
 def redact(text: str) -> Redacted:
     """``text`` with each secret replaced by its placeholder and private spans
     dropped; ``findings`` give each one's kind and span in ``text``."""
-    if len(text) < 8:
-        return Redacted(text)
+    if len(text) < 8 or (len(text) < 256 and not _QUICK.search(text)):
+        return Redacted(text)  # short strings (topics, names, paths) with no anchor of any rule
+    # placeholders already in the text are kept as they are: redacting twice changes nothing
     chosen: list[tuple[int, int, str]] = []
+    kept = [(m.start(), m.end()) for m in PLACEHOLDER_RE.finditer(text)] if "[" in text else []
     # an earlier detector wins an overlap; within one, the longer span
     for _, start, end, kind in sorted(_candidates(text), key=lambda c: (c[0], c[1] - c[2])):
-        if start >= end or any(start < e and s < end for s, e, _ in chosen):
+        if start >= end or any(start < e and s < end for s, e, _ in chosen) or \
+                any(start < e and s < end for s, e in kept):
             continue
         chosen.append((start, end, kind))
     if not chosen:
