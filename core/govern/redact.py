@@ -17,15 +17,16 @@ What finds secrets, in order (an earlier finding wins an overlap):
 4. URLs with a password (detect-secrets' basic-auth shape): only the password goes;
 5. keyword assignments (detect-secrets' keyword list: ``password=``,
    ``api_key:``, ``AWS_SECRET_ACCESS_KEY=``..., plus token/credential words);
-6. high-entropy strings (detect-secrets' Shannon entropy over the base64
-   charset), unquoted too, with the hard false positives left alone: hex
-   (commit hashes, digests), UUIDs, paths and identifiers of words, ids with a
-   known non-secret prefix (``toolu_``, ``msg_``...).
+6. high-entropy strings (Shannon entropy, as detect-secrets' high-entropy
+   plugins compute it, but unquoted too and with a bar set by the token's
+   length), with the hard false positives left alone: hex (commit hashes,
+   digests), UUIDs, paths and identifiers of words, lockfile hashes, base64 of
+   readable text, ids with a known non-secret prefix (``toolu_``, ``msg_``...).
 
 Why not detect-secrets' ``scan_line``: it runs every plugin with its filters
 on each line, ~1,600 lines/s here, and in ad-hoc mode flags every word as
-"high entropy". Its plugins' regexes and entropy function are used directly
-instead, each behind a cheap anchor: the providers' regexes run only on runs
+"high entropy". Its plugins' regexes are used directly instead (as data:
+``ds_patterns.py``), each behind a cheap anchor: the providers' regexes run only on runs
 of 16+ token characters, the keyword rule only where a keyword is, the
 private-key and URL rules only when their literal is in the text.
 """
