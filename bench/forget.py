@@ -99,7 +99,10 @@ def inproc_rows(state: Path, ep_id: str) -> list[tuple[str, str, str, str]]:
         secs = time.perf_counter() - t
     finally:
         ars.close()
-    return [("forget 1 episode (in-process API call)", f"{secs:.2f} s", "-", rep.removed.get("ledger", ""))]
+    merge = getattr(ars.memory.sqlite, "forget_merge_seconds", None)
+    return [("forget 1 episode (in-process API call)", f"{secs:.2f} s", "-", rep.removed.get("ledger", "")),
+            ("  of which the FTS5 index merge (optimize)", "-" if merge is None else f"{merge:.2f} s", "-",
+             "SQLite 3.40: no FTS5 secure-delete, so the old postings go only with a merge")]
 
 
 def _first(stdout: str) -> str:
