@@ -524,12 +524,13 @@ class ARS:
 
     def request_approval(self, source: str, action: str, details: str = "", risk: str = "medium",
                          kind: str = "approval", meta: "dict[str, Any] | None" = None, binds: str = "",
-                         expires_in: float | None = None) -> "InboxRequest":
+                         expires_in: float | None = None, exact: str | None = None) -> "InboxRequest":
         """A new pending request from an agent (durable when this returns). ``binds``: what a
         signed decision is bound to (a tool's name; default the source's kind); ``expires_in``
-        seconds: when nobody waits for it any more."""
+        seconds: when nobody waits for it any more; ``exact``: the whole input when ``details``
+        was cut to fit (a decision signs its hash; the stored detail is also redacted)."""
         return self.inbox.create(source=source, kind=kind, summary=action, detail=details, risk=risk, meta=meta,
-                                 binds=binds, expires_in=expires_in)
+                                 binds=binds, expires_in=expires_in, exact=exact)
 
     def inbox_end(self, request_id: str, how: str, why: str = "") -> bool:
         """End a request nobody waits for any more (``expire`` or ``withdraw``), exactly

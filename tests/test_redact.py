@@ -372,6 +372,18 @@ def test_a_held_commands_secret_is_redacted_but_the_signature_covers_the_exact_i
                                    request_id=req.id, input_hash=signing.input_hash("Bash", got.detail))[0] is None
 
 
+def test_a_detail_cut_to_fit_is_signed_over_the_whole_input(tmp_path):
+    """The hook cuts a long input to fit the request and keeps the whole one aside:
+    given ``exact``, the request's hash is of the whole input, not of what is shown."""
+    full = "echo " + "x" * 20_000 + " && rm -rf build"
+    shown = full[:1000] + "\n[... cut]"
+    with ARS(Settings(state_dir=tmp_path / "state")) as a:
+        req = a.request_approval("claude-code:s1", "long command", details=shown, binds="Bash", exact=full)
+        plain = a.request_approval("claude-code:s1", "short command", details="ls", binds="Bash")
+    assert req.exact_hash() == signing.input_hash("Bash", full) != signing.input_hash("Bash", shown)
+    assert plain.exact_hash() == signing.input_hash("Bash", "ls")
+
+
 def test_the_hook_holds_a_command_with_a_secret_and_the_supervisors_approval_runs_it(tmp_path):
     """End to end through the real hook: the person sees the command redacted, signs, and the
     hook (which hashes the real input) answers allow."""

@@ -127,10 +127,12 @@ class Inbox:
 
     # -- create --------------------------------------------------------------------
     def create(self, *, source: str, kind: str, summary: str, detail: str = "", risk: str = "medium",
-               meta: dict | None = None, binds: str = "", expires_in: float | None = None) -> InboxRequest:
+               meta: dict | None = None, binds: str = "", expires_in: float | None = None,
+               exact: str | None = None) -> InboxRequest:
         """A new pending request; durable (ledger event, then its file) when this returns.
         ``binds`` names what a signed decision on it is bound to (a tool's name, "mcp");
-        ``expires_in`` seconds: nobody waits for it after that."""
+        ``expires_in`` seconds: nobody waits for it after that. ``exact``: the whole input
+        when ``detail`` had to be cut to fit (what a decision's hash is taken over)."""
         if not isinstance(source, str) or not source.strip():
             raise BadQuery("a request needs a source, e.g. mcp:<client> or claude-code:<session>")
         _cap("source", source, MAX_SOURCE)
@@ -162,11 +164,13 @@ class Inbox:
         from ..govern.redact import redact_text, redact_value
         from .signing import input_hash
 
-        exact = input_hash(binds or source.strip().split(":", 1)[0], detail)
+        if exact is not None and not isinstance(exact, str):
+            raise BadQuery("exact must be text: the whole input that will run")
+        signed_hash = input_hash(binds or source.strip().split(":", 1)[0], detail if exact is None else exact)
         req = InboxRequest(id=f"req-{uuid.uuid4().hex[:12]}", source=source.strip(), kind=kind,  # type: ignore[arg-type]
                            summary=_one_line(redact_text(summary)), detail=redact_text(detail), risk=risk,  # type: ignore[arg-type]
                            meta=_redact_meta(meta, redact_value), created_at=created, binds=binds,
-                           expires_at=expires, input_hash=exact)
+                           expires_at=expires, input_hash=signed_hash)
         body = req.model_dump(mode="json")
         Ledger(self.state_dir).append([Event(content_id("inbox.request", req.id), "inbox.request", body,
                                              ts=req.created_at.isoformat())])
