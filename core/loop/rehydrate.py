@@ -203,4 +203,8 @@ def render_markdown(r: RehydrateReport) -> str:
         out.append("")
     if r.warnings:
         out += ["## Warnings", ""] + [f"- {w}" for w in r.warnings] + [""]
-    return "\n".join(out)
+    # memories are stored redacted; a loop's goal, blockers and open request come from its
+    # own state: the context an agent is handed at startup carries no secret either way
+    from ..govern.redact import redact_text
+
+    return redact_text("\n".join(out))
