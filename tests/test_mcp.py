@@ -96,7 +96,7 @@ async def test_tools_are_listed_with_schemas_and_when_to_call_them(ars):
     async with client(ars) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         resources = (await c.list_resources()).resources
-    assert set(tools) == {"recall", "explain", "remember", "request_approval", "check_approval", "loops",
+    assert set(tools) == {"recall", "explain", "remember", "request_approval", "check_approval", "loops", "request_forget",
                           "startup_context"}
     for t in tools.values():
         assert t.description and len(t.description) > 80, t.name  # says when an agent should call it
