@@ -384,3 +384,26 @@ def test_redact_scan_killed_mid_way_is_finished_by_the_next_command(tmp_path):
     assert "[secret:password]" in snippets(state, "postgres")["manual:k:0"]
     assert not (state / "redact.pending").exists()
     assert holders(state, OLD_PW) == []
+
+
+async def test_mcp_request_forget_tool_asks_and_forgets_nothing(ingested):
+    """Through a real MCP client: the agent's only way to have a memory forgotten."""
+    from mcp import Client
+    from mcp_types import Implementation
+
+    from core.api import ARS
+    from core.config import Settings
+    from tui.agents.mcp_server import build_server
+
+    state, _ = ingested
+    with ARS(Settings(state_dir=state, embedder="off")) as a:
+        async with Client(build_server(a), client_info=Implementation(name="agent", version="1")) as c:
+            r = await c.call_tool("request_forget", {"episode_id": "manual:s1:0", "why": "holds a password"})
+            both = await c.call_tool("request_forget", {"why": "x"})
+        assert not r.is_error, r
+        rid = r.structured_content["request_id"]
+        assert "ars forget manual:s1:0" in r.structured_content["note"]
+        assert both.is_error and "exactly one" in both.content[0].text
+        req = a.inbox_get(rid)
+        assert req.status == "pending" and req.kind == "approval"
+    assert "manual:s1:0" in recall_ids(state, SECRET)
