@@ -407,3 +407,25 @@ async def test_mcp_request_forget_tool_asks_and_forgets_nothing(ingested):
         req = a.inbox_get(rid)
         assert req.status == "pending" and req.kind == "approval"
     assert "manual:s1:0" in recall_ids(state, SECRET)
+
+
+def test_rebuild_regenerates_the_forgotten_list_from_the_tombstones(ingested):
+    state, src = ingested
+    assert ars(state, "forget", "manual:s1:0").returncode == 0
+    (state / "forgotten.json").unlink()
+    assert ars(state, "rebuild").returncode == 0
+    assert "manual:s1:0" in json.loads((state / "forgotten.json").read_text())["ids"]
+    assert ars(state, "ingest", str(src), "--format", "episodes").returncode == 0
+    assert "manual:s1:0" not in recall_ids(state, f"{SECRET} staging password")
+    assert holders(state) == []
+
+
+def test_redact_scan_is_the_supervisors_decision_too(tmp_path):
+    state = older_store(tmp_path)
+    assert ars(state, "supervisor", "init", passphrase=PASS).returncode == 0
+    p = ars(state, "redact", "--scan")
+    assert p.returncode != 0 and "passphrase" in p.stderr.lower()
+    assert holders(state, OLD_PW)
+    p = ars(state, "redact", "--scan", passphrase=PASS)
+    assert p.returncode == 0, p.stderr
+    assert holders(state, OLD_PW) == []
