@@ -88,3 +88,45 @@ async def test_a_key_replaced_after_the_dashboard_started_is_refused(demo: Path)
         await wait_for(pilot, lambda: any("REFUSED" in str(n.message) for n in app._notifications),
                        what="the refusal")
         assert disk(demo, s.loop_id).status == "waiting_human" and app.signer is None
+
+
+async def test_d_in_recall_forgets_the_selected_memory_after_showing_it(demo: Path):
+    from tuihelp import search_recall
+
+    signing.init(demo, PASS.encode())  # forgetting is the supervisor's decision: signed
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await search_recall(pilot, app, "Neo4j outage")
+        await pilot.press("escape")  # from the search box to the results
+        hit = app.screen.selected_hit()
+        assert hit is not None
+        gone = hit.episode_id
+        await pilot.press("d")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirmation")
+        assert gone in str(app.screen.query_one("#body").render())  # it shows what will go
+        await pilot.press("n")  # no: nothing forgotten
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "RecallScreen", what="the recall view")
+        assert gone in [h.episode_id for h in app.ars.recall("Neo4j outage", k=25).hits]
+        await pilot.press("d")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the passphrase prompt")
+        await _type(pilot, PASS)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any(n.title == "Forgotten" for n in app._notifications), what="the report")
+        await wait_for(pilot, lambda: gone not in [h.episode_id for h in (app.screen.result.hits or [])],
+                       what="the recall to run again without it")
+    from core.api import ARS
+    from core.config import Settings
+
+    with ARS(Settings(state_dir=demo, neo4j_uri=None)) as a:
+        assert gone not in [h.episode_id for h in a.recall("Neo4j outage", k=25).hits]
+
+
+def test_a_redacted_placeholder_is_shown_as_such():
+    from tui.screens.recall import placeholders_marked
+
+    marked = placeholders_marked("key [secret:openai-key] and [private] here")
+    assert "[reverse $text-warning][secret:openai-key][/]" in marked.replace("\\[", "[")
+    assert "[reverse $text-warning][private][/]" in marked.replace("\\[", "[")

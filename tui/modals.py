@@ -332,6 +332,7 @@ HELP = {
         ("m", "page past the cut-off: the next hits below k, dimmed"),
         ("x", "explain an episode (pick it by its content): verdict, then per tier stored, rank, cut-off"),
         ("t", "tiers: every tier side by side / as the agent asks"),
+        ("d", "forget the selected memory everywhere, after a confirmation that shows it (signed)"),
     ],
     "Checkpoints (4)": [
         ("[ ]", "previous / next history entry, with the diff"),

@@ -46,6 +46,20 @@ K_STEP = 5
 ID_WIDTH = 20
 
 
+def placeholders_marked(text: str) -> str:
+    """A snippet as markup, a redacted secret's placeholder shown as such (not dimmed like
+    the text around it), so nobody mistakes ``[secret:openai-key]`` for the key."""
+    from core.govern.redact import PLACEHOLDER_RE
+
+    out, at = [], 0
+    for m in PLACEHOLDER_RE.finditer(text):
+        out.append(f"[dim]{escape(text[at:m.start()])}[/]")
+        out.append(f"[reverse $text-warning]{escape(m.group(0))}[/]")
+        at = m.end()
+    out.append(f"[dim]{escape(text[at:])}[/]")
+    return "".join(out)
+
+
 class RecallScreen(DashboardView):
     MODE = "recall"
     AUTO_FOCUS = "#hits"
@@ -56,12 +70,15 @@ class RecallScreen(DashboardView):
         Binding("minus", "k(-1)", "k-", show=True, key_display="-"),
         Binding("m", "more", "Past cut-off", show=True),
         Binding("t", "toggle_tiers", "Tiers", show=True),
+        Binding("d", "forget", "Forget", show=True),
         Binding("escape", "leave_box", "Results", show=False),
     ]
     PALETTE = (
         ("Explain an episode", "Why recall did or did not return an episode: pick it by its content (x)", "explain"),
         ("More past the cut-off", f"The next {PAGE} hits below k, dimmed (m)", "more"),
         ("Toggle tiers", "All three tiers side by side, or as the agent asks (t)", "toggle_tiers"),
+        ("Forget this memory", "Remove the selected memory from every file ARS wrote, after a confirmation "
+                               "that shows it (d)", "forget"),
     )
 
     def __init__(self) -> None:
@@ -287,7 +304,44 @@ class RecallScreen(DashboardView):
             f"[b]{escape(h.episode_id)}[/]{past}{self.came_from(h)}\n"
             f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
         self.query_one("#breakdown", Static).update(self.score_tables(h))
-        self.query_one("#hit-snippet", Static).update(f"[dim]{escape(one_line(h.snippet, 300))}[/]")
+        self.query_one("#hit-snippet", Static).update(placeholders_marked(one_line(h.snippet, 300)))
+
+    # -- forgetting (core/govern): the supervisor's decision, signed like any other -------------
+    @work(exclusive=True, group="recall-forget")
+    async def action_forget(self) -> None:
+        import asyncio
+
+        from ..modals import ConfirmModal
+
+        h = self.selected_hit()
+        if h is None:
+            self.notify("nothing selected: search first, then pick the memory to forget", severity="warning")
+            return
+        ars = self.app.ars  # type: ignore[attr-defined]
+        try:
+            sel = await asyncio.to_thread(ars.forget_select, [h.episode_id])
+        except BadInput as exc:
+            self.notify(str(exc), severity="error", title="Nothing to forget", timeout=8)
+            return
+        shown = "\n".join(f"{p.get('id', '')}  {one_line(p.get('summary', ''), 160)}" for p in sel.preview[:8])
+        body = (f"{shown}\n\nIt is removed from every file ARS wrote in this state directory now, from Neo4j at "
+                "the next sync and from the team's hosts at their next pull. This cannot be undone.")
+        if not await self.app.push_screen_wait(ConfirmModal(f"Forget {h.episode_id}?", body)):
+            self.notify("nothing forgotten")
+            return
+        go, signer = await self.app.unlock_signer()  # type: ignore[attr-defined]
+        if not go:
+            return
+        try:
+            report = await asyncio.to_thread(ars.forget, sel, "forgotten from the dashboard", signer)
+        except Exception as exc:  # noqa: BLE001 - one line; a forget a crash cut short is finished next time
+            self.notify(one_line(str(exc), 300), severity="error", title="Not forgotten", timeout=10)
+            return
+        where = ", ".join(sorted(report.removed)) or "here"
+        peers = f"; still to go: {'; '.join(report.pending_on_peers)}" if report.pending_on_peers else ""
+        self.notify(f"{len(report.ids)} forgotten ({where}){peers}", title="Forgotten", timeout=8)
+        if self.result is not None:
+            self.search(self.result.query)
 
     def score_tables(self, h: Hit):
         """How the fused score is made (each tier's contribution, weight times
