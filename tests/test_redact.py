@@ -93,6 +93,10 @@ KINDS = [
     ("password", lambda: rnd(10) + "#4", "password = \"{s}\""),
     ("password", lambda: rnd(10) + "#4", "DB_PASSWORD={s}"),
     ("password", lambda: rnd(10) + "#4", "db:\n  password: {s}\n  host: db"),
+    ("password", lambda: rnd(10) + "#4", "mysql -h db -u root -p{s} shop"),
+    ("password", lambda: rnd(10) + "#4", "sshpass -p '{s}' ssh deploy@host"),
+    ("password", lambda: rnd(10) + "#4", "docker login -u ci --password {s} registry"),
+    ("password", lambda: rnd(10) + "#4", "the wifi password is {s}"),
     ("api-key", lambda: rnd(32, "0123456789abcdef"), "DATADOG_API_KEY={s}"),
     ("bearer-token", lambda: rnd(48), "Authorization: Bearer {s}"),
     ("high-entropy", lambda: rnd(36), "the signing secret is {s}"),
@@ -172,6 +176,11 @@ HARD_CLEAN = [
     "export AWS_PROFILE=staging AWS_REGION=eu-west-1",
     "Edit /private/var/folders/jv/1nszcffd0x74lysjsn_btj6w0000gn/T/pytest-of-pete/pytest-1/test_edit0/a.txt",
     "s3://acme-backups/postgres/2025/03/dump-1a2b3c4d.sql.gz",
+    "the password is incorrect, says the login page",
+    'echo "$CR_PAT" | docker login ghcr.io -u ci --password-stdin',
+    "mysql -u root -p shop",
+    "redis-cli -a $REDIS_PASSWORD ping",
+    "psql --password --username app orders",
 ]
 
 

@@ -85,6 +85,7 @@ MAKERS = {
     "huggingface-token": lambda: "hf_" + rnd(ALNUM, 34),
     "telegram-token": lambda: str(R.randint(10**8, 10**9)) + ":" + rnd(URLSAFE, 35),
     "high-entropy": lambda: rnd(ALNUM, 32),
+    "cli-password": password,
     "bearer-token": lambda: rnd(ALNUM + "._-", 48),
 }
 
@@ -133,6 +134,11 @@ TEMPLATES = {
     "telegram-token": ["tool (Read): TELEGRAM_BOT_TOKEN={s}", "user: the bot token is {s}"],
     "high-entropy": ['tool (Read): "datadog": {{"api_key": "{s}"}}', "user: the webhook signing secret is {s}",
                      "tool (Read): INTERNAL_SERVICE_KEY={s}"],
+    "cli-password": ["tool (Bash): $ mysql -h db.internal -u root -p{s} shop < dump.sql",
+                     "tool (Bash): $ sshpass -p '{s}' ssh deploy@10.0.3.7 uptime",
+                     "tool (Bash): $ docker login -u ci --password {s} registry.acme.dev",
+                     "tool (Bash): $ redis-cli -h cache -a {s} PING",
+                     "user: the wifi password is {s}"],
     "bearer-token": ["tool (Bash): $ curl -H 'Authorization: Bearer {s}' https://internal/api/v2/jobs",
                      "assistant: the request sent Authorization: Bearer {s} and got 403"],
 }
@@ -236,6 +242,13 @@ CLEAN = [
     lambda: f"tool Edit: The file /private/var/folders/{rnd('abcdefghijklmnopqrstuvwxyz0123456789', 2)}/"
             f"{rnd('abcdefghijklmnopqrstuvwxyz0123456789_', 30)}/T/pytest-of-dev/pytest-{R.randint(1, 99)}/"
             f"test_{R.choice(WORDS)}0/{R.choice(WORDS)}.txt has been updated",
+    lambda: R.choice(["assistant: the password is incorrect, the login page says so",
+                      "tool (Bash): $ echo \"$CR_PAT\" | docker login ghcr.io -u ci --password-stdin",
+                      "tool (Bash): $ mysql -u root -p shop",
+                      "tool (Bash): $ redis-cli -a $REDIS_PASSWORD ping",
+                      "tool (Bash): $ psql --password --username app orders",
+                      f"tool (Bash): $ git log --pretty=oneline --author=ana -n {R.randint(2, 50)}",
+                      "tool (Bash): $ pip install --upgrade --no-cache-dir requests"]),
     lambda: f"Compiling {R.choice(WORDS)}_{R.choice(WORDS)} v0.{R.randint(1, 30)}.{R.randint(0, 9)} (/home/dev/src/{R.choice(WORDS)})",
 ]
 

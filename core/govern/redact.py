@@ -152,6 +152,15 @@ _ASSIGN_TAIL = re.compile(
     r"(?P<rest>[A-Za-z0-9_\-]*)[\]'\"]{0,2}"
     r"(?P<sep>\s*(?::=|==?|:)\s*|\s+(?=['\"]))"
     r"(?:(?P<q>['\"`])(?P<qval>[^'\"`\n]{4,200})(?P=q)|(?P<val>[^\s'\"`,;)}\]]{4,200}))")
+# Passwords on command lines and in plain words (not detect-secrets'): a flag's value,
+# mysql's attached -pSECRET, sshpass -p, redis-cli -a, "the password is X"
+_CLI_PASSWORD = re.compile(
+    r"--(?:password|passwd|pass|token|api-key|apikey|secret|auth-token)(?:=|\s+)(?P<q1>['\"]?)(?P<v1>[^\s'\"]{4,})(?P=q1)"
+    r"|\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n|;&]*?\s-p(?P<q2>['\"]?)(?P<v2>[^\s'\"]{3,})(?P=q2)"
+    r"|\bsshpass\s+-p\s*(?P<q3>['\"]?)(?P<v3>[^\s'\"]+)(?P=q3)"
+    r"|\bredis-cli\b[^\n|;&]*?\s-a\s+(?P<q4>['\"]?)(?P<v4>[^\s'\"]+)(?P=q4)"
+    r"|\b(?i:password|passphrase|passwd|pwd)\s+(?:is|was)\s+(?P<q5>['\"`]?)(?P<v5>[^\s'\"`]{6,})(?P=q5)")
+_CLI_HINT = re.compile(r"--|\s-[pa]|(?i:password|passphrase|passwd|pwd)\s+(?:is|was)\s")
 _KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
 # what an assignment's value is when it is not a secret: code, types, placeholders, env lookups
 _NOT_A_VALUE_SOURCE = (
@@ -182,7 +191,7 @@ _WORD = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{3,}(?![a-z])")
 # What every rule needs somewhere in the text: a run of 16 token characters, a keyword,
 # a private span, a URL's authority or a bearer. Checked first on short strings only: on
 # long ones it is nearly always there and would cost a scan for nothing.
-_QUICK = re.compile(r"[A-Za-z0-9+/_\-.:=@]{16}|://|(?i:<private|pass|pwd|secret|key|token|auth|credential|"
+_QUICK = re.compile(r"[A-Za-z0-9+/_\-.:=@]{16}|://|\s-p\S|\s-a\s|(?i:<private|pass|pwd|secret|key|token|auth|credential|"
                     r"contrase|bearer)")
 
 
@@ -291,6 +300,15 @@ def _candidates(text: str) -> list[tuple[int, int, int, str]]:
         if _NOT_A_KEY.search(key):
             continue
         out.append((4, m.start(g), m.end(g), _keyword_kind(key)))
+    if _CLI_HINT.search(text):
+        for m in _CLI_PASSWORD.finditer(text):
+            g = m.lastgroup or ""
+            value = m.group(g).rstrip(".,;:!?)")
+            if value.startswith(("$", "<", "[secret:", "[private]", "-")) or _not_a_value().match(value):
+                continue
+            if g == "v5" and (value.isalpha() and value.islower()):
+                continue  # "the password is incorrect"
+            out.append((4, m.start(g), m.start(g) + len(value), "password"))
     akia = [c[1] for c in out if c[3] == "aws-access-key"]
     for m in _TOKEN.finditer(text):
         tok = m.group()
