@@ -458,3 +458,22 @@ def test_gate_edit_opens_the_editor_and_signs_on_save(supervised, tmp_path):
     p = ars("gate", "edit", "--state", str(state), passphrase=PASS, env=_env(EDITOR=str(editor)))
     assert p.returncode == 2 and "nothing was saved" in one_line_error(p)
     assert policy.load(state, fp)[0].timeout == 9
+
+
+def test_an_agent_that_edits_what_the_request_shows_voids_the_approval(supervised, project, tmp_path):
+    """The agent rewrites its held request's file to show a harmless command (keeping the
+    input hash of what will really run); the supervisor approves what they were shown.
+    The signature covers the shown text too: the hook refuses it, nothing runs."""
+    state, fp = supervised
+    _sign_policy(state, short_wait(5), tmp_path)
+    proc = _hook_bg(state, fp, _pre(project, f"rm -rf {project / 'victim'}"), project)
+    req = _waiting(state, proc)
+    path = state / "inbox" / f"{req.id}.json"
+    body = json.loads(path.read_text())
+    body["detail"], body["summary"] = "ls -la", "Claude Code Bash: ls -la"
+    path.write_text(json.dumps(body))
+    p = ars("inbox", "approve", req.id, "--state", str(state), passphrase=PASS)
+    assert p.returncode == 0, p.stderr
+    decision, reason, err = _answer(proc)
+    assert decision == "ask" and "showed other text" in err, (reason, err)
+    assert (project / "victim").is_dir()

@@ -96,6 +96,13 @@ class InboxRequest(BaseModel):
 
         return input_hash(self.binds or self.source.split(":", 1)[0], self.detail)
 
+    def shown_hash(self) -> str:
+        """The hash of what the request shows a person (its detail, secrets redacted):
+        signed beside ``exact_hash`` so the shown text and what runs cannot part."""
+        from .signing import input_hash
+
+        return input_hash(self.binds or self.source.split(":", 1)[0], self.detail)
+
     def allowed(self) -> tuple[str, ...]:
         """The verdicts a person may give on it."""
         if self.source == "loop":

@@ -153,9 +153,13 @@ class Signer:
                 "key": base64.b64encode(self.public_raw).decode()}
 
     def sign_decision(self, *, request_id: str, input_hash: str, verdict: str, note: str,
-                      decided_at: datetime, ttl: timedelta = DECISION_TTL) -> dict:
+                      decided_at: datetime, ttl: timedelta = DECISION_TTL, shown_hash: str = "") -> dict:
+        """``shown_hash``: of the text the person was shown (secrets redacted), so an agent
+        that edits what a request shows, keeping its input hash, makes the decision void."""
         payload = {"v": 1, "request_id": request_id, "input_hash": input_hash, "verdict": verdict,
                    "note": note, "decided_at": iso(decided_at), "expires_at": iso(decided_at + ttl)}
+        if shown_hash:
+            payload["shown_hash"] = shown_hash
         return self.sign_text(canonical(payload))
 
 
@@ -218,7 +222,7 @@ def verify_text(record: dict, pin: str) -> tuple[str | None, str]:
 
 
 def verify_decision(record: dict, *, pin: str, request_id: str, input_hash: str,
-                    now: datetime | None = None) -> tuple[dict | None, str]:
+                    now: datetime | None = None, shown_hash: str | None = None) -> tuple[dict | None, str]:
     """(the signed payload, "") when ``record`` is a decision the pinned key signed
     for this request and this exact input, still in time; else (None, why not)."""
     text, why = verify_text(record, pin)
@@ -234,6 +238,8 @@ def verify_decision(record: dict, *, pin: str, request_id: str, input_hash: str,
         return None, f"it was signed for another request ({str(payload.get('request_id'))[:40]})"
     if payload.get("input_hash") != input_hash:
         return None, "it was signed for another input than the one about to run"
+    if shown_hash is not None and payload.get("shown_hash") != shown_hash:
+        return None, "it was signed for another input than the one about to run (the request showed other text)"
     try:
         expires = datetime.fromisoformat(str(payload.get("expires_at")))
     except ValueError:

@@ -264,7 +264,7 @@ class Inbox:
         by = by or who()
         if signer is not None:
             fields = signer.sign_decision(request_id=request_id, input_hash=req.exact_hash(), verdict=verdict,
-                                          note=note.strip(), decided_at=at)
+                                          note=note.strip(), decided_at=at, shown_hash=req.shown_hash())
             from .signing import short
 
             by = f"supervisor {short(signer.fingerprint)} ({by})"

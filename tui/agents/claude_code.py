@@ -213,7 +213,10 @@ def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, st
         meta = {"tool_name": tool_name[:200], "rules": rules[:1000], "session_id": session}
     with ARS(load_settings(state_dir=state), create=True) as ars:
         req = ars.request_approval(f"{AGENT}:{session}", summary, details=detail, risk=first.risk,
-                                   kind="approval", meta=meta, binds=tool_name, expires_in=gate.timeout)
+                                   kind="approval", meta=meta, binds=tool_name, expires_in=gate.timeout,
+                                   exact=full if full is not None else detail)
+        # what the request shows a person, as created here (an agent may rewrite the file, not this)
+        shown = req.shown_hash()
         marker = _call_marker(ars.state_dir, session, tool_use_id, req.id)
         try:
             if full is not None:
@@ -237,7 +240,7 @@ def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, st
                     continue  # a decision raced the expiry: it stands (read it next time round)
                 if d.verdict != "approve" or PIN is None:
                     break
-                problem = _refusal(d, req.id, exact)
+                problem = _refusal(d, req.id, exact, shown)
                 if not problem:
                     break
                 # never act on it, and do not let it take the supervisor's place: set it aside, wait on
@@ -268,12 +271,13 @@ def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, st
                                            f"{d.note}"))
 
 
-def _refusal(d, request_id: str, exact: str) -> str:
+def _refusal(d, request_id: str, exact: str, shown: str) -> str:
     """Why an approval must not be acted on ("" when it is the pinned supervisor's,
-    for this request and this exact input, in time)."""
+    for this request, this exact input and the text the request showed, in time)."""
     from core.inbox.signing import verify_decision
 
-    payload, why = verify_decision(d.model_dump(mode="json"), pin=PIN, request_id=request_id, input_hash=exact)
+    payload, why = verify_decision(d.model_dump(mode="json"), pin=PIN, request_id=request_id, input_hash=exact,
+                                   shown_hash=shown)
     if payload is None:
         return why
     return "" if payload.get("verdict") == "approve" else "it was not signed as an approval"
