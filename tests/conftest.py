@@ -23,6 +23,27 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ["ARS_RECALL_DAEMON"] = "off"
 
 
+class passphrase_pipe:
+    """The supervisor's passphrase on a pipe, as `--passphrase-fd N` reads it: ``args`` to
+    add to the command line and ``fds`` to pass to the child (closed on leaving)."""
+
+    def __init__(self, passphrase: str | None):
+        self.args: list[str] = []
+        self.fds: tuple[int, ...] = ()
+        if passphrase is not None:
+            r, w = os.pipe()
+            os.write(w, passphrase.encode() + b"\n")
+            os.close(w)
+            self.args, self.fds = ["--passphrase-fd", str(r)], (r,)
+
+    def __enter__(self) -> "passphrase_pipe":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for fd in self.fds:
+            os.close(fd)
+
+
 def env_without_ars(prefixes: tuple[str, ...] = ("ARS_",)) -> dict[str, str]:
     """This environment for a child process, without the ARS_* settings (or other
     ``prefixes``) a developer's shell may hold, but keeping the suite's

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import env_without_ars, make_memory, write_episodes
+from conftest import env_without_ars, make_memory, passphrase_pipe, write_episodes
 from core.govern import forget as F
 from core.govern.tombstone import FORGET_EVENT, PENDING_FILE
 from core.ingest.pipeline import ingest
@@ -52,21 +52,10 @@ def _env(state: Path, **extra: str) -> dict:
 def ars(state: Path, *args: str, passphrase: str | None = None, preexec=None,
         **extra: str) -> subprocess.CompletedProcess:
     cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
-    pass_fds: tuple[int, ...] = ()
-    r = None
-    if passphrase is not None:
-        r, w = os.pipe()
-        os.write(w, passphrase.encode() + b"\n")
-        os.close(w)
-        pass_fds = (r,)
-        args = (*args, "--passphrase-fd", str(r))
-    try:
-        return subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=120, cwd=ROOT,
-                              stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds,
+    with passphrase_pipe(passphrase) as pp:
+        return subprocess.run(cmd + list(args) + pp.args, capture_output=True, text=True, timeout=120, cwd=ROOT,
+                              stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pp.fds,
                               env=_env(state, **extra), preexec_fn=preexec)
-    finally:
-        if r is not None:
-            os.close(r)
 
 
 def holders(state: Path, needle: str = SECRET) -> list[str]:

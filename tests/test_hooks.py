@@ -22,7 +22,7 @@ from core.api import ARS
 from core.config import Settings
 from core.inbox import Inbox, policy, signing
 from core.inbox.gate import DEFAULT_TOML, GATE_FILE, MAX_SUBJECT, Gate, GateError, nested_repeat
-from conftest import env_without_ars
+from conftest import env_without_ars, passphrase_pipe
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "ars"
@@ -79,23 +79,15 @@ def hook_bg(payload: dict, state: Path, via: str = "script") -> subprocess.Popen
 
 def ars(*args: str, state: Path, timeout: float = 60) -> subprocess.CompletedProcess:
     """`ars ARGS`; an inbox decision is made as the supervisor makes it: the passphrase on a pipe."""
-    extra, fds = _passphrase(args, state)
-    try:
-        return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state), *extra],
-                              capture_output=True, text=True, timeout=timeout, env=_env(), cwd=ROOT, pass_fds=fds,
+    with _passphrase(args, state) as pp:
+        return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state), *pp.args],
+                              capture_output=True, text=True, timeout=timeout, env=_env(), cwd=ROOT, pass_fds=pp.fds,
                               stdin=subprocess.DEVNULL)
-    finally:
-        for fd in fds:
-            os.close(fd)
 
 
-def _passphrase(args, state: Path) -> tuple[list[str], tuple[int, ...]]:
-    if not (args[:1] == ("inbox",) and args[1] in ("approve", "reject", "respond") and signing.has_key(state)):
-        return [], ()
-    r, w = os.pipe()
-    os.write(w, PASS.encode() + b"\n")
-    os.close(w)
-    return ["--passphrase-fd", str(r)], (r,)
+def _passphrase(args, state: Path) -> passphrase_pipe:
+    deciding = args[:1] == ("inbox",) and args[1] in ("approve", "reject", "respond") and signing.has_key(state)
+    return passphrase_pipe(PASS if deciding else None)
 
 
 def answer(r) -> dict:
@@ -270,15 +262,12 @@ def test_two_decisions_from_the_cli_at_once_one_wins(project, state):
     p = hook_bg(bash(project, "psql -c 'DROP TABLE users'"), state)
     req = wait_for_request(state, p)
     cmds = [["inbox", "approve", req.id], ["inbox", "reject", req.id, "--reason", "never"]]
-    procs, fds = [], []
+    procs = []
     for c in cmds:
-        extra, fd = _passphrase(tuple(c), state)
-        fds.extend(fd)
-        procs.append(subprocess.Popen([sys.executable, "-m", "tui.cli", *c, "--state", str(state), *extra],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
-                                      pass_fds=fd, stdin=subprocess.DEVNULL))
-    for fd in fds:
-        os.close(fd)
+        with _passphrase(tuple(c), state) as pp:
+            procs.append(subprocess.Popen([sys.executable, "-m", "tui.cli", *c, "--state", str(state), *pp.args],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                                          cwd=ROOT, pass_fds=pp.fds, stdin=subprocess.DEVNULL))
     results = [(pr.wait(timeout=60), pr.stdout.read(), pr.stderr.read()) for pr in procs]
     winners = [i for i, (code, _, _) in enumerate(results) if code == 0]
     assert len(winners) == 1, results

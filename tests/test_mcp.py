@@ -27,7 +27,7 @@ from core.config import Settings
 from core.inbox import Inbox, signing
 from core.inbox.store import NobodyWaiting
 from tui.agents.mcp_server import MAX_K, build_server
-from conftest import env_without_ars
+from conftest import env_without_ars, passphrase_pipe
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "samples" / "sessions"
@@ -44,20 +44,11 @@ def child_env(**extra: str) -> dict[str, str]:
 
 def ars_cli(*args: str, state: Path, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """`ars ARGS`; a decision is made as the supervisor makes it: the passphrase on a pipe."""
-    extra: list[str] = []
-    fds: tuple[int, ...] = ()
-    if args[:1] == ("inbox",) and args[1:2] and args[1] in ("approve", "reject", "respond"):
-        r, w = os.pipe()
-        os.write(w, PASS.encode() + b"\n")
-        os.close(w)
-        extra, fds = ["--passphrase-fd", str(r)], (r,)
-    try:
-        return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state), *extra],
+    deciding = args[:1] == ("inbox",) and args[1:2] and args[1] in ("approve", "reject", "respond")
+    with passphrase_pipe(PASS if deciding else None) as pp:
+        return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state), *pp.args],
                               capture_output=True, text=True, cwd=ROOT, env=env or child_env(), timeout=timeout,
-                              pass_fds=fds, stdin=subprocess.DEVNULL)
-    finally:
-        for fd in fds:
-            os.close(fd)
+                              pass_fds=pp.fds, stdin=subprocess.DEVNULL)
 
 
 def signer(state: Path):

@@ -21,7 +21,7 @@ import pytest
 from core.api import ARS
 from core.config import Settings
 from core.inbox import signing
-from conftest import env_without_ars
+from conftest import env_without_ars, passphrase_pipe
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "ars"
@@ -42,21 +42,10 @@ def ars(*args: str, passphrase: str | None = None, env: dict | None = None,
         timeout: float = 60) -> subprocess.CompletedProcess:
     """`ars ARGS` as the agent runs it (no terminal: a new session), or with the
     supervisor's passphrase on a pipe (its fd number passed on) when ``passphrase`` is given."""
-    pass_fds: tuple[int, ...] = ()
-    r = None
-    if passphrase is not None:
-        r, w = os.pipe()
-        os.write(w, passphrase.encode() + b"\n")
-        os.close(w)
-        pass_fds = (r,)
-        args = (*args, "--passphrase-fd", str(r))
-    try:
-        return subprocess.run(_ars_cmd() + list(args), capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds,
+    with passphrase_pipe(passphrase) as pp:
+        return subprocess.run(_ars_cmd() + list(args) + pp.args, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pp.fds,
                               env=env or _env(), cwd=ROOT)
-    finally:
-        if r is not None:
-            os.close(r)
 
 
 def one_line_error(p: subprocess.CompletedProcess) -> str:
