@@ -75,6 +75,14 @@ def looks_like_fingerprint(text: str) -> bool:
         return False
 
 
+def pin_problem(value: str, flag: str = "--supervisor") -> str:
+    """"" when ``value`` is a fingerprint to pin, else the one line that says why not."""
+    if looks_like_fingerprint(value):
+        return ""
+    return (f"{flag} {str(value)[:60]!r} is not a key fingerprint (SHA256:<43 characters>, "
+            "as `ars supervisor show` prints it)")
+
+
 def input_hash(kind: str, exact: str) -> str:
     """What a decision is about: ``kind`` (a tool's name, ``mcp``, ``loop``) and
     exactly what will run (a shell command, a tool input as JSON, an action)."""

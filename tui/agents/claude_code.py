@@ -92,11 +92,10 @@ def _parse_args(argv: list[str]) -> tuple[str | None, str | None]:
             if name == "--state":
                 state = value
             else:
-                from core.inbox.signing import looks_like_fingerprint
+                from core.inbox.signing import pin_problem
 
-                if not looks_like_fingerprint(value):
-                    return None, (f"--supervisor {value[:60]!r} is not a key fingerprint (SHA256:<43 characters>, "
-                                  "as `ars supervisor show` prints it)")
+                if pin_problem(value):
+                    return None, pin_problem(value)
                 PIN = value
         else:
             return None, f"unknown argument {arg!r}; {USAGE}"

@@ -15,6 +15,8 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape as _esc
 
+from tui.commands.supervisor import PassFdOpt  # one --passphrase-fd for every deciding command
+
 inbox_app = typer.Typer(no_args_is_help=True,
                         help="Every request for a person: loops' steps and blockers, agents' approvals "
                              "(MCP, Claude Code); each decided exactly once.")
@@ -151,9 +153,6 @@ def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_jso
 
 
 NoteOpt = Annotated[str, typer.Option("--note", help="why (kept in the ledger)")]
-PassFdOpt = Annotated[Optional[int], typer.Option(
-    "--passphrase-fd", help="read the supervisor's passphrase from this open file descriptor (first line), "
-                            "instead of asking on the terminal")]
 
 
 class _NoSigner:

@@ -149,11 +149,10 @@ def mcp_command(
 
     if not 0 < port < 65536:
         _fail(f"--port must be 1-65535, got {port}")
-    from core.inbox.signing import looks_like_fingerprint
+    from core.inbox.signing import pin_problem
 
-    if supervisor is not None and not looks_like_fingerprint(supervisor):
-        _fail(f"--supervisor {supervisor[:60]!r} is not a key fingerprint (SHA256:<43 characters>, as "
-              "`ars supervisor show` prints it)")
+    if supervisor is not None and pin_problem(supervisor):
+        _fail(pin_problem(supervisor))
     if not http and (host != "127.0.0.1" or port != DEFAULT_PORT):
         _fail("--host and --port are for --http: add --http to serve streamable HTTP (stdio needs neither)")
     try:
