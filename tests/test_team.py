@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_memory
+from conftest import make_memory, push_at_once
 from core.errors import BadQuery
 from core.ledger import Ledger
 from core.models import Entity, Episode
@@ -377,8 +377,6 @@ def test_hosts_pushing_shared_entities_at_once_all_commit(tmp_path, neo4j_uri):
     its entities and topics in one global order, so concurrent pushes wait
     for each other instead of deadlocking: every push succeeds on its first
     attempt (no retries), and every edge lands on the right, single node."""
-    import threading
-
     names = [f"Shared{j}" for j in range(40)]
     hosts = [host(tmp_path, f"w{i}", neo4j_uri) for i in range(4)]
     try:
@@ -390,16 +388,7 @@ def test_hosts_pushing_shared_entities_at_once_all_commit(tmp_path, neo4j_uri):
                              entities=[Entity(name=order[(j + k * 7) % len(order)], type="person") for k in range(5)],
                              first_ts=T0 + timedelta(minutes=j), last_ts=T0 + timedelta(minutes=j))
                      for j in range(400)])
-        reports = {}
-
-        def push(m):
-            reports[m.identity.host] = m.sync.run(retries=0, max_events=50)
-
-        threads = [threading.Thread(target=push, args=(m,)) for m in hosts]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
+        reports = push_at_once(hosts)
         assert all(r.ok for r in reports.values()), {h: r.error for h, r in reports.items()}
         assert sum(r.applied for r in reports.values()) == 4 * 400
         g = graph(hosts[0], "MATCH (n:Entity {namespace: 'team'}) RETURN count(n) AS c, count(DISTINCT n.key) AS d")[0]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import env_without_ars
+from conftest import env_without_ars, push_at_once
 from core.errors import BadQuery
 from core.models import Relation
 from core.team.identity import HostClaimed
@@ -328,23 +328,12 @@ def test_two_hosts_pushing_the_same_ids_at_once_keep_both(tmp_path, neo4j_uri):
     """Both find an id's team name free at the same moment: the uniqueness of
     team_id refuses the second commit, which runs again and names its
     episodes id@host. Every push succeeds; no episode is lost or doubled."""
-    import threading
-
     hosts = [host(tmp_path, name, neo4j_uri) for name in ("p", "q")]
     n = 300
     try:
         for m in hosts:
             m.store([ep(f"r:{j}", f"{m.identity.host}'s take {j} on the release", i=j) for j in range(n)])
-        reports = {}
-
-        def push(m):
-            reports[m.identity.host] = m.sync.run(retries=0, max_events=50)
-
-        threads = [threading.Thread(target=push, args=(m,)) for m in hosts]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
+        reports = push_at_once(hosts)
         assert all(r.ok for r in reports.values()), {h: r.error for h, r in reports.items()}
         rows = graph(hosts[0], "MATCH (e:Episode {namespace: 'team'}) RETURN e.id AS id, e.host AS h, e.team_id AS t")
         assert len(rows) == 2 * n and len({r["t"] for r in rows}) == 2 * n
