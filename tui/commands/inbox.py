@@ -133,10 +133,9 @@ def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_jso
 
     with open_ars(state) as ars:
         r = _call(lambda: ars.inbox_get(request_id))
-        if r.status != "pending":  # said before asking for a passphrase that would change nothing
-            _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=_NoSigner()))
         runs = f" (runs: {' '.join(r.detail.split())[:120]})" if r.detail else ""
-        signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}")
+        # no passphrase for a request that is no longer pending: deciding it says who decided, or that it ended
+        signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}") if r.status == "pending" else None
         r = _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=signer))
     if signer is None and r.source != "loop" and verdict == "approve":
         _warn(["unverified approval: no supervisor key is set up, so the agent's hook will not act on it (its own "
@@ -153,16 +152,6 @@ def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_jso
 
 
 NoteOpt = Annotated[str, typer.Option("--note", help="why (kept in the ledger)")]
-
-
-class _NoSigner:
-    """Stands for a signer on a request that is no longer pending: deciding it
-    fails (already decided, expired, withdrawn) before anything is signed."""
-
-    fingerprint = ""
-
-    def sign_decision(self, **_):
-        raise AssertionError("a request that is not pending was about to be signed")
 
 
 @inbox_app.command("approve")
