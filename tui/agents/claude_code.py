@@ -46,7 +46,6 @@ USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...]  "
 # written by `ars install claude-code`): Claude Code snapshots its hook commands at
 # session start, so a running agent cannot change it. None: no decision is trusted.
 PIN: str | None = None
-CALLS = "calls"  # <state>/inbox/calls/<session>__<tool_use_id>: a held call's request id, while it waits
 
 
 def _say(message: str) -> None:
@@ -186,209 +185,39 @@ def pre_tool_use(event: dict, state: str) -> int:
 
 
 def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, state: str) -> int:
-    """A held call: an inbox request bound to this exact call, then wait for the
-    person's decision. Only an approval signed by the pinned supervisor key for
-    this request and this input becomes ``allow``; anything else at most ``ask``."""
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from core.api import ARS
-    from core.config import load_settings
-    from core.inbox import MAX_DETAIL, MAX_META, MAX_SUMMARY
-    from core.inbox.signing import SETUP_HINT, input_hash, short
+    """A held call (tui/agents/held_call.py): only an approval signed by the pinned
+    supervisor key for this request and this input becomes ``allow``; anything else
+    at most ``ask``."""
+    from tui.agents.held_call import Call, hold
 
-    first = matches[0]
-    session = str(event.get("session_id") or "unknown")[:120]
-    tool_use_id = str(event.get("tool_use_id") or "")[:200]
-    detail, full = _detail(tool_name, tool_input, MAX_DETAIL)
-    exact = input_hash(tool_name, full if full is not None else detail)  # what an approval must have signed
-    rules = ", ".join(m.rule for m in matches)
-    what = first.excerpt or _first_line(detail)
-    summary = f"Claude Code {tool_name}: {what} ({first.reason})"
-    if len(summary) > MAX_SUMMARY:
-        summary = summary[:MAX_SUMMARY - 1] + "…"
-    meta = {"tool_name": tool_name, "tool_use_id": tool_use_id, "cwd": event.get("cwd"),
-            "permission_mode": event.get("permission_mode"), "session_id": session, "rules": rules,
-            "reasons": [m.reason for m in matches][:8], "transcript_path": event.get("transcript_path")}
-    if len(json.dumps(meta, ensure_ascii=False, default=str)) > MAX_META:
-        meta = {"tool_name": tool_name[:200], "rules": rules[:1000], "session_id": session}
-    with ARS(load_settings(state_dir=state), create=True) as ars:
-        req = ars.request_approval(f"{AGENT}:{session}", summary, details=detail, risk=first.risk,
-                                   kind="approval", meta=meta, binds=tool_name, expires_in=gate.timeout,
-                                   exact=full if full is not None else detail)
-        # what the request shows a person, as created here (an agent may rewrite the file, not this)
-        shown = req.shown_hash()
-        marker = _call_marker(ars.state_dir, session, tool_use_id, req.id)
-        try:
-            if full is not None:
-                _keep_full_input(ars.state_dir, req.id, tool_input, full)
-            _say(f"{tool_name} held by {rules}: waiting up to {gate.timeout:g} s in the ARS inbox as {req.id} "
-                 f"(ars inbox approve {req.id} | ars inbox reject {req.id} --reason ...)")
-            import time
-
-            deadline = time.monotonic() + gate.timeout
-            refused: list[str] = []
-            while True:
-                done = ars.inbox.wait(req.id, max(0.0, deadline - time.monotonic()), poll=0.02)  # a stat / 20 ms
-                d = done.decision
-                if d is None:
-                    why = f"; refused meanwhile: {refused[-1]}" if refused else ""
-                    if ars.inbox_end(req.id, "expire", f"the Claude Code hook waited {gate.timeout:g} s and gave "
-                                                       f"up{why}"):
-                        return _ask(f"{first.reason}: held for a person in the ARS inbox as {req.id}, with no "
-                                    f"valid decision after {gate.timeout:g} s{why}; the request has expired "
-                                    "there. Answer this prompt instead")
-                    continue  # a decision raced the expiry: it stands (read it next time round)
-                if d.verdict != "approve" or PIN is None:
-                    break
-                problem = _refusal(d, req.id, exact, shown)
-                if not problem:
-                    break
-                # never act on it, and do not let it take the supervisor's place: set it aside, wait on
-                ars.inbox.refuse(req.id, problem)
-                refused.append(problem)
-                _say(f"REFUSED the approval of {req.id}: {problem} (pinned supervisor key {short(PIN)}); "
-                     "still waiting for the supervisor")
-        finally:
-            _drop_marker(marker)
-    d = done.decision
-    assert d is not None
-    if d.ended:
-        return _ask(f"{d.describe(req.id)}; answer this prompt instead")
-    by = f" by {d.decided_by}" if d.decided_by else ""
-    if d.verdict == "approve":
-        if PIN is None:
-            _say(f"the approval of {req.id} is not used: this hook pins no supervisor key")
-            return _ask(f"approved in the ARS inbox ({req.id}){by}, but this hook cannot verify who approved "
-                        f"(no supervisor key pinned: {SETUP_HINT}); confirm here")
-        note = f": {d.note}" if d.note else ""
-        return _answer(pre_tool_answer("allow", f"approved in the ARS inbox ({req.id}), signed by the supervisor "
-                                                f"{short(PIN)}{note}"))
-    if d.verdict == "reject":  # a refusal needs no signature: nobody gains by forging one
-        return _answer(pre_tool_answer("deny", f"rejected in the ARS inbox ({req.id}){by}: "
-                                               f"{d.note or 'no reason given'}"))
-    # a response (or anything else) is not an approval: the agent reads it and does not run the call
-    return _answer(pre_tool_answer("deny", f"not approved; a person answered in the ARS inbox ({req.id}){by}: "
-                                           f"{d.note}"))
-
-
-def _refusal(d, request_id: str, exact: str, shown: str) -> str:
-    """Why an approval must not be acted on ("" when it is the pinned supervisor's,
-    for this request, this exact input and the text the request showed, in time)."""
-    from core.inbox.signing import verify_decision
-
-    payload, why = verify_decision(d.model_dump(mode="json"), pin=PIN, request_id=request_id, input_hash=exact,
-                                   shown_hash=shown)
-    if payload is None:
-        return why
-    return "" if payload.get("verdict") == "approve" else "it was not signed as an approval"
-
-
-# -- a held call's marker: PostToolUse and Stop end a request its hook left behind ----------
-def _marker_name(session: str, tool_use_id: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(f"{session}\0{tool_use_id}".encode("utf-8", "replace")).hexdigest()[:32]
-
-
-def _call_marker(state_dir, session: str, tool_use_id: str, request_id: str) -> str | None:
-    """``inbox/calls/<session hash>.<call hash>`` holding the request id while the hook waits:
-    if the hook is killed (Claude Code's timeout, the user's Esc), PostToolUse or Stop
-    for that call finds it with one stat and ends the request."""
-    if not tool_use_id:
-        return None
-    from core.fsutil import atomic_write
-
-    path = os.path.join(os.fspath(state_dir), "inbox", CALLS,
-                        f"{_marker_name(session, '')[:16]}.{_marker_name(session, tool_use_id)}")
-    try:
-        atomic_write(path, request_id)
-    except OSError:
-        return None
-    return path
-
-
-def _drop_marker(path: str | None) -> None:
-    if path:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-
-
-def _end_marked(state: str, paths: list[str], why: str) -> int:
-    """End (withdraw) the requests these markers name; how many were still open."""
-    if not paths:
-        return 0
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from core.api import ARS
-    from core.config import load_settings
-
-    ended = 0
-    with ARS(load_settings(state_dir=state), create=False) as ars:
-        for path in paths:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    request_id = fh.read().strip()
-                ended += bool(ars.inbox_withdraw(request_id, why))
-            except Exception as exc:  # noqa: BLE001 - one stale marker never stops the rest
-                _say(f"could not end the request of {os.path.basename(path)}: {exc}")
-            _drop_marker(path)
-    return ended
+    call = Call(agent=AGENT, label="Claude Code", session=str(event.get("session_id") or "unknown"),
+                call_id=str(event.get("tool_use_id") or ""), tool_name=tool_name, tool_input=tool_input,
+                meta={"cwd": event.get("cwd"), "permission_mode": event.get("permission_mode"),
+                      "transcript_path": event.get("transcript_path")})
+    outcome = hold(call, matches, gate, state, PIN, say=_say)
+    if outcome.verdict == "ask":
+        return _ask(f"{outcome.reason}; answer this prompt instead")
+    return _answer(pre_tool_answer(outcome.verdict, outcome.reason))
 
 
 def post_tool_use(event: dict, state: str) -> int:
     """The call ran (Claude Code's own prompt let it): a request still open for it
     is withdrawn. One stat when there is none (every tool call runs this)."""
-    session = str(event.get("session_id") or "unknown")[:120]
-    tool_use_id = str(event.get("tool_use_id") or "")[:200]
-    if not tool_use_id:
-        return 0
-    path = os.path.join(state, "inbox", CALLS, f"{_marker_name(session, '')[:16]}.{_marker_name(session, tool_use_id)}")
-    if os.path.exists(path):
-        _end_marked(state, [path], "the call ran: decided in Claude Code")
+    from tui.agents.held_call import end_call
+
+    end_call(state, str(event.get("session_id") or "unknown"), str(event.get("tool_use_id") or ""),
+             "the call ran: decided in Claude Code", _say)
     return 0
 
 
 def stop_session(event: dict, state: str) -> int:
     """Stop / SessionEnd: end the session's requests still open, then ingest its transcript."""
-    session = str(event.get("session_id") or "unknown")[:120]
-    folder = os.path.join(state, "inbox", CALLS)
-    prefix = _marker_name(session, "")[:16] + "."
-    try:
-        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
-    except OSError:
-        names = []
-    _end_marked(state, [os.path.join(folder, n) for n in names],
-                "the Claude Code session " + ("ended" if event.get("hook_event_name") == "SessionEnd" else "stopped"))
+    from tui.agents.held_call import end_session
+
+    end_session(state, str(event.get("session_id") or "unknown"),
+                "the Claude Code session " + ("ended" if event.get("hook_event_name") == "SessionEnd" else "stopped"),
+                _say)
     return ingest_transcript(event, state)
-
-
-def _detail(tool_name: str, tool_input: dict, limit: int) -> tuple[str, str | None]:
-    """Exactly what will run (the Bash command itself; other tools' input as
-    JSON), and the full text when it had to be cut to ``limit``."""
-    command = tool_input.get("command")
-    if tool_name == "Bash" and isinstance(command, str):
-        text = command
-    else:
-        text = json.dumps(tool_input, ensure_ascii=False, indent=2, default=str)
-    if len(text) <= limit:
-        return text, None
-    tail = f"\n[... {len(text):,} characters in all; the whole input is in the state directory's hooks/held/]"
-    return text[: limit - len(tail)] + tail, text
-
-
-def _keep_full_input(state_dir, request_id: str, tool_input: dict, full: str) -> None:
-    from core.fsutil import atomic_write
-
-    try:
-        atomic_write(os.path.join(os.fspath(state_dir), "hooks", "held", f"{request_id}.json"),
-                     json.dumps(tool_input, ensure_ascii=False, default=str))
-    except OSError as exc:
-        _say(f"could not keep the whole tool input of {request_id}: {exc}")
-
-
-def _first_line(text: str, width: int = 160) -> str:
-    line = " ".join(text.strip().splitlines()[0].split()) if text.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 # -- SessionStart: the startup context -------------------------------------------------
