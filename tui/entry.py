@@ -16,14 +16,17 @@ import sys
 
 
 def is_hook(argv: list[str]) -> bool:
-    return len(argv) >= 2 and argv[0] == "hook" and argv[1] == "claude-code" \
+    return len(argv) >= 2 and argv[0] == "hook" and argv[1] in ("claude-code", "hermes") \
         and not any(a in ("--help", "-h") for a in argv[2:])
 
 
-def hook(args: list[str]) -> int:
-    """``ars hook claude-code ARGS`` without the CLI: the exit code."""
+def hook(args: list[str], agent: str = "claude-code") -> int:
+    """``ars hook AGENT ARGS`` without the CLI: the exit code."""
     os.umask(os.umask(0o077) | 0o077)  # everything ARS writes is private (as tui.cli.main sets it)
-    from tui.agents.claude_code import run
+    if agent == "hermes":
+        from tui.agents.hermes import run
+    else:
+        from tui.agents.claude_code import run
 
     return run(args)
 
@@ -42,7 +45,7 @@ def main() -> None:
             os.umask(os.umask(0o077) | 0o077)
             code = run(recall)
         else:
-            code = hook(argv[2:])
+            code = hook(argv[2:], argv[1])
         # Claude Code takes the answer when the process ends: skip the interpreter's
         # teardown (~100 ms once a held call loaded pydantic and core.api). Everything
         # the hook wrote is closed by now (ARS is used in `with` blocks); only the

@@ -101,7 +101,7 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
     settled = False
     with ARS(load_settings(state_dir=state), create=True) as ars:
         req = ars.request_approval(f"{call.agent}:{session}", summary, details=detail, risk=first.risk,
-                                   kind="approval", meta=meta, binds=tool_name, expires_in=gate.timeout,
+                                   kind="approval", meta=meta, binds=tool_name, expires_in=timeout,
                                    exact=full if full is not None else detail)
         # what the request shows a person, as created here (an agent may rewrite the file, not this)
         shown = req.shown_hash()

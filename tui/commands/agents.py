@@ -16,10 +16,10 @@ from typing import Annotated, Optional
 
 import typer
 
-AGENTS = ("claude-code",)
-OTHERS = ("OpenClaw and Hermes Agent reach ARS over MCP: `ars mcp` (README, Agents over MCP)")
+AGENTS = ("claude-code", "hermes")
+OTHERS = ("OpenClaw reaches ARS over MCP: `ars mcp` (README, Agents over MCP)")
 
-AgentArg = Annotated[str, typer.Argument(help="the agent: claude-code")]
+AgentArg = Annotated[str, typer.Argument(help="the agent: claude-code or hermes")]
 StateOpt = Annotated[Optional[Path], typer.Option("--state", help="state directory (else $ARS_STATE_DIR, else ./state)")]
 
 
@@ -36,16 +36,23 @@ def _agent(agent: str) -> None:
 def hook_command(agent: AgentArg, state: StateOpt = None,
                  supervisor: Annotated[Optional[str], typer.Option(
                      "--supervisor", help="the supervisor key's fingerprint this hook trusts (SHA256:...; "
-                                          "written by `ars install`)")] = None) -> None:
+                                          "written by `ars install`)")] = None,
+                 timeout: Annotated[Optional[float], typer.Option(
+                     "--timeout", help="hermes: Hermes' timeout for this hook (s); the hook answers before it")] = None
+                 ) -> None:
     """Answer one hook event (JSON on stdin) as the agent expects: PreToolUse runs the gate
     (a held call waits in the ARS inbox for a signed decision), PostToolUse ends a request its
     call no longer needs, SessionStart prints the startup context, Stop/SessionEnd ingest the
     transcript in the background. `ars install` sets it up."""
     _agent(agent)
-    from tui.agents.claude_code import run
+    if agent == "hermes":
+        from tui.agents.hermes import run
+    else:
+        from tui.agents.claude_code import run
 
     raise typer.Exit(run((["--state", str(state)] if state is not None else [])
-                         + (["--supervisor", supervisor] if supervisor is not None else [])))
+                         + (["--supervisor", supervisor] if supervisor is not None else [])
+                         + (["--timeout", f"{timeout:g}"] if timeout is not None and agent == "hermes" else [])))
 
 
 def install_command(
@@ -54,11 +61,16 @@ def install_command(
     user: Annotated[bool, typer.Option("--user", help="install into ~/.claude/settings.json and ~/.claude.json instead")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the diff of each file and write nothing")] = False,
     state: StateOpt = None,
+    hermes_home: Annotated[Optional[Path], typer.Option("--hermes-home", help="hermes: Hermes' home (default: $HERMES_HOME, else ~/.hermes); its config.yaml gets the hooks")] = None,
 ) -> None:
     """Merge ARS's hooks (PreToolUse gate, SessionStart context, Stop/SessionEnd ingest) and its
     MCP server into Claude Code's settings: other entries are kept, changed files are backed up
     (*.bak-<timestamp>), and a second run changes nothing."""
     _agent(agent)
+    if agent == "hermes":
+        from tui.agents.install_hermes import install_cli
+
+        raise typer.Exit(install_cli(home=hermes_home, state=_state(state), dry_run=dry_run))
     from tui.agents.install import InstallError, apply, plan
 
     if user and project is not None:

@@ -1,0 +1,286 @@
+"""``ars hook hermes``: Hermes Agent's shell hooks, answered from ARS.
+
+Hermes (agent/shell_hooks.py, 0.19) runs the hook command with one event as
+JSON on stdin (``hook_event_name``, ``tool_name``, ``tool_input``,
+``session_id``, ``cwd``, ``extra``: ``tool_call_id``, ``status``...) and reads
+stdout. For ``pre_tool_call`` its shell-hook bridge keeps only a block
+(``{"action": "block", "message": ...}``, the message becomes the tool result
+the model reads); empty output lets the call run. (A Python plugin may also
+answer ``approve`` to escalate to Hermes' own prompt; the shell bridge drops it,
+so this hook has allow and block only.)
+
+* ``pre_tool_call``: Hermes' tool (``terminal``, ``write_file``, ``patch``,
+  ``read_file``, ``search_files``, ``web_extract``, ``browser_navigate``,
+  ``mcp_<server>_<tool>``...) is put in the gate's words (Bash, Write, Edit,
+  Read, Grep, WebFetch, mcp__server__tool: ``as_gate_calls``) and checked by
+  core/inbox/gate.py. Nothing matches: no output, the call runs. A match is
+  held in the ARS inbox (tui/agents/held_call.py, source ``hermes:<session>``)
+  and only an approval signed by the pinned supervisor key lets it run;
+  everything else blocks: a reject, no decision in time, an unreadable event,
+  a gate that cannot run, ARS failing. Fail closed: Hermes runs the call when a
+  hook prints nothing, times out or dies, so every path here prints a block
+  unless the gate passed the call or the supervisor approved it, and the wait
+  ends ``MARGIN`` seconds before Hermes' own hook timeout (``--timeout``, which
+  ``ars install hermes`` writes beside Hermes' ``timeout:``).
+* ``post_tool_call``: the call is over; a request its hook left (the hook was
+  killed) is withdrawn.
+* ``on_session_end`` / ``on_session_finalize``: the session's open requests are
+  withdrawn and ``ars ingest --format hermes <HERMES_HOME>`` starts detached (the
+  pipeline skips what it already has).
+
+Anything else: one line on stderr, exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+AGENT = "hermes"
+LABEL = "Hermes"
+USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--timeout SECONDS]  "
+         "(one Hermes shell-hook event as JSON on stdin)")
+HERMES_TIMEOUT = 60   # s: Hermes' default shell-hook timeout, when --timeout is not given
+MARGIN = 5.0          # s: the hook answers this long before Hermes would kill it (a killed hook lets the call run)
+# Hermes' own tools that change nothing outside Hermes (its todo list, questions to the user, searches
+# of its own sessions and skills): they pass without the gate, as Claude Code's Task/TodoWrite do
+HARMLESS = frozenset({"todo", "clarify", "memory", "session_search", "skills_list", "skill_view", "web_search",
+                      "x_search", "read_terminal", "delegate_task", "project_list", "kanban_list", "kanban_show"})
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(f"ars hook {AGENT}: {' '.join(str(message).split())}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _answer(payload: dict) -> int:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _block(message: str) -> int:
+    return _answer({"action": "block", "message": message})
+
+
+class Args:
+    __slots__ = ("state", "pin", "timeout")
+
+    def __init__(self) -> None:
+        self.state: str | None = None
+        self.pin: str | None = None
+        self.timeout: float = HERMES_TIMEOUT
+
+
+def parse_args(argv: list[str]) -> tuple[Args, str | None]:
+    args = Args()
+    i = 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if name not in ("--state", "--supervisor", "--timeout"):
+            return args, f"unknown argument {argv[i]!r}; {USAGE}"
+        if not eq:
+            if i + 1 >= len(argv) or not argv[i + 1]:
+                return args, f"{name} needs a value"
+            value = argv[i + 1]
+            i += 1
+        i += 1
+        if name == "--state":
+            args.state = value
+        elif name == "--timeout":
+            try:
+                args.timeout = float(value)
+            except ValueError:
+                return args, f"--timeout {value!r} is not a number of seconds"
+            if not args.timeout > MARGIN:
+                return args, f"--timeout must be more than {MARGIN:g} s (Hermes' hook timeout for this hook)"
+        else:
+            from core.inbox.signing import pin_problem
+
+            if pin_problem(value):
+                return args, pin_problem(value)
+            args.pin = value
+    return args, None
+
+
+# -- the entry point -------------------------------------------------------------------
+def run(argv: list[str], stdin=None) -> int:
+    """Handle one Hermes hook event; the exit code (0, or 1 for a wrong command line
+    outside pre_tool_call). Hermes reads stdout whatever the exit code."""
+    args, problem = parse_args(list(argv))
+    raw = b""
+    try:
+        raw = (stdin or sys.stdin.buffer).read()
+    except (OSError, ValueError) as exc:
+        problem = problem or f"cannot read the event from stdin ({exc})"
+    pre = b"pre_tool_call" in raw[:1 << 16] or b"pre_tool_call" in raw[-(1 << 16):]
+    if problem:
+        _say(problem)
+        if pre:
+            return _block(f"BLOCKED: ARS could not check this tool call ({problem}); fix the hook command in "
+                          "Hermes' config.yaml (`ars install hermes`)")
+        return 1
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        _say(f"the event on stdin is not JSON ({' '.join(str(exc).split())[:120]}); ignored")
+        return _block("BLOCKED: ARS could not read this tool call (not JSON), so it cannot check it") if pre else 0
+    if not isinstance(event, dict):
+        _say("the event on stdin is not a JSON object; ignored")
+        return _block("BLOCKED: ARS could not read this tool call, so it cannot check it") if pre else 0
+    name = event.get("hook_event_name")
+    handler = HANDLERS.get(name) if isinstance(name, str) else None
+    if handler is None:
+        _say(f"event {str(name)[:60]!r} is not handled ({', '.join(HANDLERS)} are); ignored")
+        return _block("BLOCKED: ARS could not tell which hook event this is") if pre else 0
+    from tui.agents.claude_code import state_dir
+
+    state = state_dir(args.state)
+    try:
+        return handler(event, state, args)
+    except Exception as exc:  # noqa: BLE001 - never break the agent; and never let a gated call through
+        if os.environ.get("ARS_DEBUG"):
+            raise
+        _say(f"{name} failed: {type(exc).__name__}: {exc}")
+        if name == "pre_tool_call":
+            return _block(f"BLOCKED: ARS could not check this tool call ({type(exc).__name__}: "
+                          f"{' '.join(str(exc).split())[:200]})")
+        return 0
+
+
+def _extra(event: dict) -> dict:
+    extra = event.get("extra")
+    return extra if isinstance(extra, dict) else {}
+
+
+# -- pre_tool_call: the gate -------------------------------------------------------------------
+def as_gate_calls(tool_name: str, tool_input: dict) -> list[tuple[str, dict]]:
+    """Hermes' call as the gate's (tool, input) pairs; [] for Hermes' harmless tools. A call
+    that touches several things (a V4A patch of three files, web_extract of two URLs) is
+    one pair each; a tool the gate does not know keeps its Hermes name (held as unknown
+    unless gate.toml's [allow] tools names it)."""
+    if tool_name in HARMLESS:
+        return []
+    if tool_name == "terminal":
+        return [("Bash", {"command": tool_input.get("command")})]
+    if tool_name == "write_file":
+        return [("Write", {"file_path": tool_input.get("path"), "content": tool_input.get("content")})]
+    if tool_name == "read_file":
+        return [("Read", {"file_path": tool_input.get("path")})]
+    if tool_name == "search_files":
+        tool = "Glob" if tool_input.get("target") == "files" else "Grep"
+        return [(tool, {"path": tool_input.get("path") or None, "pattern": tool_input.get("pattern")})]
+    if tool_name == "patch":
+        if tool_input.get("mode", "replace") == "replace":
+            return [("Edit", {"file_path": tool_input.get("path"), "old_string": tool_input.get("old_string"),
+                              "new_string": tool_input.get("new_string")})]
+        files = patch_files(tool_input.get("patch"))
+        # a patch whose files cannot be read is an Edit without a path: the gate holds it
+        return [("Edit", {"file_path": f}) for f in files] or [("Edit", {"file_path": None})]
+    if tool_name in ("web_extract", "browser_navigate"):
+        urls = tool_input.get("urls") if tool_name == "web_extract" else [tool_input.get("url")]
+        urls = urls if isinstance(urls, list) and urls else [None]
+        return [("WebFetch", {"url": u if isinstance(u, str) else None}) for u in urls]
+    if tool_name.startswith("mcp_") and "_" in tool_name[4:]:
+        # Hermes names MCP tools mcp_<server>_<tool>; a server with "_" in its name splits wrongly,
+        # which only misses an [allow] mcp entry (held), never passes more
+        server, _, tool = tool_name[4:].partition("_")
+        return [(f"mcp__{server}__{tool}", dict(tool_input))]
+    return [(tool_name, dict(tool_input))]
+
+
+def patch_files(patch: object) -> list[str]:
+    """The files a V4A patch touches (``*** Update/Add/Delete File: X``, ``*** Move to: X``)."""
+    if not isinstance(patch, str):
+        return []
+    files = []
+    for line in patch.splitlines():
+        for head in ("*** Update File:", "*** Add File:", "*** Delete File:", "*** Move to:"):
+            if line.startswith(head) and line[len(head):].strip():
+                files.append(line[len(head):].strip())
+    return files
+
+
+def pre_tool_call(event: dict, state: str, args: Args) -> int:
+    tool_name = event.get("tool_name")
+    tool_input = event.get("tool_input")
+    if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
+        _say("pre_tool_call without a tool_name and a tool_input object")
+        return _block("BLOCKED: ARS could not read this tool call (no tool_name or tool_input), so it cannot "
+                      "check it")
+    calls = as_gate_calls(tool_name, tool_input)
+    if not calls:
+        return 0
+    from core.inbox import policy
+
+    gate, why = policy.load(state, args.pin)  # the signed gate.toml, else the built-in defaults
+    if why:
+        _say(why)
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) and event.get("cwd") else None
+    # the project is Hermes' working directory (its process's, which the model's commands do not move);
+    # a terminal call's own workdir only resolves its relative paths
+    workdir = tool_input.get("workdir") if tool_name == "terminal" else None
+    matches: list = []
+    for gate_tool, gate_input in calls:
+        matches += gate.check(gate_tool, gate_input, project_dir=cwd, state_dir=state,
+                              cwd=workdir if isinstance(workdir, str) and workdir else cwd)
+    if not matches:
+        return 0
+    from tui.agents.held_call import Call, hold
+
+    # what a person reads and the approval signs: a plain terminal command as itself (Bash), any
+    # other call as Hermes' whole input under Hermes' tool name (a workdir changes what runs)
+    plain = tool_name == "terminal" and set(tool_input) <= {"command", "timeout", "background", "pty", "notify_on_complete"}
+    extra = _extra(event)
+    call = Call(agent=AGENT, label=LABEL, session=str(event.get("session_id") or "unknown"),
+                call_id=str(extra.get("tool_call_id") or ""), tool_name="Bash" if plain else tool_name,
+                tool_input=tool_input,
+                meta={"cwd": cwd, "hermes_tool": tool_name, "task_id": extra.get("task_id"),
+                      "turn_id": extra.get("turn_id")})
+    outcome = hold(call, matches, gate, state, args.pin, wait=max(1.0, args.timeout - MARGIN), say=_say)
+    if outcome.verdict == "allow":
+        _say(outcome.reason)
+        return 0  # Hermes runs a call no hook blocked
+    if outcome.verdict == "ask":
+        return _block(f"BLOCKED: {outcome.reason}. Do not retry it unchanged; tell the user it needs the "
+                      "supervisor's approval in the ARS inbox")
+    return _block(f"BLOCKED: {outcome.reason}")
+
+
+# -- after the call, and at the session's end -------------------------------------------------
+def post_tool_call(event: dict, state: str, args: Args) -> int:
+    """The call is over (it ran, failed or was blocked): a request its hook left is withdrawn."""
+    from tui.agents.held_call import end_call
+
+    status = _extra(event).get("status")
+    end_call(state, str(event.get("session_id") or "unknown"), str(_extra(event).get("tool_call_id") or ""),
+             f"the call is over in Hermes (status {status or 'unknown'})", _say)
+    return 0
+
+
+def session_end(event: dict, state: str, args: Args) -> int:
+    """End the session's open requests, then ingest Hermes' sessions in the background."""
+    from tui.agents.held_call import end_session
+
+    end_session(state, str(event.get("session_id") or "unknown"), "the Hermes session ended", _say)
+    home = hermes_home()
+    if not os.path.isdir(home):
+        _say(f"Hermes home {home} is not a directory: nothing to ingest")
+        return 0
+    from tui.agents.claude_code import spawn_ingest
+
+    spawn_ingest(state, home, fmt="hermes")
+    return 0
+
+
+def hermes_home() -> str:
+    """Where Hermes keeps state.db: $HERMES_HOME (Hermes passes its environment on), else ~/.hermes."""
+    return os.path.abspath(os.path.expanduser(os.environ.get("HERMES_HOME") or "~/.hermes"))
+
+
+HANDLERS = {"pre_tool_call": pre_tool_call, "post_tool_call": post_tool_call, "on_session_end": session_end,
+            "on_session_finalize": session_end}
