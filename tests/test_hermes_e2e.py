@@ -1,0 +1,250 @@
+"""End to end with the real Hermes Agent: its ``terminal`` call ``rm -rf <dir>``
+waits in the ARS inbox and does not run; the supervisor's signed approval runs
+it, a signed reject blocks it with the reason the model reads.
+
+Everything is real: Hermes Agent 0.19.0 (``scripts/agents/install-hermes`` puts
+it in ``.agents/``, its own virtualenv) in one-shot mode (``hermes -z PROMPT
+--accept-hooks``) with a temporary ``HERMES_HOME``; a scripted model behind a
+real HTTP server on 127.0.0.1 speaking the OpenAI chat completions API
+(tests/agents_stub/openai_server.py, ``model: {provider: custom, base_url}``)
+that asks ``terminal`` for ``rm -rf <victim>``; ARS's hooks written by ``ars
+install hermes``; the ``ars`` commands a supervisor types, each a fresh process.
+Without ARS, Hermes' one-shot mode runs that ``rm -rf`` at once (its own
+approval prompt is for interactive sessions), so the directory staying is the
+hook's block reaching Hermes, and its going away after the approval is the
+hook letting the call through.
+
+Skipped when Hermes is not installed, except under ``CI=true`` (which installs
+it): there a missing Hermes fails. Every wait is bounded; a failure carries
+Hermes' output, the stub's log and the inbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from agents_stub.openai_server import FINAL_TEXT, StubOpenAI
+from conftest import env_without_ars, passphrase_pipe
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALLER = ROOT / "scripts" / "agents" / "install-hermes"
+SCRIPT = Path(sys.executable).parent / "ars"
+PASSPHRASE = "correct horse battery staple"
+PENDING_WAIT = 120.0  # s: Hermes' start (it imports a lot), the first model turn, the gate
+EXIT_WAIT = 120.0     # s: after a decision, the command, the model's last turn, Hermes' exit
+
+
+def hermes_path() -> Path | None:
+    explicit = os.environ.get("ARS_TEST_HERMES")
+    path = Path(explicit) if explicit else ROOT / ".agents" / "bin" / "hermes"
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+@pytest.fixture(scope="module")
+def hermes() -> Path:
+    path = hermes_path()
+    problem = None
+    if path is None:
+        problem = f"Hermes Agent is not installed (run {INSTALLER.relative_to(ROOT)})"
+    else:
+        try:
+            r = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=120,
+                               stdin=subprocess.DEVNULL)
+            if r.returncode != 0 or "Hermes Agent" not in r.stdout:
+                problem = f"{path} --version did not say Hermes Agent: {(r.stdout + r.stderr).strip()[:200]}"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problem = f"{path} does not run: {exc}"
+    if problem:
+        if os.environ.get("CI") == "true":
+            pytest.fail(problem)  # CI installs it (.ci/run): missing there is a defect, not a skip
+        pytest.skip(problem)
+    return path
+
+
+def ars(*args: str, passphrase: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``ars ARGS`` with no terminal: stdin /dev/null, a new session, the passphrase (if any) on a pipe."""
+    base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    with passphrase_pipe(passphrase) as pp:
+        return subprocess.run(base + list(args) + pp.args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout, start_new_session=True, pass_fds=pp.fds, cwd=ROOT,
+                              env=env_without_ars(("ARS_", "HERMES_")))
+
+
+def ok(r: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert r.returncode == 0, f"{' '.join(map(str, r.args))} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+class Scene:
+    def __init__(self, tmp: Path, hermes: Path):
+        self.hermes = hermes
+        self.project = tmp / "project"
+        self.victim = self.project / "victim"
+        (self.victim / "nested").mkdir(parents=True)
+        (self.victim / "nested" / "keep.txt").write_text("precious\n")
+        self.state = tmp / "state"
+        self.home = tmp / "home"
+        self.home.mkdir()
+        self.hermes_home = tmp / "hermes-home"
+        self.hermes_home.mkdir()
+        self.out_path, self.err_path = tmp / "hermes.out", tmp / "hermes.err"
+        self.stub = StubOpenAI("terminal", {"command": f"rm -rf {self.victim}"})
+        self.proc: subprocess.Popen | None = None
+
+    def write_config(self) -> None:
+        """The model: the stub, as a custom OpenAI-compatible provider (a comment the installer must keep)."""
+        (self.hermes_home / "config.yaml").write_text(
+            "# the scripted model of tests/agents_stub/openai_server.py\n"
+            f"model:\n  provider: custom\n  base_url: {self.stub.url}\n  default: stub-model\n")
+
+    def env(self) -> dict[str, str]:
+        env = env_without_ars(("ARS_", "HERMES_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_"))
+        env.update({"HOME": str(self.home), "HERMES_HOME": str(self.hermes_home), "OPENAI_API_KEY": "sk-stub",
+                    "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
+        return env
+
+    def start_hermes(self) -> None:
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [str(self.hermes), "-z", "Remove the victim directory in this project.", "--accept-hooks"],
+                cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                start_new_session=True)
+
+    def stop_hermes(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 15)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait(10)
+
+    def pending(self) -> list[dict]:
+        return json.loads(ok(ars("inbox", "list", "--status", "pending", "--json", "--state", str(self.state))).stdout)
+
+    def wait_for_held(self) -> dict:
+        deadline = time.monotonic() + PENDING_WAIT
+        while time.monotonic() < deadline:
+            held = [r for r in self.pending() if r["source"].startswith("hermes:")]
+            if held:
+                return held[0]
+            assert self.proc.poll() is None, f"Hermes exited ({self.proc.returncode}) before its call was held"
+            time.sleep(0.25)
+        raise AssertionError(f"no held request in the inbox after {PENDING_WAIT:g} s")
+
+    def wait_exit(self) -> str:
+        try:
+            rc = self.proc.wait(EXIT_WAIT)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"Hermes still running {EXIT_WAIT:g} s after the decision") from None
+        assert rc == 0, f"Hermes exited {rc}"
+        return self.out_path.read_text(errors="replace")
+
+    def tool_result(self) -> str:
+        ours = [t for t in self.stub.tool_results if t["tool_call_id"] == self.stub.call_id]
+        assert ours, f"Hermes never sent the terminal call's result back: {self.stub.tool_results}"
+        return ours[-1]["text"]
+
+    def diagnostics(self) -> str:
+        def read(p: Path) -> str:
+            return p.read_text(errors="replace")[-6000:] if p.exists() else "(none)"
+
+        try:
+            inbox = ars("inbox", "list", "--json", "--state", str(self.state), timeout=30).stdout[-4000:]
+        except Exception as exc:  # noqa: BLE001 - diagnostics must not hide the failure
+            inbox = f"(cannot list: {exc})"
+        logs = "\n".join(f"--- {p}:\n{read(p)}" for p in sorted((self.hermes_home / "logs").glob("*.log")))
+        return (f"\n--- hermes exit code: {None if self.proc is None else self.proc.poll()}"
+                f"\n--- hermes stdout:\n{read(self.out_path)}\n--- hermes stderr:\n{read(self.err_path)}"
+                f"\n--- stub log:\n{self.stub.dump_log()[-4000:]}\n--- inbox:\n{inbox}"
+                f"\n--- config.yaml:\n{read(self.hermes_home / 'config.yaml')}\n{logs[-6000:]}")
+
+    @contextmanager
+    def explained(self):
+        try:
+            yield self
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}{self.diagnostics()}") from None
+
+
+@pytest.fixture
+def scene(tmp_path: Path, hermes: Path):
+    s = Scene(tmp_path, hermes)
+    s.stub.start()
+    s.write_config()
+    try:
+        yield s
+    finally:
+        s.stop_hermes()
+        s.stub.stop()
+
+
+def set_up(s: Scene) -> str:
+    """The supervisor's key, then ``ars install hermes`` (which pins it); the fingerprint."""
+    ok(ars("supervisor", "init", "--state", str(s.state), passphrase=PASSPHRASE))
+    fingerprint = ok(ars("supervisor", "show", "--state", str(s.state))).stdout.split()[-1]
+    ok(ars("install", "hermes", "--hermes-home", str(s.hermes_home), "--state", str(s.state)))
+    text = (s.hermes_home / "config.yaml").read_text()
+    assert text.startswith("# the scripted model"), text  # the user's comment is still there
+    from ruamel.yaml import YAML
+
+    config = YAML(typ="safe").load(text)
+    assert config["model"]["base_url"] == s.stub.url, config
+    pre = [h["command"] for h in config["hooks"]["pre_tool_call"]]
+    assert any("hook hermes" in c and str(s.state) in c and fingerprint in c for c in pre), (fingerprint, pre)
+    assert config["mcp_servers"]["ars"]["args"][-4:] == ["--state", str(s.state), "--supervisor", fingerprint]
+    return fingerprint
+
+
+def test_held_rm_does_not_run_until_the_supervisor_signs_an_approval(scene: Scene):
+    s = scene
+    with s.explained():
+        set_up(s)
+        s.start_hermes()
+        held = s.wait_for_held()
+        assert held["detail"] == f"rm -rf {s.victim}", held
+        assert held["meta"]["hermes_tool"] == "terminal", held
+        time.sleep(1.0)  # Hermes waits on the hook: nothing ran meanwhile
+        assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
+        assert s.proc.poll() is None, "Hermes stopped waiting for the hook"
+
+        # an approval without the supervisor's passphrase is refused by ars itself, and decides nothing
+        agent = ars("inbox", "approve", held["id"], "--state", str(s.state))
+        assert agent.returncode != 0, agent.stdout + agent.stderr
+        assert held["id"] in [r["id"] for r in s.pending()]
+
+        ok(ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE))
+        out = s.wait_exit()
+        assert not s.victim.exists(), "the supervisor approved, yet the directory is there"
+        assert "BLOCKED" not in s.tool_result(), s.tool_result()
+        assert FINAL_TEXT in out, out
+        # on_session_end started `ars ingest` of Hermes' home, detached (the line is written before it starts)
+        log = (s.state / "hook-ingest.log").read_text()
+        assert f"ingest {s.hermes_home}" in log, log
+        decided = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+        assert decided["status"] == "approved" and decided["decision"]["signature"], decided
+
+
+def test_signed_reject_blocks_the_call_with_its_reason(scene: Scene):
+    s = scene
+    reason = "not today: that directory is precious"
+    with s.explained():
+        set_up(s)
+        s.start_hermes()
+        held = s.wait_for_held()
+        ok(ars("inbox", "reject", held["id"], "--reason", reason, "--state", str(s.state), passphrase=PASSPHRASE))
+        s.wait_exit()
+        assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
+        text = s.tool_result()
+        assert "BLOCKED" in text and reason in text and held["id"] in text, text
