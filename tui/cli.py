@@ -223,6 +223,8 @@ def ingest(
         print_ingest(report)
     if report.failed_files and report.failed_files == len(report.per_file):
         fail("nothing could be read: check the paths and their permissions")
+    if report.unreadable:  # a folder of files none of which ars reads: said, not silently ingested as nothing
+        fail("; ".join(report.unreadable), code=1)
     if report.failed_files:
         raise typer.Exit(1)
 

@@ -23,6 +23,9 @@ from ..recall import BadQuery, Memory
 from ..sources import SourceRegistry, not_regular
 from .formats.common import Parsed, shown
 from .parsers import PARSERS, STREAMS, detect_format
+from .stores.cursor import StoreCursors
+from .stores.discover import find_stores, is_legacy_archive, unsupported_reason
+from .stores.run import ingest_store, store_format, store_label, units_under
 
 from . import FORMATS
 
@@ -45,6 +48,11 @@ class FileSummary(BaseModel):
     error: str = ""
 
 
+class SkippedFile(BaseModel):
+    file: str
+    reason: str
+
+
 class IngestReport(BaseModel):
     files: int = 0
     episodes_added: int = 0
@@ -55,6 +63,8 @@ class IngestReport(BaseModel):
     skipped_files: int = 0  # left alone on purpose (a symlink out of a folder, a broken symlink)
     per_file: list[FileSummary] = Field(default_factory=list)
     sync: dict | None = None  # the Neo4j sync after the ingest, when configured
+    unsupported: list[SkippedFile] = Field(default_factory=list)  # files found in folders and not read, with why
+    unreadable: list[str] = Field(default_factory=list)  # one line per named folder that had files but none readable
     _reported: set[str] = PrivateAttr(default_factory=set)  # inputs already reported as not read
 
 
@@ -85,7 +95,11 @@ def _inside(folder: Path, path: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(folder)
 
 
-def _walk(folder: Path, report: IngestReport) -> list[Path]:
+def _ingestible(name: str) -> bool:
+    return Path(name).suffix in INGESTIBLE or is_legacy_archive(name)
+
+
+def _walk(folder: Path, report: IngestReport, owned: frozenset[str] | set[str] = frozenset()) -> list[Path]:
     """The ingestible regular files under ``folder``, sorted. Symlinks (to a
     file or a folder) whose target resolves outside ``folder`` are skipped
     and reported: a link in a transcript folder must not make ingestion read
@@ -104,7 +118,11 @@ def _walk(folder: Path, report: IngestReport) -> list[Path]:
             if sub.is_symlink() and not _inside(root, sub):
                 _problem(report, sub, LEAVES_FOLDER, "skipped")
         for name in filenames:
-            if Path(name).suffix not in INGESTIBLE:
+            if os.path.realpath(os.path.join(dirpath, name)) in owned:
+                continue  # read as part of an agent's store
+            if not _ingestible(name):
+                report.unsupported.append(SkippedFile(file=shown(Path(dirpath, name)),
+                                                      reason=unsupported_reason(Path(dirpath, name))))
                 continue
             f = _walked_file(Path(dirpath, name), root, report)
             if f is not None:
@@ -140,7 +158,7 @@ def _regular(path: Path, report: IngestReport) -> bool:
 
 
 def expand_paths(paths: Iterable[str | Path], report: IngestReport,
-                 roots: Iterable[str | Path] = ()) -> list[Path]:
+                 roots: Iterable[str | Path] = (), owned: frozenset[str] | set[str] = frozenset()) -> list[Path]:
     """The files to read under the given paths, each once. A folder is walked
     (``_walk``); a path named directly is the user's choice and is followed
     wherever it links, unless it lies in one of ``roots`` (the folders a
@@ -151,8 +169,10 @@ def expand_paths(paths: Iterable[str | Path], report: IngestReport,
     out: list[Path] = []
     seen: set[str] = set()
     for p in map(Path, paths):
-        if p.is_dir():
-            found = _walk(p, report)
+        if os.path.realpath(p) in owned:
+            found = []  # part of an agent's store, read as that store
+        elif p.is_dir():
+            found = _walk(p, report, owned)
         elif _leaves_root(p, folders):
             _problem(report, p, LEAVES_FOLDER, "skipped")
             found = []
@@ -210,7 +230,11 @@ def _ingest_locked(memory: Memory, paths: Iterable[str | Path], fmt: str,
     report = IngestReport()
     registry = SourceRegistry(memory.state_dir)
     writer = _GroupWriter(memory, registry, batch, on_ack)
-    for path in expand_paths(paths, report, roots):
+    paths = list(paths)
+    units, owned = find_stores(paths)
+    _ingest_stores(memory, writer, units, report, force, progress)
+    unsupported_before = len(report.unsupported)
+    for path in expand_paths(paths, report, roots, owned):
         report.files += 1
         summary = FileSummary(file=shown(path))
         report.per_file.append(summary)
@@ -222,7 +246,67 @@ def _ingest_locked(memory: Memory, paths: Iterable[str | Path], fmt: str,
         if progress:
             progress(path, summary)
     writer.flush()
+    _nothing_readable(paths, units, report, unsupported_before)
     return report
+
+
+def _ingest_stores(memory: Memory, writer: _GroupWriter, units: list, report: IngestReport, force: bool,
+                   progress: Callable[[Path, FileSummary], None] | None) -> None:
+    """Each agent store found under the paths (stores/): what changed since its cursor."""
+    cursors = StoreCursors(memory.state_dir)
+    for unit in units:
+        report.files += 1
+        summary = FileSummary(file=store_label(unit), format=store_format(unit))
+        report.per_file.append(summary)
+        parsed = Parsed()
+        try:
+            ingest_store(unit, cursors, summary, parsed, lambda eps, s: _put(memory, writer, eps, s),
+                         writer.flush, force=force)
+        except Exception as exc:  # noqa: BLE001 - one store that cannot be read is reported; the rest go on
+            _file_failed(summary, report, f"cannot read the store: {type(exc).__name__}: {exc}")
+        finally:
+            parsed.close(summary.file)
+        report.episodes_added += summary.episodes_added
+        report.duplicates_skipped += summary.duplicates_skipped
+        report.malformed.extend(MalformedLine(**m.__dict__) for m in parsed.malformed)
+        summary.malformed = parsed.bad_lines
+        if summary.status == "unchanged":
+            report.unchanged_files += 1
+        if progress:
+            progress(unit.shown, summary)
+
+
+def _nothing_readable(paths: list, units: list, report: IngestReport, unsupported_before: int) -> None:
+    """A named folder with files and none ars can read: one line saying what it found (the CLI exits 1)."""
+    for p in map(Path, paths):
+        if not p.is_dir() or units_under(units, p):
+            continue
+        root = os.path.realpath(p)
+        read = [f for f in report.per_file if f.status != "skipped" and os.path.realpath(f.file).startswith(root + os.sep)]
+        found = [u for u in report.unsupported[unsupported_before:]
+                 if os.path.realpath(u.file).startswith(root + os.sep)]
+        if read or not found:
+            continue
+        named = "; ".join(f"{Path(u.file).name} ({u.reason})" for u in found[:3])
+        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+        report.unreadable.append(f"{shown(p)}: {len(found)} file{'s' if len(found) != 1 else ''}, "
+                                 f"none in a supported format: {named}{more}")
+
+
+def _put(memory: Memory, writer: _GroupWriter, episodes: Iterator[Episode], summary: FileSummary) -> None:
+    """Store episodes batch by batch: redacted, compared with what is stored, enriched, written."""
+    for chunk in _batches(episodes, writer.batch):
+        # secrets never enter memory: redacted before the comparison with what is
+        # stored (which was redacted the same way) and before the ledger
+        chunk = redact_episodes(chunk)
+        fresh = _changed(memory, chunk)
+        if memory.settings.enrich_with_llm and fresh:
+            from ..enrich.llm import enrich_many
+
+            fresh = enrich_many(fresh, memory.settings)
+        writer.add(fresh)
+        summary.episodes_added += len(fresh)
+        summary.duplicates_skipped += len(chunk) - len(fresh)
 
 
 def _ingest_file(memory: Memory, writer: _GroupWriter, path: Path, fmt: str, summary: FileSummary,
@@ -239,18 +323,7 @@ def _ingest_file(memory: Memory, writer: _GroupWriter, path: Path, fmt: str, sum
     kind = detect_format(path) if fmt == "auto" else fmt
     summary.format = kind
     parsed = Parsed()
-    for chunk in _batches(STREAMS[kind](path, parsed), writer.batch):
-        # secrets never enter memory: redacted before the comparison with what is
-        # stored (which was redacted the same way) and before the ledger
-        chunk = redact_episodes(chunk)
-        fresh = _changed(memory, chunk)
-        if memory.settings.enrich_with_llm and fresh:
-            from ..enrich.llm import enrich_many
-
-            fresh = enrich_many(fresh, memory.settings)
-        writer.add(fresh)
-        summary.episodes_added += len(fresh)
-        summary.duplicates_skipped += len(chunk) - len(fresh)
+    _put(memory, writer, STREAMS[kind](path, parsed), summary)
     report.episodes_added += summary.episodes_added
     report.duplicates_skipped += summary.duplicates_skipped
     report.malformed.extend(MalformedLine(**m.__dict__) for m in parsed.malformed)

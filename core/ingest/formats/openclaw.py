@@ -12,9 +12,16 @@
   new episode (what came before was compacted away);
 * ``model_change{provider, modelId}``: recorded in the episode's meta;
 * ``session_info{name}``: the session title;
-* ``thinking_level_change``, ``custom``, ``label`` and unknown types: skipped.
+* ``reset``: a fresh history window in the same session (``/new``, ``/reset``,
+  idle, daily): it opens a new episode, so two topics never merge;
+* ``custom`` (extension state snapshots): its ``customType`` is episode meta;
+* ``thinking_level_change``, ``label`` and unknown types: skipped; a message or
+  ``custom_message`` with ``display: false`` is hidden from the person and left out;
+* an assistant turn that failed (``stopReason: "error"``) is kept, marked failed,
+  and counted in the episode's ``meta.failed_turns``.
 
-Entries are taken in file order (branches are not re-linked). Thinking
+Only the active branch is read (``openclaw_tree``): entries the user navigated
+away from (a ``leaf`` control moved the active leaf) are left out. Thinking
 blocks and images are not episode text. Noise: heartbeat polls and their
 ``HEARTBEAT_OK`` replies, ``NO_REPLY``, session-start prompts; OpenClaw's
 metadata envelopes are stripped from user text (the sender becomes a
@@ -28,6 +35,7 @@ from typing import Any, Iterator
 
 from ...enrich.extract import Hints
 from ...models import Episode
+from .openclaw_tree import TreeScan, on_branch
 from .common import (
     Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, collect, is_noise, iter_objects, line_failed,
     result_line, role_line, storable, streaming, strip_envelope, to_datetime, tool_args, tool_line,
@@ -65,16 +73,35 @@ class _Session:
 
 @streaming
 def stream_openclaw(path: Path, parsed: Parsed) -> Iterator[Episode]:
+    # two passes: the active branch is known only at the end of the file
+    scan = TreeScan()
+    for _, obj in iter_objects(path, Parsed()):
+        scan.add(obj)
+    keep = scan.active()
     spans = SpanCollector()
+    yield from episodes_from_entries(path, parsed, spans, iter_objects(path, parsed), keep=keep)
+    parsed.spans = spans.spans()
+
+
+def episodes_from_entries(path: Path, parsed: Parsed, spans: SpanCollector, entries: Iterator[tuple[int, Any]],
+                          keep: set[str] | None = None, agent: str = "", session_id: str = "") -> Iterator[Episode]:
+    """The episodes of one session's entries (``(number, entry)`` in order), on the
+    active branch ``keep`` (None: all). Shared by the JSONL files and the SQLite
+    store, so one event gives one episode whichever copy it was read from."""
     session = _Session(path, parsed)
-    for no, obj in iter_objects(path, parsed):
+    if agent:
+        session.agent = agent
+    if session_id:
+        session.session_id = session_id
+    for no, obj in entries:
+        if not isinstance(obj, dict) or not on_branch(obj, keep):
+            continue
         try:
             _entry(session, parsed, no, obj)
         except Exception as exc:  # noqa: BLE001 - one line's failure is that line's error
             line_failed(parsed, path, no, exc)
     if session.builder is not None:
         yield from session.builder.finish(parsed, spans, title=session.title)
-    parsed.spans = spans.spans()
 
 
 parse_openclaw = collect(stream_openclaw)
@@ -113,6 +140,16 @@ def _entry(session: _Session, parsed: Parsed, no: int, obj: dict) -> None:
             if isinstance(model, str) and model:
                 b.set_part_meta("model", model)
             b.add(m)
+            if m.role == "assistant" and msg.get("stopReason") == "error":
+                _count_failure(b)
+    elif kind == "reset":
+        b.cut()  # same session id, a fresh history window: a new episode
+        reason = obj.get("reason")
+        b.set_part_meta("reset", str(reason) if reason else "reset")
+    elif kind == "custom":
+        custom_type = obj.get("customType")
+        if isinstance(custom_type, str) and custom_type:
+            b.set_part_meta("custom", custom_type)
     elif kind in ("compaction", "branch_summary"):
         summary = obj.get("summary")
         if isinstance(summary, str) and summary.strip():
@@ -132,7 +169,14 @@ def _entry(session: _Session, parsed: Parsed, no: int, obj: dict) -> None:
         text = block_text(obj.get("content")).strip()
         if text and not is_noise(text):
             b.add(Msg(no, "custom", role_line(str(obj.get("customType") or "custom"), text), ts))
-    # thinking_level_change, custom, label and unknown entry types carry no memory
+    # thinking_level_change, label and unknown entry types carry no memory
+
+
+def _count_failure(b: SessionBuilder) -> None:
+    """One more failed assistant turn in the episode that holds the message just added."""
+    part = b._open  # the part ``add`` just put the message in (SessionBuilder has no getter; common.py stays as is)
+    if part is not None:
+        part.meta["failed_turns"] = int(part.meta.get("failed_turns", 0)) + 1
 
 
 def _message(msg: dict, no: int, ts: Any) -> Msg | None:
@@ -149,6 +193,10 @@ def _message(msg: dict, no: int, ts: Any) -> Msg | None:
         return Msg(no, "user", role_line("user", text), ts, hints)
     if role == "assistant":
         lines: list[str] = []
+        if msg.get("stopReason") == "error":
+            error = msg.get("errorMessage")
+            lines.append(role_line("assistant (failed)", error.strip() if isinstance(error, str) and error.strip()
+                                   else "the model call failed"))
         for block in blocks(content):
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str):

@@ -1,0 +1,112 @@
+"""Ingest the stores ``discover`` found: only what changed since the cursor, each session whole.
+
+A store whose files have the signature recorded last is not opened at all (the
+fast path of a re-ingest when nothing changed). Otherwise its sessions are listed
+with their versions, and only sessions whose version moved are read again, whole:
+a session's episodes depend on all of it (a ``leaf`` entry can move the active
+branch back), and the ids are stable, so unchanged episodes are skipped by the
+pipeline's content check. The cursor moves once the episodes are durable; a
+session that could not be read keeps its old version and is read next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from ...models import Episode
+from ..formats.common import Parsed, shown
+from . import hermes_db, openclaw_db
+from .cursor import StoreCursors
+from .discover import StoreUnit
+from .sqlite_ro import StoreBusy
+
+# put(episodes, summary): redact, compare, add to the group writer (the pipeline's)
+Put = Callable[[Iterator[Episode], object], None]
+
+
+def _signature(unit: StoreUnit) -> str:
+    """Size and mtime of every file the store owns, and the folders archives appear in."""
+    rows = []
+    for p in sorted({*unit.owned, *_folders(unit)}):
+        try:
+            st = p.stat()
+            rows.append([str(p), st.st_size, st.st_mtime_ns])
+        except OSError:
+            rows.append([str(p)])
+    return hashlib.sha1(json.dumps(rows).encode()).hexdigest()
+
+
+def _folders(unit: StoreUnit) -> list[Path]:
+    if unit.kind != "openclaw":
+        return [unit.path.parent]
+    agent = openclaw_db.OpenClawAgent(unit.path)
+    return [agent.db.parent, agent.sessions, agent.sessions / "cold", agent.root / openclaw_db.IMPORT_ARCHIVE]
+
+
+def ingest_store(unit: StoreUnit, cursors: StoreCursors, summary, parsed: Parsed, put: Put,
+                 flush: Callable[[], None], force: bool = False) -> None:
+    """Read what changed in one store into ``put``; then ``flush`` and move the cursor."""
+    signature = _signature(unit)
+    if not force and cursors.signature(unit.key) == signature:
+        summary.status = "unchanged"
+        return
+    before = {} if force else cursors.units(unit.key)
+    failed_before = _copy_failures(parsed)
+    try:
+        versions, episodes = (_openclaw if unit.kind == "openclaw" else _hermes)(unit, before, parsed)
+        put(episodes, summary)
+    except StoreBusy as exc:
+        summary.status, summary.error = "unchanged", str(exc)
+        return
+    flush()
+    if _copy_failures(parsed) > failed_before:
+        signature = None  # something could not be read: look again next time, not the fast path
+    cursors.save(unit.key, signature, versions)
+
+
+def _openclaw(unit: StoreUnit, before: dict, parsed: Parsed) -> tuple[dict, Iterator[Episode]]:
+    agent = openclaw_db.OpenClawAgent(unit.path)
+    sessions = openclaw_db.list_sessions(agent)
+    versions = {s.session_id: "|".join(f"{c.unit}={c.key}" for c in s.copies) for s in sessions}
+    changed = [s for s in sessions if before.get(s.session_id) != versions[s.session_id]]
+
+    def episodes() -> Iterator[Episode]:
+        for s in changed:
+            failed_before = _copy_failures(parsed)
+            yield from openclaw_db.session_episodes(agent, s, parsed)
+            if _copy_failures(parsed) > failed_before:  # a copy could not be read: read it again next time
+                versions[s.session_id] = before.get(s.session_id, "")
+    return versions, episodes()
+
+
+def _copy_failures(parsed: Parsed) -> int:
+    return sum(1 for m in parsed.malformed if m.line == 0)
+
+
+def _hermes(unit: StoreUnit, before: dict, parsed: Parsed) -> tuple[dict, Iterator[Episode]]:
+    versions = hermes_db.list_sessions(unit.path)
+    changed = [sid for sid, v in versions.items() if before.get(sid) != v]
+
+    def episodes() -> Iterator[Episode]:
+        for i in range(0, len(changed), 200):  # one snapshot per 200 sessions: bounded memory
+            for session, rows in hermes_db.read_sessions(unit.path, changed[i:i + 200]):
+                yield from hermes_db.session_episodes(unit.path, session, rows, parsed)
+    return versions, episodes()
+
+
+def store_label(unit: StoreUnit) -> str:
+    return shown(unit.shown)
+
+
+def store_format(unit: StoreUnit) -> str:
+    return "openclaw-store" if unit.kind == "openclaw" else "hermes-store"
+
+
+def units_under(units: Iterable[StoreUnit], folder: Path) -> bool:
+    import os
+
+    root = Path(os.path.realpath(folder))
+    return any(Path(u.key).is_relative_to(root) or root.is_relative_to(Path(u.key)) for u in units)
