@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 from ..ledger import Event, content_id
 from ..recall import Memory
 from .pipeline import INGESTIBLE, IngestReport, ingest
+from .stores.discover import find_stores
 
 
 class Watcher:
@@ -44,9 +45,12 @@ class Watcher:
 
         self.initial()
         roots = [p for p in self.paths if p.exists()]
+        stores, _ = find_stores(self.paths)  # agents' databases: a write to one (its -wal) re-reads that store
         for changes in watch(*roots, stop_event=self.stop_event, yield_on_timeout=True,
                              rust_timeout=int(min(self.idle_seconds, 1.0) * 1000) or 200):
             changed = sorted({Path(p) for _, p in changes if Path(p).suffix in INGESTIBLE and Path(p).is_file()})
+            touched = sorted({u.path for u in stores for _, p in changes if _belongs(Path(p), u.path)})
+            changed = [p for p in changed if not any(_belongs(p, s) for s in touched)] + touched
             now = time.monotonic()
             if changed:
                 # the files are named one by one, but they were found in the watched
@@ -54,7 +58,8 @@ class Watcher:
                 folders = [p for p in self.paths if p.is_dir()]
                 report = ingest(self.memory, changed, fmt=self.fmt, roots=folders)
                 for p in changed:
-                    self._active[p] = now
+                    if p not in touched:  # a store's sessions are not files to finalise
+                        self._active[p] = now
                 if self.on_report:
                     self.on_report(report)
             self._finalize_idle(now)
@@ -70,3 +75,11 @@ class Watcher:
             self.memory.ledger.append([Event(content_id("fin", data), "session.finalized", data)])
             if self.on_finalized:
                 self.on_finalized(path)
+
+
+def _belongs(path: Path, store: Path) -> bool:
+    """``path`` is ``store`` (a Hermes state.db), one of its -wal/-shm files, or under it (an OpenClaw agent)."""
+    for p, s in ((path, store), (path.resolve(), store.resolve())):
+        if p == s or p.is_relative_to(s) or (p.parent == s.parent and p.name.startswith(s.name + "-")):
+            return True
+    return False

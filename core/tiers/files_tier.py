@@ -31,6 +31,8 @@ from ..govern.tombstone import load as forgotten_set
 from .base import DeadlineExceeded, Lookup, guarded
 
 MAX_TEXT_PER_EPISODE = 8000
+# agents' databases and compressed archives are read by ingestion (core/ingest/stores), never scanned as text
+STORE_SUFFIXES = (".sqlite", ".sqlite-wal", ".sqlite-shm", ".db", ".db-wal", ".db-shm", ".zst")
 K1, B = 1.2, 0.75
 
 
@@ -100,7 +102,8 @@ class FilesTier:
     def _ranked(self, q: Query, k: int | None, deadline: float):
         # forgotten sources are never scanned, forgotten episodes' spans never returned
         gone = forgotten_set(self.state_dir)
-        files = {p: f for p, f in self.registry.files().items() if p not in gone.sources and os.path.exists(p)}
+        files = {p: f for p, f in self.registry.files().items()
+                 if p not in gone.sources and not p.endswith(STORE_SUFFIXES) and os.path.exists(p)}
         if not q.terms or not files:
             return [], 0, True
         needles = [t for t in q.terms if t]
