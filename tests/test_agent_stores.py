@@ -1,0 +1,292 @@
+"""Conformance: OpenClaw 2026.8+ agent stores and Hermes' state.db, read as the agents ship them.
+
+The fixtures are built from each agent's published schema and entry shapes
+(tests/fixtures/agent_stores/*_store.py name their sources and versions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "agent_stores"))
+
+from conftest import make_memory  # noqa: E402
+from core.ingest.pipeline import ingest  # noqa: E402
+from core.ingest.stores.cursor import CURSOR_FILE  # noqa: E402
+from core.ingest.stores.sqlite_ro import read_store  # noqa: E402
+from hermes_store import HermesStore, T0, conformance_store  # noqa: E402
+from loophelp import ars  # noqa: E402
+from openclaw_store import OpenClawStore, assistant, conformance_events, entry, header, user  # noqa: E402
+
+HERE = Path(__file__).parent
+
+
+def episodes(mem, source: str | None = None) -> dict:
+    out = {}
+    for i in mem.sqlite.ids():
+        ep = mem.sqlite.get(i)
+        if source is None or ep.source == source:
+            out[i] = ep
+    return out
+
+
+def store_summary(report, suffix: str):
+    [s] = [f for f in report.per_file if f.file.endswith(suffix)]
+    return s
+
+
+@pytest.fixture
+def mem(state_dir):
+    m = make_memory(state_dir, neo4j_uri=None)
+    yield m
+    m.close()
+
+
+def full_home(tmp_path: Path) -> OpenClawStore:
+    store = OpenClawStore(tmp_path / ".openclaw").create()
+    events = conformance_events("sess-a")
+    store.add_events("sess-a", events)  # plain and zstd events, alternately
+    # the legacy JSONL the SQLite import moved aside: the same first events again (read once)
+    store.import_archive("sess-a", events[:6])
+    store.add_cold("sess-cold", [header("sess-cold"), user("k1", None, "Where does the VPN config live?", 1),
+                                 assistant("k2", "k1", "In vault path secret/vpn-cold-archive.", 2)])
+    store.add_cold("sess-emb", [header("sess-emb"), user("e1", None, "Which port does grafana use?", 1),
+                                assistant("e2", "e1", "Grafana listens on 3000, embedded-cold.", 2)], embedded=True)
+    store.write_jsonl(store.sessions / "sess-old.jsonl.reset.2026-09-01T08-00-00.000Z",
+                      [header("sess-old"), user("o1", None, "Old topic before a reset: kubernetes quotas", 1)])
+    store.checkpoint()
+    return store
+
+
+# -- OpenClaw ----------------------------------------------------------------------------------------
+def test_openclaw_store_reads_every_copy_once_with_openclaw_semantics(mem, tmp_path):
+    store = full_home(tmp_path)
+    before = sorted(os.listdir(store.db.parent))
+    report = ingest(mem, [store.home])
+    assert report.failed_files == 0 and not report.malformed, report.malformed
+    assert sorted(os.listdir(store.db.parent)) == before == ["openclaw-agent.sqlite"]  # no -wal/-shm left behind
+    eps = episodes(mem, "openclaw")
+    assert set(eps) == {"openclaw:sess-a:0", "openclaw:sess-a:1", "openclaw:sess-cold:0", "openclaw:sess-emb:0",
+                        "openclaw:sess-old:0"}
+    first, second = eps["openclaw:sess-a:0"], eps["openclaw:sess-a:1"]
+    assert {e.agent for e in eps.values()} == {"main"}
+    # the reset (no time gap) split the two topics
+    assert "billing" in first.text and "sourdough" not in first.text
+    assert "sourdough" in second.text and "billing" not in second.text and second.meta["reset"] == "new"
+    # the failed turn is kept, as a failure
+    assert "assistant (failed): 429 rate limited by provider" in first.text and first.meta["failed_turns"] == 1
+    # model switch and custom snapshot: metadata, not text; label and display:false: left out
+    assert first.meta["custom"] == "plan-snapshot" and "plan-snapshot" not in first.text
+    assert "HIDDEN-REMINDER" not in first.text + second.text
+    # the branch: only the active path counts
+    assert "ABANDONED-BRANCH" not in second.text and "rye flour" in second.text
+    # each event once, though the import archive holds the first six again
+    assert first.text.count("Deploy the billing service") == 1
+    assert "secret/vpn-cold-archive" in eps["openclaw:sess-cold:0"].text
+    assert "embedded-cold" in eps["openclaw:sess-emb:0"].text
+    assert "kubernetes quotas" in eps["openclaw:sess-old:0"].text
+    # the raw-file tier never registers a database
+    assert not [p for p in mem.files.registry.files() if p.endswith((".sqlite", ".zst"))]
+
+
+def test_legacy_jsonl_and_the_store_copy_are_one_episode(mem, tmp_path):
+    store = OpenClawStore(tmp_path / ".openclaw")
+    events = conformance_events("sess-a")
+    legacy = store.write_jsonl(store.sessions / "sess-a.jsonl", events)
+    ingest(mem, [store.sessions])  # an install before 2026.8: the JSONL file alone
+    before = {i: e.text for i, e in episodes(mem).items()}
+    assert set(before) == {"openclaw:sess-a:0", "openclaw:sess-a:1"}
+    # the upgrade imports the session into SQLite and moves the JSONL aside
+    store.create()
+    store.add_events("sess-a", events)
+    store.import_archive("sess-a", events)
+    legacy.unlink()
+    store.checkpoint()
+    report = ingest(mem, [store.home])
+    assert report.failed_files == 0
+    after = {i: e.text for i, e in episodes(mem).items()}
+    assert after == before  # same ids, same text: one episode per part whichever copy was read
+
+
+def test_reingest_reads_only_what_changed(mem, tmp_path, state_dir):
+    store = full_home(tmp_path)
+    ingest(mem, [store.home])
+    again = ingest(mem, [store.home])
+    assert store_summary(again, "openclaw-agent.sqlite").status == "unchanged" and again.episodes_added == 0
+    assert (state_dir / CURSOR_FILE).is_file()
+    store.add_events("sess-a", [user("u5", "a5", "And the baking temperature for rye?", 7)], compress=True)
+    store.checkpoint()
+    grown = ingest(mem, [store.home])
+    summary = store_summary(grown, "openclaw-agent.sqlite")
+    # only sess-a was read again; of its two episodes only the last changed
+    assert (summary.episodes_added, summary.duplicates_skipped) == (1, 1), summary
+    assert "baking temperature" in mem.sqlite.get("openclaw:sess-a:1").text
+
+
+def test_the_readme_sessions_folder_finds_its_store(tmp_path, state_dir):
+    store = full_home(tmp_path)
+    (store.sessions / "sessions.json").write_text("{}")
+    r = ars("ingest", str(store.sessions), "--json", state=state_dir)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["episodes_added"] == 5 and report["failed_files"] == 0
+    assert [u["file"].endswith("sessions.json") for u in report["unsupported"]] == [True]
+
+
+def test_store_written_by_another_process_while_ars_reads(mem, tmp_path):
+    """OpenClaw's writer keeps appending (WAL, its own process); ARS reads alongside, never in its way."""
+    store = OpenClawStore(tmp_path / ".openclaw").create()
+    store.add_events("live", [header("live")])
+    writer = subprocess.Popen([sys.executable, "-c", f"""
+import sys, time
+sys.path.insert(0, {str(HERE / 'fixtures' / 'agent_stores')!r})
+from pathlib import Path
+from openclaw_store import OpenClawStore, connect, user
+s = OpenClawStore(Path({str(store.home)!r}))
+conn = connect(s.db)
+conn.execute("PRAGMA journal_mode = WAL")
+parent = None
+for i in range(300):
+    conn.execute("BEGIN IMMEDIATE")
+    s.add_events("live", [user(f"w{{i}}", parent, f"writer message number {{i}} zz{{i}}zz", i % 50)], conn=conn)
+    conn.commit()
+    parent = f"w{{i}}"
+    time.sleep(0.005)
+conn.close()
+"""])
+    reports = []
+    try:
+        while writer.poll() is None:
+            reports.append(ingest(mem, [store.home]))
+    finally:
+        assert writer.wait(timeout=60) == 0
+    reports.append(ingest(mem, [store.home]))
+    assert len(reports) >= 2 and not any(r.failed_files or r.malformed for r in reports)
+    text = "\n".join(e.text for e in episodes(mem).values())
+    assert all(f"zz{i}zz" in text for i in range(300))
+
+
+def test_a_busy_database_is_retried_not_an_error(tmp_path):
+    db = tmp_path / "rollback.sqlite"  # a rollback-journal database: a writer's exclusive lock blocks readers
+    conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.execute("BEGIN EXCLUSIVE")
+    conn.execute("INSERT INTO t VALUES (2)")
+    threading.Timer(0.4, lambda: conn.execute("COMMIT")).start()
+    started = time.monotonic()
+    assert read_store(db, lambda c: c.execute("SELECT count(*) FROM t").fetchone()[0]) == 2
+    assert time.monotonic() - started >= 0.3
+    conn.close()
+
+
+# -- Hermes ------------------------------------------------------------------------------------------
+def test_hermes_state_db(mem, tmp_path):
+    store = conformance_store(tmp_path / ".hermes" / "state.db")
+    report = ingest(mem, [tmp_path / ".hermes"])
+    assert report.failed_files == 0 and not report.malformed, report.malformed
+    assert sorted(os.listdir(store.path.parent)) == ["state.db"]
+    eps = episodes(mem, "hermes")
+    parent, child = eps["hermes:20260909_100000_abc123:0"], eps["hermes:20260909_110000_def456:0"]
+    assert parent.channel == "telegram" and parent.meta["title"] == "Nginx rollout"
+    assert "assistant → terminal: command=nginx -t -c /etc/nginx/edge.conf" in parent.text
+    assert "user: Here is the edge map diagram" in parent.text  # \x00json: content
+    assert "REWOUND-TEXT" not in parent.text and "SYSTEM-PROMPT" not in parent.text
+    # the compaction summary: a summary, boilerplate removed, never the user's words
+    assert "compaction summary: ## Historical Task Snapshot" in parent.text
+    assert "REFERENCE ONLY" not in parent.text and "END OF CONTEXT SUMMARY" not in parent.text
+    assert "user: [CONTEXT" not in parent.text
+    # the tail the compaction copied back is read once
+    assert parent.text.count("The map shows three edge nodes.") == 1
+    # the continuation is chained to its parent
+    assert child.meta["parent_session_id"] == "20260909_100000_abc123"
+    assert "compaction summary: Edge-2 reloaded after the rollout." in child.text
+    assert "PRIOR CONTEXT" not in child.text
+
+
+def test_hermes_reingest_reads_only_what_changed(mem, tmp_path):
+    store = conformance_store(tmp_path / ".hermes" / "state.db")
+    ingest(mem, [store.path])
+    assert store_summary(ingest(mem, [store.path]), "state.db").status == "unchanged"
+    store.message("20260909_110000_def456", "user", "And edge-4 after that", T0 + 3700)
+    summary = store_summary(ingest(mem, [store.path]), "state.db")
+    assert (summary.episodes_added, summary.duplicates_skipped) == (1, 0), summary
+    assert "edge-4" in mem.sqlite.get("hermes:20260909_110000_def456:0").text
+
+
+def test_hermes_db_being_written_while_ars_reads(mem, tmp_path):
+    store = HermesStore(tmp_path / "state.db").create()
+    store.session("s1")
+    writer = subprocess.Popen([sys.executable, "-c", f"""
+import sys, time
+sys.path.insert(0, {str(HERE / 'fixtures' / 'agent_stores')!r})
+from pathlib import Path
+from hermes_store import HermesStore, T0
+s = HermesStore(Path({str(store.path)!r}))
+conn = s.connect()
+conn.execute("PRAGMA journal_mode = WAL")
+for i in range(300):
+    s.message("s1", "user" if i % 2 == 0 else "assistant", f"hermes line {{i}} qq{{i}}qq", T0 + i, conn=conn)
+    conn.commit()
+    time.sleep(0.005)
+conn.close()
+"""])
+    reports = []
+    try:
+        while writer.poll() is None:
+            reports.append(ingest(mem, [store.path]))
+    finally:
+        assert writer.wait(timeout=60) == 0
+    reports.append(ingest(mem, [store.path]))
+    assert len(reports) >= 2 and not any(r.failed_files or r.malformed for r in reports)
+    text = "\n".join(e.text for e in episodes(mem).values())
+    assert all(f"qq{i}qq" in text for i in range(300))
+
+
+# -- nothing silently skipped ------------------------------------------------------------------------
+def test_a_folder_with_nothing_readable_is_exit_1_naming_what_it_found(tmp_path, state_dir):
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("hello")
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n")
+    other = sqlite3.connect(folder / "inventory.db")
+    other.execute("CREATE TABLE parts (sku TEXT)")
+    other.commit()
+    other.close()
+    r = ars("ingest", str(folder), state=state_dir)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    line = " ".join(r.stderr.split())
+    assert "3 files, none in a supported format" in line and "inventory.db (a SQLite database that is neither" in line
+    j = ars("ingest", str(folder), "--json", state=state_dir)
+    assert j.returncode == 1
+    listed = {Path(u["file"]).name: u["reason"] for u in json.loads(j.stdout)["unsupported"]}
+    assert set(listed) == {"notes.txt", "photo.png", "inventory.db"} and "(.txt)" in listed["notes.txt"]
+
+
+def test_unsupported_files_beside_readable_ones_are_listed_not_fatal(mem, tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    OpenClawStore(tmp_path).write_jsonl(folder / "s.jsonl", [header("s"), user("a", None, "hello there", 1)])
+    (folder / "notes.txt").write_text("x")
+    report = ingest(mem, [folder])
+    assert report.episodes_added == 1 and not report.unreadable
+    assert [Path(u.file).name for u in report.unsupported] == ["notes.txt"]
+
+
+def test_reset_without_gap_in_legacy_jsonl_also_splits(mem, tmp_path):
+    store = OpenClawStore(tmp_path / ".openclaw")
+    store.write_jsonl(store.sessions / "r.jsonl", [
+        header("r"), user("a", None, "topic one: invoices", 1), assistant("b", "a", "ok invoices", 1),
+        entry("reset", "c", "b", 1, reason="reset"), user("d", "c", "topic two: gardening", 1)])
+    ingest(mem, [store.sessions])
+    eps = episodes(mem)
+    assert "gardening" not in eps["openclaw:r:0"].text and "gardening" in eps["openclaw:r:1"].text
