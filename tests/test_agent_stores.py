@@ -290,3 +290,30 @@ def test_reset_without_gap_in_legacy_jsonl_also_splits(mem, tmp_path):
     ingest(mem, [store.sessions])
     eps = episodes(mem)
     assert "gardening" not in eps["openclaw:r:0"].text and "gardening" in eps["openclaw:r:1"].text
+
+
+def test_a_no_change_reingest_answers_fast_with_the_full_clis_json(tmp_path, state_dir):
+    """tui/fast_ingest.py answers a no-change store re-ingest; its JSON is the full CLI's."""
+    store = full_home(tmp_path)
+    hermes = conformance_store(tmp_path / ".hermes" / "state.db")
+    paths = [str(store.home), str(hermes.path)]
+    assert ars("ingest", *paths, "--json", state=state_dir).returncode == 0
+    full = subprocess.run([sys.executable, "-c", "import sys; from tui.cli import main; main()", "ingest", *paths,
+                           "--json", "--state", str(state_dir)], capture_output=True, text=True, cwd=HERE.parent)
+    from tui.fast_ingest import unchanged
+
+    fast = subprocess.run([sys.executable, "-c", "import sys; from tui.entry import main; main()", "ingest", *paths,
+                           "--json", "--state", str(state_dir)], capture_output=True, text=True, cwd=HERE.parent)
+    assert full.returncode == fast.returncode == 0, (full.stderr, fast.stderr)
+    assert json.loads(fast.stdout) == json.loads(full.stdout) and json.loads(fast.stdout)["unchanged_files"] == 2
+    # the fast path answered (not the full CLI): it does not load pydantic
+    probe = subprocess.run([sys.executable, "-c", "import sys; from tui.fast_ingest import unchanged; "
+                            f"code = unchanged([{paths[0]!r}, {paths[1]!r}, '--json', '--state', {str(state_dir)!r}]); "
+                            "print(code, 'pydantic' in sys.modules)"], capture_output=True, text=True, cwd=HERE.parent)
+    assert probe.stdout.strip().endswith("0 False"), probe
+    # something changed: the fast path steps aside
+    hermes.message("20260909_110000_def456", "user", "one more", T0 + 9000)
+    assert unchanged([paths[1], "--json", "--state", str(state_dir)]) is None
+    # other options and a person's table go to the full CLI
+    assert unchanged([paths[0], "--state", str(state_dir)]) is None
+    assert unchanged([paths[0], "--json", "--force", "--state", str(state_dir)]) is None

@@ -64,6 +64,13 @@ def main() -> None:
         if code is not None:
             sys.stdout.flush()
             os._exit(code)  # the terminal is restored; every acknowledged write was fsync'd (tui.cli._exit_now)
+    if argv[:1] == ["ingest"]:  # a store re-ingest that finds nothing new: no CLI framework (tui/fast_ingest.py)
+        from tui.fast_ingest import unchanged
+
+        code = unchanged(argv[1:])
+        if code is not None:
+            sys.stdout.flush()
+            os._exit(code)
     from tui.cli import main as cli_main
 
     cli_main()

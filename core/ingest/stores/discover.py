@@ -14,87 +14,12 @@ neither read twice nor reported as an unsupported file.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
-from .hermes_db import is_state_db
-from .openclaw_db import DB_NAME, OpenClawAgent
+from .layout import DB_NAME, SQLITE_SIDECARS, StoreUnit, find_stores
 from .sqlite_ro import is_sqlite, tables_of
 
-SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
-_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv"}
-
-
-@dataclass
-class StoreUnit:
-    kind: str  # "openclaw" | "hermes"
-    path: Path  # OpenClaw: the agent's folder; Hermes: the state.db
-    owned: list[Path] = field(default_factory=list)
-
-    @property
-    def key(self) -> str:
-        return str(Path(os.path.realpath(self.path)))
-
-    @property
-    def shown(self) -> Path:
-        return OpenClawAgent(self.path).db if self.kind == "openclaw" else self.path
-
-
-def _agent_root(db: Path) -> Path:
-    """``agents/<id>/agent/openclaw-agent.sqlite`` -> ``agents/<id>``; elsewhere its folder."""
-    return db.parent.parent if db.parent.name == "agent" else db.parent
-
-
-def _openclaw(db: Path) -> StoreUnit:
-    agent = OpenClawAgent(_agent_root(db))
-    return StoreUnit("openclaw", agent.root, agent.owned())
-
-
-def _hermes(db: Path) -> StoreUnit:
-    return StoreUnit("hermes", db, [p for p in (Path(f"{db}{s}") for s in ("", *SQLITE_SIDECARS)) if p.exists()])
-
-
-def _store_at(path: Path) -> StoreUnit | None:
-    """The store ``path`` (a file) is, or belongs to."""
-    for sfx in SQLITE_SIDECARS:
-        if path.name.endswith(sfx):
-            path = path.with_name(path.name[: -len(sfx)])
-    if path.name == DB_NAME and path.is_file():
-        return _openclaw(path)
-    if path.is_file() and is_sqlite(path) and is_state_db(tables_of(path)):
-        return _hermes(path)
-    return None
-
-
-def _in_folder(folder: Path) -> list[StoreUnit]:
-    out: list[StoreUnit] = []
-    if folder.name == "sessions" and (folder.parent / "agent" / DB_NAME).is_file():
-        return [_openclaw(folder.parent / "agent" / DB_NAME)]  # an agent's sessions folder: its store is next door
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and d != "cold"]
-        for name in filenames:
-            if name == DB_NAME or name.endswith((".db", ".sqlite", ".sqlite3")):
-                unit = _store_at(Path(dirpath, name))
-                if unit is not None:
-                    out.append(unit)
-    return out
-
-
-def find_stores(paths: Iterable[str | Path]) -> tuple[list[StoreUnit], set[str]]:
-    """The stores under ``paths`` (each once), and the real paths of every file they own."""
-    units: dict[str, StoreUnit] = {}
-    for p in map(Path, paths):
-        try:
-            found = _in_folder(p) if p.is_dir() else [u for u in [_store_at(p)] if u is not None]
-        except OSError:
-            continue  # the file walk reports what cannot be read
-        for unit in found:
-            units.setdefault(unit.key, unit)
-    owned = {os.path.realpath(f) for u in units.values() for f in u.owned}
-    return list(units.values()), owned
-
+__all__ = ["StoreUnit", "find_stores", "is_legacy_archive", "unsupported_reason"]
 
 def is_legacy_archive(name: str) -> bool:
     """OpenClaw's ``<id>.jsonl.reset.<ts>`` / ``<id>.jsonl.deleted.<ts>`` (a reset or deleted session's transcript)."""

@@ -36,10 +36,6 @@ MERGED_HEADER = "[PRIOR CONTEXT — for reference only; not a new message]"
 MERGED_DELIMITER = "[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]"
 
 
-def is_state_db(tables: set[str]) -> bool:
-    return {"sessions", "messages"} <= tables
-
-
 def decode_content(value: Any) -> Any:
     """``\\x00json:[...]`` -> the parts; other values as stored."""
     if isinstance(value, str) and value.startswith(CONTENT_JSON_PREFIX):

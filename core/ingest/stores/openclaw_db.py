@@ -34,39 +34,10 @@ from ..formats.common import MAX_LINE_BYTES, Parsed, SpanCollector, loads, stora
 from ..formats.openclaw import episodes_from_entries
 from ..formats.openclaw_tree import TreeScan
 from ...models import Episode
+from .layout import IMPORT_ARCHIVE, OpenClawAgent
 from .sqlite_ro import has_table, read_store
 
-DB_NAME = "openclaw-agent.sqlite"
-IMPORT_ARCHIVE = "session-sqlite-import-archive"
 MAX_EVENT_BYTES = 4 * 1024 * 1024  # the schema's bound on one event (transcript_events CHECK)
-
-
-@dataclass
-class OpenClawAgent:
-    """One agent's folder: ``agents/<id>`` (the store may be missing)."""
-
-    root: Path
-
-    @property
-    def agent_id(self) -> str:
-        return storable(self.root.name)
-
-    @property
-    def db(self) -> Path:
-        return self.root / "agent" / DB_NAME
-
-    @property
-    def sessions(self) -> Path:
-        return self.root / "sessions"
-
-    def owned(self) -> list[Path]:
-        """Every file this store reads or its database keeps beside it."""
-        out = [Path(f"{self.db}{sfx}") for sfx in ("", "-wal", "-shm", "-journal")]
-        for folder, pattern in ((self.sessions / "cold", "*.jsonl.zst"), (self.root / IMPORT_ARCHIVE, "*"),
-                                (self.sessions, "*.jsonl*")):
-            if folder.is_dir():
-                out.extend(p for p in folder.glob(pattern) if p.is_file())
-        return [p for p in out if p.exists()]
 
 
 @dataclass
@@ -86,11 +57,12 @@ class SessionCopies:
     copies: list[Copy] = field(default_factory=list)
 
 
-def _zstd_text(data: bytes, size: int | None = None) -> str:
+def _zstd_text(data: bytes, size: int | None = None, dctx=None) -> str:
+    """One zstd frame as text (``size``: its recorded length, when the row has one)."""
     import zstandard
 
-    out = zstandard.ZstdDecompressor().decompress(data, max_output_size=size or 0) if size else \
-        zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read()
+    dctx = dctx or zstandard.ZstdDecompressor()
+    out = dctx.decompress(data, max_output_size=size) if size else dctx.stream_reader(io.BytesIO(data)).read()
     return out.decode("utf-8")
 
 
@@ -174,9 +146,12 @@ def _db_copies(agent: OpenClawAgent, conn: sqlite3.Connection) -> list[tuple[str
 def _db_loader(db: Path, sid: str) -> Callable[[], Iterator[Any]]:
     def load() -> Iterator[Any]:
         def read(conn: sqlite3.Connection) -> list[Any]:
+            import zstandard
+
+            dctx = zstandard.ZstdDecompressor()  # one per read: creating it costs more than a small frame
             rows = conn.execute("SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events "
                                 "WHERE session_id = ? ORDER BY seq", (sid,))
-            return [_load_line(text) if text is not None else _load_line(_zstd_text(blob, size))
+            return [_load_line(text) if text is not None else _load_line(_zstd_text(blob, size, dctx))
                     for text, blob, size in rows]
         return iter(read_store(db, read))
     return load
@@ -293,4 +268,4 @@ def session_episodes(agent: OpenClawAgent, session: SessionCopies, parsed: Parse
         scan.add(obj)
     origin = next((c.origin for c in reversed(session.copies)), agent.db)  # the newest copy names the episode
     yield from episodes_from_entries(origin, parsed, SpanCollector(), iter(events), keep=scan.active(),
-                                     agent=agent.agent_id, session_id=session.session_id)
+                                     agent=storable(agent.agent_id), session_id=session.session_id)

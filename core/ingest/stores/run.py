@@ -11,8 +11,6 @@ session that could not be read keeps its old version and is read next time.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -20,36 +18,17 @@ from ...models import Episode
 from ..formats.common import Parsed, shown
 from . import hermes_db, openclaw_db
 from .cursor import StoreCursors
-from .discover import StoreUnit
+from .layout import StoreUnit, store_signature
 from .sqlite_ro import StoreBusy
 
 # put(episodes, summary): redact, compare, add to the group writer (the pipeline's)
 Put = Callable[[Iterator[Episode], object], None]
 
 
-def _signature(unit: StoreUnit) -> str:
-    """Size and mtime of every file the store owns, and the folders archives appear in."""
-    rows = []
-    for p in sorted({*unit.owned, *_folders(unit)}):
-        try:
-            st = p.stat()
-            rows.append([str(p), st.st_size, st.st_mtime_ns])
-        except OSError:
-            rows.append([str(p)])
-    return hashlib.sha1(json.dumps(rows).encode()).hexdigest()
-
-
-def _folders(unit: StoreUnit) -> list[Path]:
-    if unit.kind != "openclaw":
-        return [unit.path.parent]
-    agent = openclaw_db.OpenClawAgent(unit.path)
-    return [agent.db.parent, agent.sessions, agent.sessions / "cold", agent.root / openclaw_db.IMPORT_ARCHIVE]
-
-
 def ingest_store(unit: StoreUnit, cursors: StoreCursors, summary, parsed: Parsed, put: Put,
                  flush: Callable[[], None], force: bool = False) -> None:
     """Read what changed in one store into ``put``; then ``flush`` and move the cursor."""
-    signature = _signature(unit)
+    signature = store_signature(unit)
     if not force and cursors.signature(unit.key) == signature:
         summary.status = "unchanged"
         return
