@@ -240,6 +240,7 @@ def test_held_rm_waits_agent_approval_does_nothing_supervisor_approval_runs_it(s
         held = s.wait_for_held()
         # the call is held: exactly the command the model asked for, and nothing ran
         assert held["detail"] == f"rm -rf {s.victim}", held
+        assert held["meta"]["event"] == "PermissionRequest", held  # held when Claude Code was about to prompt
         assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
 
         # the agent, from its own Bash tool: same user, same files, no terminal, no passphrase
@@ -315,7 +316,8 @@ def test_agent_with_its_own_key_cannot_approve(scene: Scene):
         # the hook refused it loudly and set it aside: the record does not say the supervisor approved
         assert (s.state / "inbox" / f"{held['id']}.refused.1.json").exists()
         status = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
-        assert status["status"] == "expired", status
+        # the hook gave up and left the call to Claude Code's prompt (print mode: denied); Stop settled it
+        assert status["status"] == "withdrawn" and "decided in the terminal" in status["decision"]["note"], status
         assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists(), "a forged key's approval ran the rm"
         ours = [t for t in s.stub.tool_results if t["tool_use_id"] == s.stub.tool_use_id]
         assert ours and ours[0]["is_error"], s.stub.tool_results

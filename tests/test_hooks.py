@@ -54,7 +54,9 @@ def event(name: str, project: Path, **fields) -> dict:
 
 
 def bash(project: Path, command: str, **fields) -> dict:
-    return event("PreToolUse", project, tool_name="Bash",
+    """PreToolUse in bypassPermissions mode, where Claude Code never prompts: the hook holds
+    there whatever the gate matches (in the other modes PermissionRequest does; see below)."""
+    return event("PreToolUse", project, tool_name="Bash", permission_mode="bypassPermissions",
                  tool_input={"command": command, "description": "run it", **fields}, tool_use_id="toolu_01TEST")
 
 
@@ -285,7 +287,7 @@ def test_writes_outside_the_project_are_held(project, state, tmp_path):
     outside.mkdir()
     (project / "link").symlink_to(outside)
     for target in ["/etc/hosts", "../escape.txt", str(project / "link" / "x.txt")]:
-        a = answer(hook(event("PreToolUse", project, tool_name="Write",
+        a = answer(hook(event("PreToolUse", project, tool_name="Write", permission_mode="bypassPermissions",
                               tool_input={"file_path": target, "content": "x"}, tool_use_id="t"), state))
         assert a["permissionDecision"] == "ask", target
     held = Inbox(state).list("expired")  # each hook gave up after 0.2 s

@@ -162,8 +162,10 @@ def _hook_cmd(state: Path, pin: str | None) -> list[str]:
 
 
 def _pre(project: Path, command: str, tool_use_id: str = "toolu_1") -> dict:
+    """PreToolUse in bypassPermissions mode: the hook holds there whatever the gate matches
+    (in the modes where Claude Code prompts, PermissionRequest holds it: tests/test_hooks.py)."""
     return {"session_id": "s1", "transcript_path": str(project / "t.jsonl"), "cwd": str(project),
-            "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse", "tool_name": "Bash",
             "tool_input": {"command": command}, "tool_use_id": tool_use_id}
 
 

@@ -5,13 +5,21 @@ Claude Code runs the hook command with one event as JSON on stdin
 ``hook_event_name``, and per event ``tool_name``/``tool_input``/``tool_use_id``,
 ``source``, ``reason``...) and reads the answer from stdout:
 
-* ``PreToolUse``: the gate (core/inbox/gate.py). No rule matches: exit 0, no
-  output. A match becomes an inbox request (``claude-code:<session>``, the
-  exact tool input as its detail) and the hook waits for a person, then prints
-  ``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision":
-  "allow"|"deny"|"ask", "permissionDecisionReason": ...}}``. No decision in
-  time, an unreadable event or gate.toml, or ARS failing: ``ask`` (Claude
-  Code's own prompt takes over), never a silent allow.
+* ``PreToolUse``: the gate (core/inbox/gate.py) for what is held whatever
+  Claude Code's own permissions say (``HELD_REGARDLESS``: sensitive paths, inputs
+  the gate could not read through; everything in ``bypassPermissions`` mode,
+  where Claude Code never prompts). Such a match becomes an inbox request
+  (``claude-code:<session>``, the exact tool input as its detail) and the hook
+  waits for a person (tui/agents/held_call.py), then prints ``{"hookSpecificOutput":
+  {"hookEventName": "PreToolUse", "permissionDecision": "allow"|"deny"|"ask",
+  "permissionDecisionReason": ...}}``. No decision in time, an unreadable event
+  or gate.toml, or ARS failing: ``ask``, never a silent allow. Anything else: exit
+  0, no output.
+* ``PermissionRequest`` (Claude Code is about to prompt): the rest of what the
+  gate holds waits in the inbox the same way; a signed approval answers
+  ``{"decision": {"behavior": "allow"}}``, a reject ``deny`` with its reason; no
+  decision in time: no answer, Claude Code's prompt decides, and ``PostToolUse``
+  or ``Stop`` then ends the request ("decided in the terminal").
 * ``SessionStart``: the startup context (what ``ars rehydrate`` writes: open
   loops, next steps, memories, sync health), memories recalled for the
   project directory's name and the requests waiting in the inbox, as
@@ -36,8 +44,6 @@ import os
 import sys
 
 AGENT = "claude-code"
-CONTEXT_LIMIT = 9_500  # characters of additionalContext (Claude Code previews larger hook output)
-PROJECT_MEMORIES = 5
 INGEST_LOG = "hook-ingest.log"
 INGEST_LOG_MAX = 1 << 20  # bytes; then the log starts again (the previous one kept as .1)
 USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...]  "
@@ -160,12 +166,21 @@ def _looks_like_pre_tool_use(raw: bytes) -> bool:
 
 
 # -- PreToolUse: the gate ----------------------------------------------------------------
-def pre_tool_use(event: dict, state: str) -> int:
+# What PreToolUse holds whatever Claude Code's own permissions say: sensitive paths (ARS's state, the
+# policy, agent settings, git hooks, rc files, ~/.ssh...) and inputs the gate could not read through.
+# Everything else the gate would hold waits for PermissionRequest, which fires exactly when Claude Code
+# would prompt (a call its own allow rules or mode let through is the user's choice, as without ARS).
+HELD_REGARDLESS = frozenset({"sensitive-path", "out-of-time", "too-long", "too-large"})
+# modes in which Claude Code never prompts (so PermissionRequest never fires): PreToolUse holds it all
+NO_PROMPT_MODES = frozenset({"bypassPermissions"})
+
+
+def _checked(event: dict, state: str):
+    """(tool_name, tool_input, matches, gate, regardless), or None when the event has no tool call."""
     tool_name = event.get("tool_name")
     tool_input = event.get("tool_input")
     if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
-        _say("PreToolUse without a tool_name and a tool_input object")
-        return _ask("ARS could not read this tool call (no tool_name or tool_input), so it cannot check it")
+        return None
     from core.inbox import policy
 
     gate, why = policy.load(state, PIN)  # the signed gate.toml, else the built-in defaults
@@ -176,11 +191,21 @@ def pre_tool_use(event: dict, state: str) -> int:
     # without CLAUDE_PROJECT_DIR (a hook run by hand) the cwd stands in, and every hold says so
     project = os.environ.get("CLAUDE_PROJECT_DIR") or None
     matches = gate.check(tool_name, tool_input, project_dir=project or cwd, state_dir=state, cwd=cwd)
-    if not matches:
-        return 0
-    if project is None:
+    if matches and project is None:
         for m in matches:
             m.reason += " (project directory taken from the event's cwd: CLAUDE_PROJECT_DIR is not set)"
+    regardless = event.get("permission_mode") in NO_PROMPT_MODES or any(m.rule in HELD_REGARDLESS for m in matches)
+    return tool_name, tool_input, matches, gate, regardless
+
+
+def pre_tool_use(event: dict, state: str) -> int:
+    checked = _checked(event, state)
+    if checked is None:
+        _say("PreToolUse without a tool_name and a tool_input object")
+        return _ask("ARS could not read this tool call (no tool_name or tool_input), so it cannot check it")
+    tool_name, tool_input, matches, gate, regardless = checked
+    if not matches or not regardless:
+        return 0  # passes, or waits for PermissionRequest if Claude Code would prompt
     return _hold(event, tool_name, tool_input, matches, gate, state)
 
 
@@ -188,25 +213,72 @@ def _hold(event: dict, tool_name: str, tool_input: dict, matches: list, gate, st
     """A held call (tui/agents/held_call.py): only an approval signed by the pinned
     supervisor key for this request and this input becomes ``allow``; anything else
     at most ``ask``."""
-    from tui.agents.held_call import Call, hold
+    from tui.agents.held_call import hold
 
-    call = Call(agent=AGENT, label="Claude Code", session=str(event.get("session_id") or "unknown"),
-                call_id=str(event.get("tool_use_id") or ""), tool_name=tool_name, tool_input=tool_input,
-                meta={"cwd": event.get("cwd"), "permission_mode": event.get("permission_mode"),
-                      "transcript_path": event.get("transcript_path")})
-    outcome = hold(call, matches, gate, state, PIN, say=_say)
+    outcome = hold(_call(event, tool_name, tool_input, str(event.get("tool_use_id") or "")), matches, gate, state,
+                   PIN, say=_say)
     if outcome.verdict == "ask":
         return _ask(f"{outcome.reason}; answer this prompt instead")
     return _answer(pre_tool_answer(outcome.verdict, outcome.reason))
 
 
+def _call(event: dict, tool_name: str, tool_input: dict, call_id: str):
+    from tui.agents.held_call import Call
+
+    return Call(agent=AGENT, label="Claude Code", session=str(event.get("session_id") or "unknown"),
+                call_id=call_id, tool_name=tool_name, tool_input=tool_input,
+                meta={"cwd": event.get("cwd"), "permission_mode": event.get("permission_mode"),
+                      "transcript_path": event.get("transcript_path"), "event": event.get("hook_event_name")})
+
+
+def input_key(tool_name: object, tool_input: object) -> str:
+    """A call's id for PermissionRequest, whose event carries no tool_use_id: its tool and
+    exact input (PostToolUse carries both, so it finds the request with one stat)."""
+    import hashlib
+
+    text = json.dumps([tool_name, tool_input], sort_keys=True, ensure_ascii=False, default=str)
+    return "input:" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+# -- PermissionRequest: Claude Code is about to prompt ------------------------------------------
+def permission_request(event: dict, state: str) -> int:
+    """Claude Code would prompt for this call. The gate passes it, or PreToolUse held it already
+    (and answered ``ask``): no answer, the prompt shows. Otherwise it is held in the ARS inbox: a
+    signed approval answers ``allow``, a reject ``deny`` (its reason to the model); no decision
+    in time: no answer (Claude Code's prompt decides; in print mode that is a denial), and the
+    request stays pending until PostToolUse or Stop settles it ("decided in the terminal")."""
+    checked = _checked(event, state)
+    if checked is None:
+        _say("PermissionRequest without a tool_name and a tool_input object: Claude Code's prompt decides")
+        return 0
+    tool_name, tool_input, matches, gate, regardless = checked
+    if not matches or regardless:
+        return 0
+    from tui.agents.held_call import hold
+
+    call_id = str(event.get("tool_use_id") or "") or input_key(tool_name, tool_input)
+    outcome = hold(_call(event, tool_name, tool_input, call_id), matches, gate, state, PIN, say=_say,
+                   give_up="leave")
+    if outcome.verdict == "ask":
+        _say(f"{outcome.reason}; Claude Code's own prompt decides")
+        return 0
+    _say(outcome.reason)
+    decision = {"behavior": outcome.verdict}
+    if outcome.verdict == "deny":
+        decision["message"] = outcome.reason
+    return _answer({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}})
+
+
 def post_tool_use(event: dict, state: str) -> int:
-    """The call ran (Claude Code's own prompt let it): a request still open for it
-    is withdrawn. One stat when there is none (every tool call runs this)."""
+    """The call ran (Claude Code's own prompt let it): a request still open for it (its hook
+    was killed, or PermissionRequest left it to the prompt) ends: decided in the terminal.
+    Two stats when there is none (every tool call runs this)."""
     from tui.agents.held_call import end_call
 
-    end_call(state, str(event.get("session_id") or "unknown"), str(event.get("tool_use_id") or ""),
-             "the call ran: decided in Claude Code", _say)
+    session = str(event.get("session_id") or "unknown")
+    for call_id in (str(event.get("tool_use_id") or ""), input_key(event.get("tool_name"), event.get("tool_input"))):
+        end_call(state, session, call_id, "decided in the terminal: the call ran (Claude Code's own prompt let it)",
+                 _say)
     return 0
 
 
@@ -215,69 +287,17 @@ def stop_session(event: dict, state: str) -> int:
     from tui.agents.held_call import end_session
 
     end_session(state, str(event.get("session_id") or "unknown"),
-                "the Claude Code session " + ("ended" if event.get("hook_event_name") == "SessionEnd" else "stopped"),
+                "decided in the terminal: the Claude Code session "
+                + ("ended" if event.get("hook_event_name") == "SessionEnd" else "stopped") + " without running it",
                 _say)
     return ingest_transcript(event, state)
 
 
-# -- SessionStart: the startup context -------------------------------------------------
+# -- SessionStart: the startup context (tui/agents/claude_context.py) -------------------------------
 def session_start(event: dict, state: str) -> int:
-    if not os.path.isdir(state):
-        _say(f"no ARS state directory at {state} yet: no startup context")
-        return 0
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from core.api import ARS
-    from core.config import load_settings
-    from core.loop.rehydrate import render_markdown
+    from tui.agents.claude_context import session_start as start
 
-    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else ""
-    project = os.path.basename(os.path.normpath(cwd)) if cwd else ""
-    parts: list[str] = []
-    with ARS(load_settings(state_dir=state), create=False) as ars:
-        if project:
-            parts.append(_project_memories(ars, project))
-        parts.append(_waiting(ars))
-        report = ars.rehydrate(write=True)
-        parts.append(render_markdown(report))
-    head = (f"ARS memory for this session (state directory {os.path.abspath(state)}). "
-            "Recall more with `ars recall \"...\"` (or the ARS MCP tools); risky tool calls wait for a person "
-            "in the ARS inbox.")
-    text = "\n\n".join([head] + [p for p in parts if p])
-    if len(text) > CONTEXT_LIMIT:
-        tail = f"\n\n[... cut at {CONTEXT_LIMIT:,} characters; `ars rehydrate` prints all of it]"
-        text = text[: CONTEXT_LIMIT - len(tail)] + tail
-    return _answer({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
-
-
-def _project_memories(ars, project: str) -> str:
-    try:
-        result = ars.recall(project, k=PROJECT_MEMORIES)
-    except Exception as exc:  # noqa: BLE001 - a part of the context, never the whole
-        return f"## Memories for {project}\n\n(recall failed: {' '.join(str(exc).split())[:160]})"
-    lines = [f"## Memories for {project}", ""]
-    if not result.hits:
-        lines.append("None recalled for this project's name.")
-    for h in result.hits:
-        lines.append(f"- `{h.episode_id}` ({h.score:.3f}): {' '.join(h.snippet.split())}")
-    if result.degraded:
-        lines.append("(recall degraded: " + ", ".join(f"{t.tier} {t.status}" for t in result.tiers
-                                                      if t.status in ("down", "timeout", "error")) + ")")
-    return "\n".join(lines)
-
-
-def _waiting(ars) -> str:
-    try:
-        pending = [r for r in ars.inbox.list("pending")]
-    except Exception as exc:  # noqa: BLE001
-        return f"## Waiting in the ARS inbox\n\n(cannot list it: {' '.join(str(exc).split())[:160]})"
-    if not pending:
-        return ""
-    lines = [f"## Waiting in the ARS inbox ({len(pending)})", ""]
-    for r in pending[:10]:
-        lines.append(f"- `{r.id}` {r.source} {r.risk}: {r.summary[:200]}")
-    if len(pending) > 10:
-        lines.append(f"- ... and {len(pending) - 10} more (`ars inbox list`)")
-    return "\n".join(lines)
+    return start(event, state, _say, _answer)
 
 
 # -- Stop / SessionEnd: ingest the transcript ----------------------------------------------
@@ -337,5 +357,6 @@ def ars_command() -> list[str]:
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds tui/ and core/
 
 
-HANDLERS = {"PreToolUse": pre_tool_use, "PostToolUse": post_tool_use, "SessionStart": session_start,
+HANDLERS = {"PreToolUse": pre_tool_use, "PermissionRequest": permission_request, "PostToolUse": post_tool_use,
+            "SessionStart": session_start,
             "Stop": stop_session, "SessionEnd": stop_session}

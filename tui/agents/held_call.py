@@ -30,8 +30,8 @@ The API::
   (Hermes) turns ``ask`` into a block.
 * While it waits, ``<state>/inbox/calls/<session hash>.<call hash>`` holds the
   request id: if the hook is killed, ``end_call``/``end_session`` find it with one
-  stat and withdraw the request (``keep_marker=True`` leaves the marker after an
-  ``ask``, so the agent's later event can settle the request it answered).
+  stat and withdraw the request (``give_up="leave"`` leaves request and marker after
+  an ``ask``, so the agent's later event settles the request its prompt decided).
 
 Imports of ``core.api`` happen only inside ``hold``/``end_*``: a hook that lets a
 call pass never pays for pydantic.
@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 CALLS = "calls"  # <state>/inbox/calls/<session hash>.<call hash>: a held call's request id, while it waits
+SETTLE_WINDOW = 900.0  # s: how long a request left to the agent's prompt stays pending at most (then it expires)
 
 
 @dataclass
@@ -74,8 +75,12 @@ def _quiet(message: str) -> None:
 
 
 def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: float | None = None,
-         say: Callable[[str], None] = _quiet, keep_marker: bool = False) -> Outcome:
-    """Create the request for ``call`` and wait for its decision (see the module's docstring)."""
+         say: Callable[[str], None] = _quiet, give_up: str = "expire") -> Outcome:
+    """Create the request for ``call`` and wait for its decision (see the module's docstring).
+
+    ``give_up``: what happens to the request when the wait ends without a decision:
+    ``"expire"`` ends it there; ``"leave"`` leaves it pending, with its marker, for the
+    agent's own prompt to decide (``end_call``/``end_session`` settle it afterwards)."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from core.api import ARS
     from core.config import load_settings
@@ -98,10 +103,11 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
             "reasons": [m.reason for m in matches][:8]}
     if len(json.dumps(meta, ensure_ascii=False, default=str)) > MAX_META:
         meta = {"tool_name": tool_name[:200], "rules": rules[:1000], "session_id": session}
-    settled = False
+    left = False
     with ARS(load_settings(state_dir=state), create=True) as ars:
         req = ars.request_approval(f"{call.agent}:{session}", summary, details=detail, risk=first.risk,
-                                   kind="approval", meta=meta, binds=tool_name, expires_in=timeout,
+                                   kind="approval", meta=meta, binds=tool_name,
+                                   expires_in=timeout + (SETTLE_WINDOW if give_up == "leave" else 0),
                                    exact=full if full is not None else detail)
         # what the request shows a person, as created here (an agent may rewrite the file, not this)
         shown = req.shown_hash()
@@ -118,6 +124,11 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
                 d = done.decision
                 if d is None:
                     why = f"; refused meanwhile: {refused[-1]}" if refused else ""
+                    if give_up == "leave":
+                        left = True
+                        return Outcome("ask", f"{first.reason}: held for a person in the ARS inbox as {req.id}, "
+                                              f"with no valid decision after {timeout:g} s{why}; it is decided in "
+                                              "the agent's own prompt now, and the request ends with that", req.id)
                     if ars.inbox_end(req.id, "expire", f"the {call.label} hook waited {timeout:g} s and gave "
                                                        f"up{why}"):
                         return Outcome("ask", f"{first.reason}: held for a person in the ARS inbox as {req.id}, "
@@ -134,9 +145,8 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
                 refused.append(problem)
                 say(f"REFUSED the approval of {req.id}: {problem} (pinned supervisor key {short(pin)}); "
                     "still waiting for the supervisor")
-            settled = True
         finally:
-            if settled or not keep_marker:
+            if not left:
                 _drop_marker(marker)
     d = done.decision
     assert d is not None

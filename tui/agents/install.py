@@ -1,6 +1,6 @@
 """``ars install claude-code``: merge ARS's hooks and MCP server into Claude Code's settings.
 
-* Hooks (``PreToolUse`` and ``PostToolUse`` for every tool, ``SessionStart``,
+* Hooks (``PreToolUse``, ``PermissionRequest`` and ``PostToolUse`` for every tool, ``SessionStart``,
   ``Stop``, ``SessionEnd``, each running ``ars hook claude-code --state DIR
   --supervisor SHA256:...``) go into
   ``<project>/.claude/settings.json`` (``--project``, the default) or
@@ -38,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "SessionStart", "Stop", "SessionEnd")
+HOOK_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "Stop", "SessionEnd")
 PRE_TOOL_TIMEOUT = 60  # seconds: Claude Code's default, written out so gate.toml's timeout can be read beside it
 MCP_NAME = "ars"
 _OURS = re.compile(r"(?:^|\s)hook\s+claude-code(?:\s|$)")
@@ -204,7 +204,7 @@ def _merge_hooks(path: Path, hook_cmd: str) -> FileChange:
         if ours:
             continue
         entry: dict = {"type": "command", "command": hook_cmd}
-        if event == "PreToolUse":
+        if event in ("PreToolUse", "PermissionRequest"):  # both may wait for a person
             entry["timeout"] = PRE_TOOL_TIMEOUT
             groups.append({"matcher": "*", "hooks": [entry]})
         elif event == "PostToolUse":
