@@ -16,7 +16,7 @@ import sys
 
 
 def is_hook(argv: list[str]) -> bool:
-    return len(argv) >= 2 and argv[0] == "hook" and argv[1] in ("claude-code", "hermes") \
+    return len(argv) >= 2 and argv[0] == "hook" and argv[1] in ("claude-code", "hermes", "openclaw") \
         and not any(a in ("--help", "-h") for a in argv[2:])
 
 
@@ -25,6 +25,8 @@ def hook(args: list[str], agent: str = "claude-code") -> int:
     os.umask(os.umask(0o077) | 0o077)  # everything ARS writes is private (as tui.cli.main sets it)
     if agent == "hermes":
         from tui.agents.hermes import run
+    elif agent == "openclaw":
+        from tui.agents.openclaw import run
     else:
         from tui.agents.claude_code import run
 

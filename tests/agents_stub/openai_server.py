@@ -105,10 +105,12 @@ class StubOpenAI:
         """The assistant message for one chat-completions request."""
         if self.tool not in _tool_names(body):
             return {"role": "assistant", "content": OTHER_TEXT}
-        ours = [m for m in body.get("messages") or []
-                if isinstance(m, dict) and m.get("role") == "tool" and m.get("tool_call_id") == self.call_id]
+        # the agent's answer to our call: its id as we sent it, or (agents that rename call ids) any
+        # tool message at all, since this model never asks for another tool
+        tools = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"]
+        ours = [m for m in tools if m.get("tool_call_id") == self.call_id] or tools
         if ours:
-            item = {"tool_call_id": self.call_id, "text": _content_text(ours[-1].get("content"))}
+            item = {"tool_call_id": ours[-1].get("tool_call_id"), "text": _content_text(ours[-1].get("content"))}
             with self._lock:
                 if item not in self.tool_results:
                     self.tool_results.append(item)

@@ -16,10 +16,10 @@ from typing import Annotated, Optional
 
 import typer
 
-AGENTS = ("claude-code", "hermes")
-OTHERS = ("OpenClaw reaches ARS over MCP: `ars mcp` (README, Agents over MCP)")
+AGENTS = ("claude-code", "hermes", "openclaw")
+OTHERS = ("other agents reach ARS over MCP: `ars mcp` (README, Agents over MCP)")
 
-AgentArg = Annotated[str, typer.Argument(help="the agent: claude-code or hermes")]
+AgentArg = Annotated[str, typer.Argument(help="the agent: claude-code, hermes or openclaw")]
 StateOpt = Annotated[Optional[Path], typer.Option("--state", help="state directory (else $ARS_STATE_DIR, else ./state)")]
 
 
@@ -47,6 +47,8 @@ def hook_command(agent: AgentArg, state: StateOpt = None,
     _agent(agent)
     if agent == "hermes":
         from tui.agents.hermes import run
+    elif agent == "openclaw":
+        from tui.agents.openclaw import run
     else:
         from tui.agents.claude_code import run
 
@@ -71,6 +73,10 @@ def install_command(
         from tui.agents.install_hermes import install_cli
 
         raise typer.Exit(install_cli(home=hermes_home, state=_state(state), dry_run=dry_run))
+    if agent == "openclaw":  # --project: the project the gate allows writes in (default: the agent's workspace)
+        from tui.agents.openclaw_install import cli
+
+        raise typer.Exit(cli(state=_state(state), project=project, dry_run=dry_run, write=sys.stdout.write))
     from tui.agents.install import InstallError, apply, plan
 
     if user and project is not None:

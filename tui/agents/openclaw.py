@@ -1,0 +1,238 @@
+"""``ars hook openclaw``: what ARS's OpenClaw plugin (tui/agents/openclaw_plugin/) asks.
+
+Two ways in, both JSON:
+
+* ``--serve``: a long-lived checker the plugin starts once per OpenClaw process.
+  One request a line on stdin ``{"id", "tool", "params", "cwd", "paths"}``, one
+  answer a line on stdout ``{"id", "verdict": "pass"|"hold", "reason"}``. Only
+  the gate runs here (the signed policy is read again for every call, so a new
+  ``ars gate set`` applies at once); a held call goes to the one-shot form.
+  This keeps a tool that passes at a few milliseconds instead of a Python start.
+* one event on stdin, one answer on stdout (a fresh process per event):
+
+  - ``{"event": "before_tool_call", "tool", "params", "session", "call_id",
+    "cwd", "paths", ...}``: the gate again (authoritative), then the hold
+    (tui/agents/held_call.py): an inbox request bound to this exact input and the
+    wait for the supervisor's signed decision. Answers ``{"verdict": "allow"}``
+    or ``{"verdict": "block", "reason"}``; with ``"mirror": true`` it first
+    prints ``{"held": ID, "title", "description"}`` (the plugin mirrors the
+    request into OpenClaw's own approvals) and reads one line on stdin: a
+    decision made in OpenClaw (``{"openclaw": "allow-once"|"deny"|...,
+    "by"}``) withdraws the ARS request saying so.
+  - ``{"event": "after_tool_call"|"cancelled", "session", "call_id"}``: the
+    call is over; a request still open for it is withdrawn.
+  - ``{"event": "session_end", "session"}``: the session's open requests end.
+  - ``{"event": "session_start", "cwd"}``: ``{"context": TEXT}``, the startup
+    context (``ars rehydrate``'s open loops, next steps, memories) and the
+    requests waiting in the inbox.
+
+OpenClaw has no prompt of its own in the ARS path, so every outcome that is
+not a pinned supervisor's approval is a block with its reason: no decision in
+time, a reject, a forged approval, an unreadable event, ARS failing. The exit
+code is 0 whenever an answer was printed; the plugin blocks on anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from tui.agents import held_call
+
+AGENT = "openclaw"
+LABEL = "OpenClaw"
+USAGE = "usage: ars hook openclaw [--state DIR] [--supervisor SHA256:...] [--serve]  (JSON on stdin)"
+CONTEXT_LIMIT = 9_500
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(f"ars hook {AGENT}: {' '.join(str(message).split())}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _emit(payload: dict) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _parse_args(argv: list[str]) -> tuple[dict, str | None]:
+    opts: dict = {"state": None, "pin": None, "serve": False}
+    i = 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if name == "--serve" and not eq:
+            opts["serve"] = True
+            i += 1
+            continue
+        if name not in ("--state", "--supervisor"):
+            return opts, f"unknown argument {argv[i]!r}; {USAGE}"
+        if not eq:
+            if i + 1 >= len(argv) or not argv[i + 1]:
+                return opts, f"{name} needs a value"
+            value = argv[i + 1]
+            i += 1
+        i += 1
+        if name == "--state":
+            opts["state"] = value
+        else:
+            from core.inbox.signing import pin_problem
+
+            if pin_problem(value):
+                return opts, pin_problem(value)
+            opts["pin"] = value
+    return opts, None
+
+
+def state_dir(explicit: str | None) -> str:
+    if explicit:
+        return explicit
+    for key, value in os.environ.items():
+        if key.upper() == "ARS_STATE_DIR" and value:
+            return value
+    return "state"
+
+
+def run(argv: list[str], stdin=None) -> int:
+    opts, problem = _parse_args(list(argv))
+    if problem:
+        _say(problem)
+        _emit({"verdict": "block", "reason": f"ARS could not check this tool call: {problem}"})
+        return 1
+    state = state_dir(opts["state"])
+    if opts["serve"]:
+        return serve(state, opts["pin"], stdin or sys.stdin)
+    try:
+        event = json.loads((stdin or sys.stdin).read())
+    except (OSError, ValueError, RecursionError) as exc:
+        _emit({"verdict": "block", "reason": f"ARS could not read the tool call ({type(exc).__name__}), so it "
+                                             "blocks it"})
+        return 0
+    if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+        _emit({"verdict": "block", "reason": "ARS got no event object, so it blocks the call"})
+        return 0
+    name = event["event"]
+    try:
+        if name == "before_tool_call":
+            return before_tool_call(event, state, opts["pin"])
+        if name in ("after_tool_call", "cancelled"):
+            why = str(event.get("why") or ("the call ran" if name == "after_tool_call" else "the call was cancelled"))
+            held_call.end_call(state, str(event.get("session") or ""), str(event.get("call_id") or ""),
+                               f"{why} (OpenClaw)", _say)
+            _emit({"ok": True})
+            return 0
+        if name == "session_end":
+            held_call.end_session(state, str(event.get("session") or ""), "the OpenClaw session ended", _say)
+            _emit({"ok": True})
+            return 0
+        if name == "session_start":
+            _emit({"context": startup_context(event, state)})
+            return 0
+    except Exception as exc:  # noqa: BLE001 - never an allow: one line, and a block for a tool call
+        if os.environ.get("ARS_DEBUG"):
+            raise
+        _say(f"{name} failed: {type(exc).__name__}: {exc}")
+        _emit({"verdict": "block", "reason": f"ARS could not check this tool call ({type(exc).__name__}: "
+                                             f"{' '.join(str(exc).split())[:200]}), so it blocks it"})
+        return 0
+    _emit({"verdict": "block", "reason": f"ARS does not know the event {name[:60]!r}"})
+    return 0
+
+
+# -- the gate ---------------------------------------------------------------------------
+def _project(event: dict) -> str | None:
+    p = event.get("project")
+    return os.path.abspath(os.path.expanduser(p)) if isinstance(p, str) and p else None
+
+
+def check(event: dict, state: str, pin: str | None):
+    """(gate, matches, bound tool name, bound input) for one OpenClaw tool call."""
+    from core.inbox import policy
+    from tui.agents import openclaw_tools
+
+    gate, why = policy.load(state, pin)
+    if why:
+        _say(why)
+    tool = event.get("tool")
+    params = event.get("params")
+    if not isinstance(tool, str) or not tool or not isinstance(params, dict):
+        raise ValueError("the event has no tool name and params object")
+    cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+    project = _project(event) or cwd
+    paths = event.get("paths") if isinstance(event.get("paths"), list) else None
+    matches, bound_name, bound_input = openclaw_tools.check(gate, tool, params, project=project, state=state,
+                                                             cwd=cwd, derived=paths)
+    return gate, matches, bound_name, bound_input
+
+
+def serve(state: str, pin: str | None, stream) -> int:
+    """The plugin's checker: one JSON request a line, one answer a line, until EOF."""
+    for line in stream:
+        if not line.strip():
+            continue
+        rid = None
+        try:
+            req = json.loads(line)
+            rid = req.get("id")
+            _, matches, _, _ = check(req, state, pin)
+            if matches:
+                _emit({"id": rid, "verdict": "hold", "reason": matches[0].reason})
+            else:
+                _emit({"id": rid, "verdict": "pass"})
+        except Exception as exc:  # noqa: BLE001 - the one-shot hold decides (and blocks on failure)
+            _emit({"id": rid, "verdict": "hold", "reason": f"ARS could not check it here ({type(exc).__name__})"})
+    return 0
+
+
+def before_tool_call(event: dict, state: str, pin: str | None) -> int:
+    gate, matches, bound_name, bound_input = check(event, state, pin)
+    if not matches:
+        _emit({"verdict": "allow"})
+        return 0
+    tool = str(event.get("tool"))
+    call = held_call.Call(agent=AGENT, label=LABEL, session=str(event.get("session") or "unknown"),
+                          call_id=str(event.get("call_id") or ""), tool_name=bound_name, tool_input=bound_input,
+                          meta={"openclaw_tool": tool, "cwd": event.get("cwd"), "agent_id": event.get("agent_id"),
+                                "run_id": event.get("run_id")})
+    # the plugin's budget for this call (its handler timeout less a margin): the wait never outlasts it,
+    # or a late approval would show in the inbox for a call OpenClaw already blocked
+    wait = event.get("wait")
+    wait = float(wait) if isinstance(wait, (int, float)) and not isinstance(wait, bool) and wait > 0 else None
+    if event.get("mirror"):
+        from tui.agents.openclaw_mirror import hold_mirrored
+
+        outcome = hold_mirrored(call, matches, gate, state, pin, say=_say, emit=_emit, wait=wait)
+    else:
+        outcome = held_call.hold(call, matches, gate, state, pin, say=_say, wait=wait)
+    if outcome.verdict == "allow":
+        _emit({"verdict": "allow", "reason": outcome.reason, "request_id": outcome.request_id})
+    else:  # OpenClaw has no prompt of its own here: "ask" is a block too, with its reason
+        _emit({"verdict": "block", "reason": f"ARS: {outcome.reason}", "request_id": outcome.request_id})
+    return 0
+
+
+# -- session start: the startup context ---------------------------------------------------------
+def startup_context(event: dict, state: str) -> str:
+    if not os.path.isdir(state):
+        return ""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from core.api import ARS
+    from core.config import load_settings
+    from core.loop.rehydrate import render_markdown
+
+    parts = [f"ARS memory for this session (state directory {os.path.abspath(state)}). Recall more with the ARS "
+             "MCP tools; risky tool calls wait for the supervisor in the ARS inbox."]
+    with ARS(load_settings(state_dir=state), create=False) as ars:
+        pending = list(ars.inbox.list("pending"))
+        if pending:
+            parts.append(f"## Waiting in the ARS inbox ({len(pending)})\n\n"
+                         + "\n".join(f"- `{r.id}` {r.source} {r.risk}: {r.summary[:200]}" for r in pending[:10]))
+        parts.append(render_markdown(ars.rehydrate(write=True)))
+    text = "\n\n".join(p for p in parts if p)
+    if len(text) > CONTEXT_LIMIT:
+        tail = f"\n\n[... cut at {CONTEXT_LIMIT:,} characters; `ars rehydrate` prints all of it]"
+        text = text[: CONTEXT_LIMIT - len(tail)] + tail
+    return text

@@ -1,0 +1,119 @@
+"""OpenClaw's tools in the gate's words (core/inbox/gate.py checks Bash, Write,
+Edit, Read, WebFetch, mcp__... and knows Claude Code's harmless tools).
+
+``translate(tool, params, cwd)`` returns the calls the gate checks for one
+OpenClaw tool call, plus reasons to hold it that the gate cannot see:
+
+* ``exec`` / ``bash``: ``Bash`` with its ``command``; ``workdir`` is where
+  relative paths resolve. A call that sets ``env`` (it can change what runs:
+  ``PATH``, ``LD_PRELOAD``), asks for ``elevated`` mode or runs the command on a
+  paired node (``host: "node"``) is held whatever the command.
+* ``write`` / ``edit`` / ``read``: ``Write`` / ``Edit`` / ``Read`` of ``path``.
+* ``apply_patch``: one ``Write`` per file the patch adds, updates, moves to or
+  deletes (its ``*** ... File:`` lines, parsed here; the host's
+  ``derivedPaths`` hint is added, never trusted alone); a patch naming no file
+  is held.
+* ``web_fetch``: ``WebFetch`` of ``url``.
+* ``process``: listing, polling and reading a background exec session pass;
+  writing to it, sending keys or killing it is held (it drives a shell).
+* Read-only tools (``web_search``, ``memory_search``, ``session_status``...)
+  pass; ARS's own MCP tools (``ars__recall``...) as ``mcp__ars__recall``;
+  every other tool goes to the gate under its own name, which holds tools it
+  does not know unless gate.toml's ``[allow] tools`` names them.
+
+Standard library only: it runs on every tool call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+# OpenClaw tools that only read (the session's own state, search results, memory)
+HARMLESS = frozenset({"web_search", "memory_search", "memory_get", "session_status", "sessions_list",
+                      "sessions_history", "agents_list", "update_plan", "ask_user"})
+PROCESS_READS = frozenset({"list", "poll", "log", "status"})
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+MCP_SEPARATORS = ("__", "_")  # OpenClaw names a server's tool <server>__<tool> (older: <server>_<tool>)
+
+
+class Held:
+    """A reason to hold that is not the gate's (same fields as gate.Match)."""
+
+    __slots__ = ("rule", "risk", "reason", "excerpt")
+
+    def __init__(self, rule: str, risk: str, reason: str, excerpt: str = ""):
+        self.rule, self.risk, self.reason, self.excerpt = rule, risk, reason, excerpt
+
+
+def _text(params: dict, *keys: str) -> str | None:
+    for k in keys:
+        v = params.get(k)
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+def translate(tool: str, params: dict, cwd: str | None,
+              derived: list | None = None) -> tuple[list[tuple[str, dict, str | None]], list[Held]]:
+    """([(gate tool name, gate input, cwd)], [extra holds]) for one OpenClaw call."""
+    name = tool.strip()
+    low = name.lower()
+    if low in ("exec", "bash"):
+        command = params.get("command")
+        workdir = _text(params, "workdir", "cwd") or cwd
+        if workdir and cwd and not os.path.isabs(workdir):
+            workdir = os.path.normpath(os.path.join(cwd, workdir))
+        extra = []
+        env = params.get("env")
+        if isinstance(env, dict) and env:
+            keys = ", ".join(sorted(str(k) for k in env)[:6])
+            extra.append(Held("exec-env", "medium", f"the command runs with environment overrides ({keys}) that can "
+                                                    "change what runs", keys))
+        if params.get("elevated") is True:
+            extra.append(Held("exec-elevated", "high", "the command asks for elevated mode (outside the sandbox)"))
+        if params.get("host") == "node":
+            extra.append(Held("exec-node", "medium", "the command runs on a paired node, not on this machine"))
+        return [("Bash", {"command": command if isinstance(command, str) else None}, workdir)], extra
+    if low in ("write", "edit", "read"):
+        path = _text(params, "path", "file_path", "filePath")
+        gate_name = {"write": "Write", "edit": "Edit", "read": "Read"}[low]
+        return [(gate_name, {"file_path": path or ""}, cwd)], []
+    if low == "apply_patch":
+        patch = _text(params, "input", "patch") or ""
+        paths = [a or b for a, b in _PATCH_FILE.findall(patch)]
+        paths += [p for p in (derived or []) if isinstance(p, str) and p and p not in paths]
+        if not paths:
+            return [], [Held("patch-unreadable", "medium", "apply_patch without a file the gate can read in it")]
+        return [("Write", {"file_path": p}, cwd) for p in paths[:200]], []
+    if low == "web_fetch":
+        return [("WebFetch", {"url": _text(params, "url") or ""}, cwd)], []
+    if low == "process":
+        action = params.get("action")
+        if isinstance(action, str) and action in PROCESS_READS:
+            return [], []
+        return [], [Held("process-input", "medium", f"process {str(action)[:40]!r} drives a running command "
+                                                    "(writes to it, sends keys or kills it)", str(action)[:40])]
+    if low in HARMLESS:
+        return [], []
+    if low.startswith("ars_"):
+        for sep in MCP_SEPARATORS:
+            if low.startswith("ars" + sep) and len(low) > 3 + len(sep):
+                return [("mcp__ars__" + name[3 + len(sep):], params, cwd)], []
+    return [(name, params, cwd)], []
+
+
+def check(gate, tool: str, params: dict, *, project: str | None, state: str, cwd: str | None,
+          derived: list | None = None) -> tuple[list, str, dict]:
+    """(every reason to hold, the gate tool name and input the request is bound to).
+    A call that becomes several gate calls (apply_patch) is bound to the whole
+    OpenClaw input under the OpenClaw tool's name."""
+    calls, extra = translate(tool, params if isinstance(params, dict) else {}, cwd, derived)
+    matches = list(extra)
+    for gate_name, gate_input, where in calls:
+        matches += gate.check(gate_name, gate_input, project_dir=project, state_dir=state, cwd=where)
+    if len(calls) == 1 and not extra and calls[0][0] == "Bash":
+        return matches, "Bash", {"command": calls[0][1]["command"]}
+    if len(calls) == 1 and calls[0][0] in ("Bash", "Write", "Edit", "Read", "WebFetch"):
+        return matches, calls[0][0], params
+    return matches, tool, params
