@@ -240,7 +240,9 @@ def hook_available() -> bool:
 def hook_event(tool: str, tool_input: dict[str, Any], cwd: Path, session: str = "bench-session") -> str:
     """A PreToolUse event as Claude Code sends it (its hook reference's fields)."""
     return json.dumps({"session_id": session, "transcript_path": str(cwd / "transcript.jsonl"), "cwd": str(cwd),
-                       "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool,
+                       # bypassPermissions: PreToolUse holds what the gate matches (in the prompting modes
+                       # PermissionRequest does; bench/agent_hooks.py times both)
+                       "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse", "tool_name": tool,
                        "tool_input": tool_input, "tool_use_id": f"toolu_{int(time.time() * 1e6)}"})
 
 
