@@ -1,0 +1,272 @@
+"""End to end with the real OpenClaw: a model asks ``exec`` for ``rm -rf <dir>``;
+ARS's plugin holds it in the ARS inbox, the agent's own approval does nothing, the
+supervisor's signed approval lets it run; a signed reject blocks it with its reason.
+
+Everything is real: OpenClaw 2026.9.6 (``scripts/agents/install-openclaw`` puts it
+in ``.agents/``) running one embedded turn (``openclaw agent --local``) with a
+temporary HOME, a scripted model behind a real HTTP server on 127.0.0.1 speaking
+the OpenAI Chat Completions API (tests/agents_stub/openai_server.py, configured
+as a custom provider, ``api: "openai-completions"``), the plugin and MCP server
+written by ``ars install openclaw``, and the ``ars`` commands a supervisor and an
+agent would type, each a fresh process. Out of the box OpenClaw runs that
+``rm -rf`` at once; here only the supervisor's signature makes it run.
+
+Skipped when OpenClaw is not installed, except under ``CI=true`` (which installs
+it): there a missing OpenClaw fails. Every wait is bounded; a failure carries
+OpenClaw's output, the stub's request log and the inbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from agents_stub.openai_server import FINAL_TEXT, MODEL, StubOpenAI
+from conftest import env_without_ars, passphrase_pipe
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALLER = ROOT / "scripts" / "agents" / "install-openclaw"
+SCRIPT = Path(sys.executable).parent / "ars"
+PASSPHRASE = "correct horse battery staple"
+PENDING_WAIT = 150.0  # s: OpenClaw's start (15-20 s here: its SQLite, plugins, 64 tools), the first turn, the gate
+EXIT_WAIT = 120.0     # s: after a decision, the command and the model's last turn
+ENV_PREFIXES = ("ARS_", "OPENCLAW_", "OPENAI_", "ANTHROPIC_")
+
+pytestmark = pytest.mark.timeout_budget
+
+
+def openclaw_path() -> Path | None:
+    explicit = os.environ.get("ARS_TEST_OPENCLAW")
+    path = Path(explicit) if explicit else ROOT / ".agents" / "bin" / "openclaw"
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+@pytest.fixture(scope="module")
+def openclaw() -> Path:
+    path = openclaw_path()
+    problem = None
+    if path is None:
+        problem = f"OpenClaw is not installed (run {INSTALLER.relative_to(ROOT)})"
+    else:
+        try:
+            r = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL)
+            if r.returncode != 0 or "OpenClaw" not in r.stdout:
+                problem = f"{path} --version did not say OpenClaw: {(r.stdout + r.stderr).strip()[:200]}"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problem = f"{path} does not run: {exc}"
+    if problem:
+        if os.environ.get("CI") == "true":
+            pytest.fail(problem)  # CI installs it (.ci/run): missing there is a defect, not a skip
+        pytest.skip(problem)
+    return path
+
+
+def ars(*args: str, passphrase: str | None = None, env: dict | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess:
+    """``ars ARGS`` with no terminal (stdin /dev/null, a new session); ``passphrase`` on a pipe."""
+    base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    with passphrase_pipe(passphrase) as pp:
+        return subprocess.run(base + list(args) + pp.args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout, start_new_session=True, pass_fds=pp.fds, cwd=ROOT,
+                              env=env or env_without_ars(ENV_PREFIXES))
+
+
+def ok(r: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert r.returncode == 0, f"{' '.join(map(str, r.args))} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+class Scene:
+    def __init__(self, tmp: Path, openclaw: Path):
+        self.openclaw = openclaw
+        self.project = tmp / "project"
+        self.victim = self.project / "victim"
+        (self.victim / "nested").mkdir(parents=True)
+        (self.victim / "nested" / "keep.txt").write_text("precious\n")
+        self.state = tmp / "state"
+        self.home = tmp / "home"
+        self.config = self.home / ".openclaw" / "openclaw.json"
+        self.out_path, self.err_path = tmp / "openclaw.out", tmp / "openclaw.err"
+        self.stub = StubOpenAI("exec", {"command": f"rm -rf {self.victim}"})
+        self.proc: subprocess.Popen | None = None
+
+    def env(self) -> dict[str, str]:
+        env = env_without_ars(ENV_PREFIXES)
+        env.update({"HOME": str(self.home), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
+        return env
+
+    def configure_model(self) -> None:
+        """The user's own config before ARS: the stub as a custom provider, the project as the workspace."""
+        self.config.parent.mkdir(parents=True)
+        self.config.write_text(json.dumps({
+            "models": {"mode": "merge", "providers": {"stub": {
+                "baseUrl": self.stub.url, "apiKey": "sk-stub-not-a-real-key", "api": "openai-completions",
+                "models": [{"id": MODEL, "name": "Stub", "reasoning": False, "input": ["text"],
+                            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                            "contextWindow": 128000, "maxTokens": 4096}]}}},
+            "agents": {"defaults": {"model": {"primary": f"stub/{MODEL}"}, "workspace": str(self.project)}},
+        }, indent=2) + "\n")
+
+    def start(self) -> None:
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [str(self.openclaw), "agent", "--local", "--agent", "main", "--json",
+                 "-m", "Remove the victim directory in this project."],
+                cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                start_new_session=True)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 15)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait(10)
+
+    def pending(self) -> list[dict]:
+        return json.loads(ok(ars("inbox", "list", "--status", "pending", "--json", "--state", str(self.state))).stdout)
+
+    def wait_for_held(self) -> dict:
+        deadline = time.monotonic() + PENDING_WAIT
+        while time.monotonic() < deadline:
+            held = [r for r in self.pending() if r["source"].startswith("openclaw:")]
+            if held:
+                return held[0]
+            assert self.proc.poll() is None, f"OpenClaw exited ({self.proc.returncode}) before its call was held"
+            time.sleep(0.5)
+        raise AssertionError(f"no held request in the inbox after {PENDING_WAIT:g} s")
+
+    def wait_exit(self) -> dict:
+        try:
+            rc = self.proc.wait(EXIT_WAIT)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"OpenClaw still running {EXIT_WAIT:g} s after the decision") from None
+        assert rc == 0, f"OpenClaw exited {rc}"
+        out = self.out_path.read_text(errors="replace")
+        try:
+            return json.loads(out[out.index("{"):])
+        except ValueError:
+            raise AssertionError("OpenClaw's stdout is not its JSON result") from None
+
+    def diagnostics(self) -> str:
+        def read(p: Path, n: int = 5000) -> str:
+            return p.read_text(errors="replace")[-n:] if p.exists() else "(none)"
+
+        try:
+            inbox = ars("inbox", "list", "--json", "--state", str(self.state), timeout=30).stdout[-4000:]
+        except Exception as exc:  # noqa: BLE001 - diagnostics must not hide the failure
+            inbox = f"(cannot list: {exc})"
+        return (f"\n--- openclaw exit code: {None if self.proc is None else self.proc.poll()}"
+                f"\n--- openclaw stderr:\n{read(self.err_path)}\n--- openclaw stdout:\n{read(self.out_path, 3000)}"
+                f"\n--- stub log:\n{self.stub.dump_log()[-4000:]}\n--- tool results: {self.stub.tool_results}"
+                f"\n--- inbox:\n{inbox}\n--- {self.config}:\n{read(self.config)}")
+
+    @contextmanager
+    def explained(self):
+        try:
+            yield self
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}{self.diagnostics()}") from None
+
+
+@pytest.fixture
+def scene(tmp_path: Path, openclaw: Path):
+    s = Scene(tmp_path, openclaw)
+    s.stub.start()
+    try:
+        yield s
+    finally:
+        s.stop()
+        s.stub.stop()
+
+
+def find(obj, key: str):
+    """The first value under ``key`` anywhere in OpenClaw's JSON result."""
+    if isinstance(obj, dict):
+        if key in obj:
+            return obj[key]
+        obj = list(obj.values())
+    if isinstance(obj, list):
+        for v in obj:
+            found = find(v, key)
+            if found is not None:
+                return found
+    return None
+
+
+def set_up(s: Scene) -> str:
+    """The supervisor's one-time set-up: the key, then `ars install openclaw` (which pins it)."""
+    ok(ars("supervisor", "init", "--state", str(s.state), passphrase=PASSPHRASE))
+    fingerprint = ok(ars("supervisor", "show", "--state", str(s.state))).stdout.split()[-1]
+    s.configure_model()
+    before = json.loads(s.config.read_text())
+    first = ok(ars("install", "openclaw", "--state", str(s.state), env=s.env()))
+    assert fingerprint in first.stdout, first.stdout
+    config = json.loads(s.config.read_text())
+    # the user's own settings stay; the plugin, its pin and the MCP server are in
+    assert config["models"] == before["models"] and config["agents"] == before["agents"]
+    entry = config["plugins"]["entries"]["ars-gate"]
+    assert entry["enabled"] is True and entry["config"]["supervisor"] == fingerprint
+    assert entry["config"]["state"] == str(s.state)
+    assert any(p.endswith("openclaw_plugin") for p in config["plugins"]["load"]["paths"])
+    assert config["mcp"]["servers"]["ars"]["args"][-4:] == ["--state", str(s.state), "--supervisor", fingerprint]
+    # a second run changes nothing
+    text = s.config.read_text()
+    again = ok(ars("install", "openclaw", "--state", str(s.state), env=s.env()))
+    assert "unchanged" in again.stdout and s.config.read_text() == text
+    return fingerprint
+
+
+def test_held_rm_waits_agent_approval_does_nothing_supervisor_approval_runs_it(scene: Scene):
+    s = scene
+    with s.explained():
+        set_up(s)
+        s.start()
+        held = s.wait_for_held()
+        assert held["detail"] == f"rm -rf {s.victim}", held
+        assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
+
+        # the agent (same user, no terminal, no passphrase) cannot approve it
+        agent = ars("inbox", "approve", held["id"], "--state", str(s.state))
+        assert agent.returncode != 0, f"the agent's own approval was accepted:\n{agent.stdout}\n{agent.stderr}"
+        assert held["id"] in [r["id"] for r in s.pending()]
+        assert s.victim.is_dir() and s.proc.poll() is None
+
+        started = time.monotonic()
+        ok(ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE))
+        result = s.wait_exit()
+        assert not s.victim.exists(), "the supervisor approved, yet the directory is there"
+        assert s.stub.tool_results and not s.stub.tool_results[0]["text"].startswith("ARS"), s.stub.tool_results
+        assert FINAL_TEXT in json.dumps(result), json.dumps(result)[-2000:]
+        summary = find(result, "toolSummary")
+        assert summary and summary["tools"] == ["exec"] and summary["failures"] == 0, summary
+        decided = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+        assert decided["status"] == "approved" and decided["decision"]["signature"], decided
+        print(f"decision to OpenClaw's exit: {time.monotonic() - started:.1f} s")
+
+
+def test_supervisor_reject_blocks_the_call_with_its_reason(scene: Scene):
+    s = scene
+    reason = "not today: that directory is precious"
+    with s.explained():
+        set_up(s)
+        s.start()
+        held = s.wait_for_held()
+        ok(ars("inbox", "reject", held["id"], "--reason", reason, "--state", str(s.state), passphrase=PASSPHRASE))
+        s.wait_exit()
+        assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
+        assert s.stub.tool_results, "the model never got the call's result"
+        assert reason in s.stub.tool_results[0]["text"] and held["id"] in s.stub.tool_results[0]["text"], \
+            s.stub.tool_results
