@@ -391,7 +391,8 @@ def _hook(world, payload: dict, env_extra: dict, background: bool = False):
     script = Path(sys.executable).parent / "ars"
     cmd = ([str(script)] if script.exists() else [sys.executable, "-m", "tui.cli"]) + \
         ["hook", "claude-code", "--state", world["state"]]
-    event = {"session_id": "gate-test", "transcript_path": "/dev/null", "permission_mode": "default",
+    # bypassPermissions: PreToolUse holds whatever the gate matches (else PermissionRequest would)
+    event = {"session_id": "gate-test", "transcript_path": "/dev/null", "permission_mode": "bypassPermissions",
              "hook_event_name": "PreToolUse", "tool_use_id": "toolu_gate", **payload}
     if not background:
         return subprocess.run(cmd, input=json.dumps(event).encode(), capture_output=True, timeout=60, env=env,

@@ -403,7 +403,8 @@ def test_the_hook_holds_a_command_with_a_secret_and_the_supervisors_approval_run
     pw = rnd(14) + "#7"
     command = f"psql postgres://admin:{pw}@db.internal:5432/orders -c 'DROP TABLE sessions'"
     event = {"session_id": "s-hold", "transcript_path": str(project / "t.jsonl"), "cwd": str(project),
-             "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+             # bypassPermissions: PreToolUse holds it (in the prompting modes PermissionRequest does)
+             "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse", "tool_name": "Bash",
              "tool_input": {"command": command, "description": "drop it"}, "tool_use_id": "toolu_01REDACT"}
     e = env()
     e["CLAUDE_PROJECT_DIR"] = str(project)
