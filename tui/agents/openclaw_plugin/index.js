@@ -153,6 +153,8 @@ const plugin = {
     const log = api.logger ?? console;
     const s = settings(api);
     const checker = s.base ? new Checker([...s.base, "--serve"], log) : null;
+    // start it now: the first tool call should not pay for a Python start (~200 ms)
+    try { checker?.start(); } catch (err) { log.warn?.(`ars-gate: the ARS checker did not start: ${err.message}`); }
     const budgetMs = (s.wait + HOLD_GRACE_S) * 1000;
     const heldSessions = new Set();
 
