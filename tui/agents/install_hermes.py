@@ -40,6 +40,7 @@ PRE_TOOL_TIMEOUT = 300   # s: Hermes' MAX_TIMEOUT_SECONDS for a shell hook
 OTHER_TIMEOUT = 30       # s: post_tool_call and on_session_end do one stat, or start a detached ingest
 HOOK_EVENTS = {"pre_tool_call": PRE_TOOL_TIMEOUT, "post_tool_call": OTHER_TIMEOUT, "on_session_end": OTHER_TIMEOUT}
 MCP_NAME = "ars"
+MCP_TIMEOUT = 300        # s: a tool call of the ars MCP server (written once; a value the user set is kept)
 ALLOWLIST = "shell-hooks-allowlist.json"
 _OURS = re.compile(r"(?:^|\s)hook\s+hermes(?:\s|$)")
 
@@ -153,6 +154,7 @@ def _merge_config(path: Path, cmds: dict[str, str], server: dict) -> FileChange:
         entry = CommentedMap()
         entry["command"] = server["command"]
         entry["args"] = list(server["args"])
+        entry["timeout"] = MCP_TIMEOUT  # request_approval waits for a person: Hermes' default is 120 s
         servers[MCP_NAME] = entry
     elif _is_ars_server(have):
         for key in ("command", "args"):
