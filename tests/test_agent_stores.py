@@ -317,3 +317,34 @@ def test_a_no_change_reingest_answers_fast_with_the_full_clis_json(tmp_path, sta
     # other options and a person's table go to the full CLI
     assert unchanged([paths[0], "--state", str(state_dir)]) is None
     assert unchanged([paths[0], "--json", "--force", "--state", str(state_dir)]) is None
+
+
+def test_watch_follows_the_database_as_openclaw_writes(mem, tmp_path):
+    """``ars ingest --watch ~/.openclaw``: a write to the agent's database (its WAL) is read."""
+    from core.ingest.watch import Watcher
+
+    store = OpenClawStore(tmp_path / ".openclaw").create()
+    store.add_events("w", [header("w"), user("w1", None, "first watched question about invoices", 1)])
+    reports = []
+    w = Watcher(mem, [store.home], idle_seconds=1.0, on_report=reports.append)
+    t = threading.Thread(target=w.run, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not reports and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        conn = __import__("openclaw_store").connect(store.db)
+        conn.execute("PRAGMA journal_mode = WAL")
+        store.add_events("w", [assistant("w2", "w1", "WATCHED-REPLY the invoices are paid", 2)], conn=conn)
+        conn.commit()  # the writer stays open: the event sits in its WAL
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (mem.sqlite.has("openclaw:w:0")
+                                                   and "WATCHED-REPLY" in mem.sqlite.get("openclaw:w:0").text):
+            time.sleep(0.2)
+        conn.close()
+    finally:
+        w.stop_event.set()
+        t.join(timeout=10)
+    assert "WATCHED-REPLY" in mem.sqlite.get("openclaw:w:0").text
+    assert not any(r.failed_files for r in reports)
