@@ -348,3 +348,31 @@ def test_watch_follows_the_database_as_openclaw_writes(mem, tmp_path):
         t.join(timeout=10)
     assert "WATCHED-REPLY" in mem.sqlite.get("openclaw:w:0").text
     assert not any(r.failed_files for r in reports)
+
+
+def test_a_store_the_real_openclaw_wrote(mem, tmp_path):
+    """The database `openclaw doctor --session-sqlite import` (openclaw 2026.9.6) wrote from legacy JSONL
+    (tests/fixtures/agent_stores/real-openclaw-2026.9.6/README.md): read as the fixture builder's are."""
+    import shutil
+
+    import zstandard
+
+    real = HERE / "fixtures" / "agent_stores" / "real-openclaw-2026.9.6"
+    home = tmp_path / ".openclaw"
+    shutil.copytree(real / "agents", home / "agents")
+    packed = home / "agents" / "main" / "agent" / "openclaw-agent.sqlite.zst"
+    db = packed.with_suffix("")
+    db.write_bytes(zstandard.ZstdDecompressor().decompress(packed.read_bytes()))
+    packed.unlink()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)  # as OpenClaw keeps it
+    assert conn.execute("SELECT count(*) FROM transcript_events WHERE event_zstd IS NOT NULL").fetchone() == (2,)
+    conn.close()
+    report = ingest(mem, [home])
+    assert report.failed_files == 0 and not report.malformed and not report.unsupported
+    eps = episodes(mem)
+    a, b = "openclaw:0f6c2a9e-7d41-4a0b-9c3e-2b8f6d1e0a77", "openclaw:1a2b3c4d-0000-4000-8000-00000000beef"
+    assert set(eps) == {f"{a}:0", f"{a}:1", f"{b}:0"}
+    assert "assistant (failed): 429 rate limited" in eps[f"{a}:0"].text and "sourdough" in eps[f"{a}:1"].text
+    assert "ABANDONED-BRANCH" not in eps[f"{a}:1"].text and "HIDDEN-REMINDER" not in eps[f"{a}:0"].text
+    assert "ZSTDMARK24" in eps[f"{b}:0"].text and eps[f"{b}:0"].text.count("Write the long release checklist") == 1

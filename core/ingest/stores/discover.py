@@ -35,6 +35,10 @@ def unsupported_reason(path: Path) -> str:
     if name == DB_NAME:
         return ("an OpenClaw 2026.8+ store outside agents/<id>/agent/; ars reads it when given "
                 "the OpenClaw home (ars ingest ~/.openclaw)")
+    if name in ("openclaw.sqlite", "openclaw-quarantine.sqlite") or name.startswith("gateway.") and name.endswith(".sqlite"):
+        return "OpenClaw's shared state or a gateway lock (configuration, approvals, leases; no transcripts)"
+    if path.parent.name == "session-sqlite-migration-runs":
+        return "an OpenClaw session-migration manifest (which files the import moved; no transcripts)"
     if name == "sessions.json":
         return "OpenClaw's session index (names and settings, no transcript)"
     if name.endswith(".jsonl.zst"):
