@@ -309,3 +309,15 @@ def test_an_approval_the_agent_wrote_itself_is_refused_and_the_call_blocked(proj
     assert "REFUSED the approval" in err.decode() and "not signed" in message, (message, err)
     assert (state / "inbox" / f"{req.id}.refused.1.json").exists()
     assert Inbox(state).get(req.id).status == "expired"
+
+
+def test_a_file_tool_reaching_into_a_custom_hermes_home_is_held(project, state, tmp_path):
+    home = project / "hermes-home"  # inside the project, where a write would otherwise pass
+    home.mkdir()
+    env = {**env_without_ars(("ARS_", "HERMES_")), "HERMES_HOME": str(home)}
+    ev = event("pre_tool_call", project, "write_file", {"path": str(home / "config.yaml"), "content": "hooks: {}"})
+    r = subprocess.run(_hook_cmd(state, 7), input=json.dumps(ev).encode(), capture_output=True, timeout=60, env=env)
+    assert "Hermes' home" in blocked(r)
+    ev = event("pre_tool_call", project, "write_file", {"path": str(project / "notes.md"), "content": "x"})
+    r = subprocess.run(_hook_cmd(state, 7), input=json.dumps(ev).encode(), capture_output=True, timeout=60, env=env)
+    passed(r)

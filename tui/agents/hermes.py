@@ -205,6 +205,22 @@ def patch_files(patch: object) -> list[str]:
     return files
 
 
+def _in_hermes_home(path: object, cwd: str | None) -> list:
+    """A file tool reaching into a $HERMES_HOME other than ~/.hermes (whose config.yaml the gate
+    already holds): its config.yaml holds these hooks, so the agent could drop them for its next
+    session. (A terminal command doing the same is not caught here: the gate knows ~/.hermes only.)"""
+    home = hermes_home()
+    if not isinstance(path, str) or not path or home == os.path.abspath(os.path.expanduser("~/.hermes")):
+        return []
+    full = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(path)))
+    if full != os.path.realpath(home) and not full.startswith(os.path.realpath(home) + os.sep):
+        return []
+    from core.inbox.gate import Match
+
+    return [Match("sensitive-path", "high", f"touches Hermes' home {home} (its config.yaml holds ARS's hooks)",
+                  path[:200])]
+
+
 def pre_tool_call(event: dict, state: str, args: Args) -> int:
     tool_name = event.get("tool_name")
     tool_input = event.get("tool_input")
@@ -228,6 +244,7 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
     for gate_tool, gate_input in calls:
         matches += gate.check(gate_tool, gate_input, project_dir=cwd, state_dir=state,
                               cwd=workdir if isinstance(workdir, str) and workdir else cwd)
+        matches[:0] = _in_hermes_home(gate_input.get("file_path"), cwd)  # high risk: first
     if not matches:
         return 0
     from tui.agents.held_call import Call, hold
