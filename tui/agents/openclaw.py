@@ -106,7 +106,13 @@ def run(argv: list[str], stdin=None) -> int:
     if opts["serve"]:
         return serve(state, opts["pin"], stdin or sys.stdin)
     try:
-        event = json.loads((stdin or sys.stdin).read())
+        # the event is its first line: a mirrored hold keeps stdin open for OpenClaw's decision
+        source = stdin or sys.stdin
+        text = source.readline()
+        try:
+            event = json.loads(text)
+        except ValueError:
+            event = json.loads(text + source.read())  # an event written over several lines (by hand)
     except (OSError, ValueError, RecursionError) as exc:
         _emit({"verdict": "block", "reason": f"ARS could not read the tool call ({type(exc).__name__}), so it "
                                              "blocks it"})

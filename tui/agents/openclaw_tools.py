@@ -54,6 +54,11 @@ def _text(params: dict, *keys: str) -> str | None:
     return None
 
 
+def _path(p: str) -> str:
+    """A path as OpenClaw's file tools resolve it: ``~`` is the user's home."""
+    return os.path.expanduser(p) if p.startswith("~") else p
+
+
 def translate(tool: str, params: dict, cwd: str | None,
               derived: list | None = None) -> tuple[list[tuple[str, dict, str | None]], list[Held]]:
     """([(gate tool name, gate input, cwd)], [extra holds]) for one OpenClaw call."""
@@ -61,7 +66,8 @@ def translate(tool: str, params: dict, cwd: str | None,
     low = name.lower()
     if low in ("exec", "bash"):
         command = params.get("command")
-        workdir = _text(params, "workdir", "cwd") or cwd
+        workdir = _text(params, "workdir", "cwd")
+        workdir = _path(workdir) if workdir else cwd
         if workdir and cwd and not os.path.isabs(workdir):
             workdir = os.path.normpath(os.path.join(cwd, workdir))
         extra = []
@@ -78,10 +84,10 @@ def translate(tool: str, params: dict, cwd: str | None,
     if low in ("write", "edit", "read"):
         path = _text(params, "path", "file_path", "filePath")
         gate_name = {"write": "Write", "edit": "Edit", "read": "Read"}[low]
-        return [(gate_name, {"file_path": path or ""}, cwd)], []
+        return [(gate_name, {"file_path": _path(path) if path else ""}, cwd)], []
     if low == "apply_patch":
         patch = _text(params, "input", "patch") or ""
-        paths = [a or b for a, b in _PATCH_FILE.findall(patch)]
+        paths = [_path(a or b) for a, b in _PATCH_FILE.findall(patch)]
         paths += [p for p in (derived or []) if isinstance(p, str) and p and p not in paths]
         if not paths:
             return [], [Held("patch-unreadable", "medium", "apply_patch without a file the gate can read in it")]
@@ -114,6 +120,6 @@ def check(gate, tool: str, params: dict, *, project: str | None, state: str, cwd
         matches += gate.check(gate_name, gate_input, project_dir=project, state_dir=state, cwd=where)
     if len(calls) == 1 and not extra and calls[0][0] == "Bash":
         return matches, "Bash", {"command": calls[0][1]["command"]}
-    if len(calls) == 1 and calls[0][0] in ("Bash", "Write", "Edit", "Read", "WebFetch"):
+    if len(calls) == 1 and not extra and calls[0][0] in ("Write", "Edit", "Read", "WebFetch"):
         return matches, calls[0][0], params
     return matches, tool, params
