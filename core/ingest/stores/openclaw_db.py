@@ -143,17 +143,32 @@ def _db_copies(agent: OpenClawAgent, conn: sqlite3.Connection) -> list[tuple[str
     return out
 
 
+def _read_events(conn: sqlite3.Connection, sids: list[str]) -> dict[str, list[Any]]:
+    """The events of the sessions ``sids``, decoded, in ``seq`` order."""
+    import zstandard
+
+    dctx = zstandard.ZstdDecompressor()  # one per read: creating it costs more than a small frame
+    out: dict[str, list[Any]] = {sid: [] for sid in sids}
+    for sid in sids:
+        rows = conn.execute("SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events "
+                            "WHERE session_id = ? ORDER BY seq", (sid,))
+        out[sid] = [_load_line(text) if text is not None else _load_line(_zstd_text(blob, size, dctx))
+                    for text, blob, size in rows]
+    return out
+
+
+def preload(agent: OpenClawAgent, sessions: list[SessionCopies]) -> dict[str, list[Any]]:
+    """The live events of several sessions in one read (one connection, one snapshot), by copy unit."""
+    sids = [s.session_id for s in sessions if any(c.unit == f"db:{s.session_id}" for c in s.copies)]
+    if not sids:
+        return {}
+    events = read_store(agent.db, lambda conn: _read_events(conn, sids))
+    return {f"db:{sid}": evs for sid, evs in events.items()}
+
+
 def _db_loader(db: Path, sid: str) -> Callable[[], Iterator[Any]]:
     def load() -> Iterator[Any]:
-        def read(conn: sqlite3.Connection) -> list[Any]:
-            import zstandard
-
-            dctx = zstandard.ZstdDecompressor()  # one per read: creating it costs more than a small frame
-            rows = conn.execute("SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events "
-                                "WHERE session_id = ? ORDER BY seq", (sid,))
-            return [_load_line(text) if text is not None else _load_line(_zstd_text(blob, size, dctx))
-                    for text, blob, size in rows]
-        return iter(read_store(db, read))
+        return iter(read_store(db, lambda conn: _read_events(conn, [sid]))[sid])
     return load
 
 
@@ -241,13 +256,15 @@ def _event_key(obj: Any) -> str:
     return "sha:" + hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def merged_events(session: SessionCopies, parsed: Parsed) -> list[tuple[int, Any]]:
+def merged_events(session: SessionCopies, parsed: Parsed,
+                  preloaded: dict[str, list[Any]] | None = None) -> list[tuple[int, Any]]:
     """The session's events, each once, numbered in order (oldest copy first)."""
     seen: set[str] = set()
     out: list[tuple[int, Any]] = []
     for copy in session.copies:
         try:
-            for obj in copy.load():
+            loaded = (preloaded or {}).get(copy.unit)
+            for obj in (loaded if loaded is not None else copy.load()):
                 if isinstance(obj, dict) and "_bad" in obj:
                     parsed.bad(copy.origin, len(out) + 1, f"{copy.unit}: not a JSON event; skipped")
                     continue
@@ -261,8 +278,9 @@ def merged_events(session: SessionCopies, parsed: Parsed) -> list[tuple[int, Any
     return out
 
 
-def session_episodes(agent: OpenClawAgent, session: SessionCopies, parsed: Parsed) -> Iterator[Episode]:
-    events = merged_events(session, parsed)
+def session_episodes(agent: OpenClawAgent, session: SessionCopies, parsed: Parsed,
+                     preloaded: dict[str, list[Any]] | None = None) -> Iterator[Episode]:
+    events = merged_events(session, parsed, preloaded)
     scan = TreeScan()
     for _, obj in events:
         scan.add(obj)

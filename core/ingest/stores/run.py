@@ -11,6 +11,7 @@ session that could not be read keeps its old version and is read next time.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -18,8 +19,13 @@ from ...models import Episode
 from ..formats.common import Parsed, shown
 from . import hermes_db, openclaw_db
 from .cursor import StoreCursors
-from .layout import StoreUnit, store_signature
+from .layout import OpenClawAgent, StoreUnit, store_signature
+from .openclaw_db import SessionCopies
 from .sqlite_ro import StoreBusy
+
+# sessions whose live events are read in one snapshot: one connection for many small sessions,
+# memory bounded by the event count (a session with more is read alone)
+PRELOAD_SESSIONS, PRELOAD_EVENTS = 50, 20_000
 
 # put(episodes, summary): redact, compare, add to the group writer (the pipeline's)
 Put = Callable[[Iterator[Episode], object], None]
@@ -47,18 +53,51 @@ def ingest_store(unit: StoreUnit, cursors: StoreCursors, summary, parsed: Parsed
 
 
 def _openclaw(unit: StoreUnit, before: dict, parsed: Parsed) -> tuple[dict, Iterator[Episode]]:
-    agent = openclaw_db.OpenClawAgent(unit.path)
+    agent = OpenClawAgent(unit.path)
     sessions = openclaw_db.list_sessions(agent)
     versions = {s.session_id: "|".join(f"{c.unit}={c.key}" for c in s.copies) for s in sessions}
     changed = [s for s in sessions if before.get(s.session_id) != versions[s.session_id]]
 
     def episodes() -> Iterator[Episode]:
-        for s in changed:
-            failed_before = _copy_failures(parsed)
-            yield from openclaw_db.session_episodes(agent, s, parsed)
-            if _copy_failures(parsed) > failed_before:  # a copy could not be read: read it again next time
-                versions[s.session_id] = before.get(s.session_id, "")
+        for chunk in _chunks(changed):
+            try:
+                preloaded = openclaw_db.preload(agent, chunk)
+            except (sqlite3.Error, ValueError):  # read session by session instead: each failure then names its copy
+                preloaded = {}
+            for s in chunk:
+                yield from _one_session(agent, s, parsed, preloaded, versions, before)
     return versions, episodes()
+
+
+def _chunks(sessions: list[SessionCopies]) -> Iterator[list[SessionCopies]]:
+    chunk: list[SessionCopies] = []
+    events = 0
+    for s in sessions:
+        n = sum(_event_count(c.key) for c in s.copies if c.unit.startswith("db:"))
+        if chunk and (len(chunk) >= PRELOAD_SESSIONS or events + n > PRELOAD_EVENTS):
+            yield chunk
+            chunk, events = [], 0
+        chunk.append(s)
+        events += n
+    if chunk:
+        yield chunk
+
+
+def _event_count(key: str) -> int:
+    """A live copy's version is ``last_seq:count:generation``."""
+    try:
+        return int(key.split(":")[1])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _one_session(agent: OpenClawAgent, s: SessionCopies, parsed: Parsed, preloaded: dict, versions: dict,
+                 before: dict) -> Iterator[Episode]:
+    """One session's episodes; a copy that failed keeps the session's old version (read again next time)."""
+    failed_before = _copy_failures(parsed)
+    yield from openclaw_db.session_episodes(agent, s, parsed, preloaded)
+    if _copy_failures(parsed) > failed_before:
+        versions[s.session_id] = before.get(s.session_id, "")
 
 
 def _copy_failures(parsed: Parsed) -> int:
