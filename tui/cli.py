@@ -187,6 +187,11 @@ def print_ingest(report) -> None:
         out.print(f"  [yellow]{_esc(where)}[/]: {_esc(m.error)}", highlight=False)
     if len(report.malformed) > 50:
         out.print(f"  ... and {len(report.malformed) - 50} more (use --json for all)")
+    left_out = getattr(report, "unsupported", [])
+    if left_out:  # files found in folders and not read: counted here, each with its reason in --json
+        out.print(f"left out: {len(left_out)} file{'s' if len(left_out) != 1 else ''} in formats ars does not read "
+                  f"(e.g. {_esc(Path(left_out[0].file).name)}: {_esc(left_out[0].reason)}); --json lists them",
+                  highlight=False)
     if report.sync is not None:
         s = report.sync
         if s["ok"]:
