@@ -237,6 +237,8 @@ def test_held_rm_waits_agent_approval_does_nothing_supervisor_approval_runs_it(s
         held = s.wait_for_held()
         assert held["detail"] == f"rm -rf {s.victim}", held
         assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
+        # the plugin's before_prompt_build gave the session ARS's startup context (SessionStart's counterpart)
+        assert "ARS memory for this session" in s.stub.first_prompt, s.stub.first_prompt[-3000:]
 
         # the agent (same user, no terminal, no passphrase) cannot approve it
         agent = ars("inbox", "approve", held["id"], "--state", str(s.state))

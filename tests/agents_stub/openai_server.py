@@ -60,6 +60,7 @@ class StubOpenAI:
         self.call_id = "call_stub_" + uuid.uuid4().hex[:20]
         self.log: list[dict] = []
         self.tool_results: list[dict] = []
+        self.first_prompt = ""  # every message's text of the first tool-offering request (what the agent added)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -105,6 +106,10 @@ class StubOpenAI:
         """The assistant message for one chat-completions request."""
         if self.tool not in _tool_names(body):
             return {"role": "assistant", "content": OTHER_TEXT}
+        with self._lock:
+            if not self.first_prompt:
+                self.first_prompt = "\n".join(_content_text(m.get("content")) for m in body.get("messages") or []
+                                              if isinstance(m, dict))[:200_000]
         # the agent's answer to our call: its id as we sent it, or (agents that rename call ids) any
         # tool message at all, since this model never asks for another tool
         tools = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"]
