@@ -240,3 +240,41 @@ def test_mirrored_call_decided_in_openclaw_withdraws_the_ars_request(node: Path,
         time.sleep(0.2)
     assert shown["status"] == "withdrawn" and "decided in OpenClaw (deny)" in json.dumps(shown), shown
     host.close()
+
+
+def test_plugin_refuses_an_approval_signed_by_another_key(node: Path, tmp_path: Path):
+    """The agent replaces the supervisor's key with its own and approves: the plugin's pin
+    is the supervisor's, so the call is blocked and the forged approval set aside."""
+    import shutil
+
+    state = tmp_path / "state"
+    pin = _supervisor(state)
+    host = Host(node, config(tmp_path, supervisor=pin, waitSeconds=8), tmp_path)
+    host.send("exec", {"command": f"rm -rf {tmp_path / 'v'}"}, "forged-1")
+    req = _wait_pending(state)
+    shutil.rmtree(state / "supervisor")
+    assert ars("supervisor", "init", "--state", str(state), passphrase="the agent's own").returncode == 0
+    assert ars("inbox", "approve", req["id"], "--state", str(state), passphrase="the agent's own").returncode == 0
+    result = host.read()["result"]
+    assert result["block"] is True and "refused meanwhile" in result["blockReason"], result
+    assert (state / "inbox" / f"{req['id']}.refused.1.json").exists()
+    host.close()
+
+
+def test_plugin_withdraws_the_request_of_a_cancelled_run(node: Path, tmp_path: Path):
+    state = tmp_path / "state"
+    pin = _supervisor(state)
+    host = Host(node, config(tmp_path, supervisor=pin, waitSeconds=30), tmp_path)
+    host.send("exec", {"command": f"rm -rf {tmp_path / 'v'}"}, "cancelled-1", abortAfterMs=5000)
+    req = _wait_pending(state)
+    result = host.read()["result"]
+    assert result["block"] is True, result
+    deadline = time.monotonic() + 30
+    shown = {}
+    while time.monotonic() < deadline:
+        shown = json.loads(ars("inbox", "show", req["id"], "--json", "--state", str(state)).stdout)
+        if shown["status"] != "pending":
+            break
+        time.sleep(0.2)
+    assert shown["status"] == "withdrawn" and "cancelled" in json.dumps(shown), shown
+    host.close()

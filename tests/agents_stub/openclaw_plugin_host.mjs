@@ -8,6 +8,7 @@
 //
 // stdin, one JSON object a line:
 //   {"n": 1, "tool": "exec", "params": {...}, "toolCallId": "c1", "ctx": {...}}  -> runs the handler
+//     (with "abortAfterMs": N, its ctx.abortSignal aborts after N ms)
 //   {"resolve": "deny"}   -> calls the last requireApproval's onResolution (OpenClaw decided)
 // stdout, one line per handler result: {"n", "ms", "result"} (onResolution left out of it).
 import { createInterface } from "node:readline";
@@ -42,6 +43,11 @@ lines.on("line", (line) => {
   const { handler } = handlers.get("before_tool_call");
   const event = { toolName: cmd.tool, params: cmd.params ?? {}, toolCallId: cmd.toolCallId, runId: "run-host" };
   const ctx = { sessionKey: cmd.session ?? "agent:main:host", toolCallId: cmd.toolCallId, ...(cmd.ctx ?? {}) };
+  if (cmd.abortAfterMs) {  // the run is cancelled while the call waits (OpenClaw's ctx.abortSignal)
+    const controller = new AbortController();
+    ctx.abortSignal = controller.signal;
+    setTimeout(() => controller.abort(new Error("run aborted")), cmd.abortAfterMs);
+  }
   const p = Promise.resolve(handler(event, ctx)).then((result) => {
     const ms = performance.now() - started;
     if (result?.requireApproval) {
