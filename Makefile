@@ -11,6 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip
 	$(BIN)/pip install -q -e ".[dev]"
+	scripts/sqlite/build $(BIN)/python || echo "scripts/sqlite/build failed: ARS keeps the system SQLite (forget merges the full-text index)" >&2
 	touch $(STAMP)
 
 install: $(STAMP)

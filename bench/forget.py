@@ -99,10 +99,13 @@ def inproc_rows(state: Path, ep_id: str) -> list[tuple[str, str, str, str]]:
         secs = time.perf_counter() - t
     finally:
         ars.close()
+    from core.sqlite_lib import VERSION
+
     merge = getattr(ars.memory.sqlite, "forget_merge_seconds", None)
+    how = (f"SQLite {VERSION}: no safe FTS5 secure-delete, so the old postings go only with a merge"
+           if merge is not None else f"SQLite {VERSION}: FTS5 secure-delete, no merge")
     return [("forget 1 episode (in-process API call)", f"{secs:.2f} s", "-", rep.removed.get("ledger", "")),
-            ("  of which the FTS5 index merge (optimize)", "-" if merge is None else f"{merge:.2f} s", "-",
-             "SQLite 3.40: no FTS5 secure-delete, so the old postings go only with a merge")]
+            ("  of which the FTS5 index merge (optimize)", "-" if merge is None else f"{merge:.2f} s", "-", how)]
 
 
 def _first(stdout: str) -> str:

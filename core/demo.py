@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
+from .sqlite_lib import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable

@@ -3,7 +3,7 @@ so the list goes in chunks of ``CHUNK`` (one statement per chunk)."""
 
 from __future__ import annotations
 
-import sqlite3
+from .sqlite_lib import sqlite3
 from typing import Any, Iterable, Iterator, Sequence
 
 CHUNK = 500

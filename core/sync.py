@@ -12,7 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import sqlite3
+from .sqlite_lib import sqlite3
 import threading
 import time
 from dataclasses import dataclass

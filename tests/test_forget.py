@@ -418,3 +418,50 @@ def test_redact_scan_is_the_supervisors_decision_too(tmp_path):
     p = ars(state, "redact", "--scan", passphrase=PASS)
     assert p.returncode == 0, p.stderr
     assert holders(state, OLD_PW) == []
+
+
+def test_the_sqlite_that_forgets_without_a_merge_is_installed_and_used(ingested):
+    """make install builds pysqlite3 on SQLite >= 3.54 (scripts/sqlite/build); forget then
+    removes the postings with FTS5 secure-delete instead of merging the whole index, and
+    turns the option off again so ordinary writes do not pay for it."""
+    from core import sqlite_lib
+
+    if os.environ.get("CI") == "true" or sqlite_lib.FTS_SECURE_DELETE:
+        assert sqlite_lib.FTS_SECURE_DELETE, f"SQLite {sqlite_lib.VERSION}: run scripts/sqlite/build"
+    else:
+        pytest.skip(f"SQLite {sqlite_lib.VERSION} here: forget merges the index (covered by the other tests)")
+    state, _src = ingested
+    assert ars(state, "forget", "manual:s1:0", "--why", "x").returncode == 0
+    conn = sqlite_lib.sqlite3.connect(state / "memory.sqlite")
+    config = dict(conn.execute("SELECT k, v FROM episodes_fts_config").fetchall())
+    conn.close()
+    assert config.get("secure-delete") == 0 and config.get("version") == 5, config
+    assert holders(state) == []
+
+
+def test_a_sqlite_too_old_for_the_forgotten_index_says_what_to_run(ingested):
+    """A state forgotten in with secure-delete, opened by an ARS on the system SQLite 3.40
+    (the build failed there): recall keeps working from the other tiers, and the
+    SQLite tier says why it is down and what to run, not a bare FTS5 error."""
+    from core import sqlite_lib
+
+    if not sqlite_lib.FTS_SECURE_DELETE:
+        pytest.skip("needs the SQLite of scripts/sqlite/build to write the index first")
+    state, _src = ingested
+    assert ars(state, "forget", "manual:s1:0", "--why", "x").returncode == 0
+    code = ("import sys, json; sys.modules['pysqlite3'] = None\n"
+            "from core.api import ARS\nfrom core.config import Settings\n"
+            f"ars = ARS(Settings(state_dir={str(state)!r}, embedder='off'))\n"
+            "r = ars.recall('giraffes acacia', k=3)\n"
+            "print(json.dumps({t.tier: [t.status, t.error] for t in r.tiers}))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env=_env(state))
+    assert p.returncode == 0, p.stderr
+    tiers = json.loads(p.stdout.strip().splitlines()[-1])
+    import sqlite3 as system_sqlite
+
+    if system_sqlite.sqlite_version_info >= (3, 42, 0):  # this system's SQLite reads it
+        assert tiers["sqlite"][0] == "ok", tiers
+        return
+    assert tiers["sqlite"][0] == "down", tiers
+    assert "scripts/sqlite/build" in tiers["sqlite"][1] and system_sqlite.sqlite_version in tiers["sqlite"][1], tiers

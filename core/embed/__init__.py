@@ -19,7 +19,7 @@ cosine.
 
 from __future__ import annotations
 
-import sqlite3
+from ..sqlite_lib import sqlite3
 from pathlib import Path
 
 # kept free of imports beyond sqlite3: recall asks ``has_vectors`` in every fresh process

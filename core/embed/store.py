@@ -19,7 +19,7 @@ the consumer resumes there and never embeds a committed batch twice.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
+from ..sqlite_lib import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
+from ..sqlite_lib import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import json
-import sqlite3
+from ..sqlite_lib import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..fsutil import atomic_write
 from ..ledger import EPISODE_EVENT, Event, content_id
+from ..sqlite_lib import FTS_SECURE_DELETE
 from ..writer_lock import WriterBusy
 from . import scrub
 
@@ -139,11 +140,19 @@ def _apply(memory: "Memory", ids: list[str], stop: int, rep: ScanReport) -> None
     rep.removed["ledger"] = f"{n} older lines scrubbed in place; the redacted versions appended"
     conn = memory.sqlite.team()
     conn.execute("PRAGMA secure_delete=ON")
+    fts_option = "INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', ?)"
+    if FTS_SECURE_DELETE:  # the replaced rows' postings go at once (core/sqlite_lib.py)
+        with conn:
+            conn.execute(fts_option, (1,))
     memory._apply_ledger(memory.sqlite)  # the redacted versions replace the rows (freed pages zeroed)
     with conn:
-        conn.execute("INSERT INTO episodes_fts(episodes_fts) VALUES ('optimize')")
+        if FTS_SECURE_DELETE:
+            conn.execute(fts_option, (0,))
+        else:  # no secure-delete: the old postings go only with a merge of the whole index
+            conn.execute("INSERT INTO episodes_fts(episodes_fts) VALUES ('optimize')")
     memory.sqlite.checkpoint(conn)
-    rep.removed["sqlite"] = f"{len(ids)} episodes rewritten (secure_delete, index merged, WAL truncated)"
+    how = "FTS secure-delete" if FTS_SECURE_DELETE else "index merged"
+    rep.removed["sqlite"] = f"{len(ids)} episodes rewritten (secure_delete, {how}, WAL truncated)"
     rep.removed["vectors"] = f"{_forget_vectors(state, wanted)} vectors (re-embedded at the next sync)"
     rep.removed["checkpoints"] = f"{_scrub_checkpoints(state, wanted)} files scrubbed"
     ctx = state / "startup-context.md"

