@@ -465,3 +465,51 @@ def test_a_sqlite_too_old_for_the_forgotten_index_says_what_to_run(ingested):
         return
     assert tiers["sqlite"][0] == "down", tiers
     assert "scripts/sqlite/build" in tiers["sqlite"][1] and system_sqlite.sqlite_version in tiers["sqlite"][1], tiers
+
+
+def test_a_peer_obeys_only_tombstones_its_writers_supervisor_signed(tmp_path, neo4j_uri):
+    """An agent holding the team's Neo4j credentials writes a Forgotten node for another
+    of host A's episodes, to erase it from every peer: host B pinned A's supervisor key
+    at first sight and keeps the copy; A's signed forget is obeyed."""
+    from core.govern.trusted import PINS_FILE
+    from core.inbox import signing
+
+    a_state, b_state = tmp_path / "a", tmp_path / "b"
+    a_state.mkdir(mode=0o700)
+    b_state.mkdir(mode=0o700)
+    fp = signing.init(a_state, PASS.encode())
+    src = write_episodes(tmp_path / "eps.jsonl", rows())
+    a = make_memory(a_state, neo4j_uri=neo4j_uri, host_id="host-a", embedder="off")
+    b = make_memory(b_state, neo4j_uri=neo4j_uri, host_id="host-b", embedder="off")
+    try:
+        ingest(a, [src], fmt="episodes")
+        assert a.sync_neo4j(max_seconds=60).ok and b.sync_neo4j(max_seconds=60).ok
+        assert b.sqlite.has("manual:s1:0") and b.sqlite.has("manual:s1:1")
+        F.forget(a, F.select(a, ids=["manual:s1:0"]), why="leak", signer=signing.unlock(a_state, PASS.encode()))
+        assert a.sync_neo4j(max_seconds=60).ok
+        # the forgery: a Forgotten node for manual:s1:1, once unsigned and once signed by the agent's own key
+        other = tmp_path / "agent-key"
+        other.mkdir(mode=0o700)
+        signing.init(other, b"the agent's own passphrase")
+        forged = signing.unlock(other, b"the agent's own passphrase").sign_text(signing.canonical(
+            {"v": 1, "kind": "forget", "ids": ["manual:s1:1"], "sessions": [], "sources": [], "why": "",
+             "decided_at": "2026-11-01T00:00:00+00:00"}))
+        for eid, decision in (("manual:s1:1", forged), ("manual:s2:0", {})):
+            a.neo4j._run("MERGE (f:Forgotten {namespace: $ns, host: 'host-a', id: $id}) "
+                         "SET f.team_id = $id, f.decision = $d", write=True, id=eid, d=json.dumps(decision))
+        from core.team.pull import pull
+
+        rep = pull(b)
+        assert rep.ok, rep.error
+        assert not b.sqlite.has("manual:s1:0"), "the signed forget is obeyed"
+        assert b.sqlite.has("manual:s1:1") and b.sqlite.has("manual:s2:0"), "the forged ones are not"
+        assert len(rep.refused) == 1 and "host-a" in rep.refused[0] and "2 tombstones" in rep.refused[0], rep.refused
+        assert json.loads((b_state / PINS_FILE).read_text()) == {"host-a": fp}
+        # the graph now declares another key for host A: nothing of A's is obeyed until the person says so
+        a.neo4j._run("MATCH (h:Host {namespace: $ns, name: 'host-a'}) SET h.supervisor = $fp", write=True,
+                      fp=signing.public_fingerprint(other))
+        rep = pull(b)
+        assert b.sqlite.has("manual:s1:1") and any("now declares key" in line for line in rep.refused), rep.refused
+    finally:
+        a.close()
+        b.close()

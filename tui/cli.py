@@ -415,7 +415,10 @@ def sync_pull(
                   highlight=False)
         raise typer.Exit(1)
     per = ", ".join(f"{h}: {n}" for h, n in report.hosts.items()) or "nothing new"
-    out.print(f"pulled {report.pulled} episodes ({per})", highlight=False)
+    dropped = f"; dropped {report.dropped} forgotten by their host" if report.dropped else ""
+    out.print(f"pulled {report.pulled} episodes ({per}){dropped}", highlight=False)
+    for line in report.refused:
+        err.print(f"[yellow]{_esc(line)}[/]", highlight=False)
 
 
 @sync_app.command("backfill")

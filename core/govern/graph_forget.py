@@ -18,8 +18,10 @@ from ..sqlite_lib import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..fsutil import atomic_write
+from ..inbox.signing import public_fingerprint
 from ..team.names import qualified
-from . import tombstone
+from . import tombstone, trusted
 
 if TYPE_CHECKING:
     from ..recall import Memory
@@ -37,7 +39,12 @@ RETURN size(eps) AS c, names, touched
 MARK = """
 UNWIND $rows AS r
 MERGE (f:Forgotten {namespace: $ns, host: $me, id: r.id})
-SET f.team_id = r.team_id, f.at = $at, f.event_id = $event
+SET f.team_id = r.team_id, f.at = $at, f.event_id = $event, f.decision = $decision
+"""
+# the host's supervisor key, declared with each tombstone push: peers pin it at first sight
+DECLARE = """
+MATCH (h:Host {namespace: $ns, name: $me})
+SET h.supervisor = $fp
 """
 CONTEXT = """
 UNWIND $rows AS r
@@ -46,7 +53,8 @@ SET e.context = r.context
 """
 TOMBSTONES = """
 MATCH (f:Forgotten {namespace: $ns}) WHERE f.host <> $me
-RETURN f.host AS host, f.id AS id, f.team_id AS team_id
+OPTIONAL MATCH (h:Host {namespace: $ns, name: f.host})
+RETURN f.host AS host, f.id AS id, f.team_id AS team_id, f.decision AS decision, h.supervisor AS supervisor
 """
 
 
@@ -60,7 +68,10 @@ def drop(memory: "Memory", store: "Neo4jStore", event_id: str, data: dict[str, A
     row = store._run(DROP, write=True, ids=own)[0]
     names = {i: t for i, t in row["names"]}
     store._run(MARK, write=True, rows=[{"id": i, "team_id": names.get(i) or i} for i in own],
-               at=data.get("at", ""), event=event_id)
+               at=data.get("at", ""), event=event_id, decision=json.dumps(data.get("decision") or {}))
+    fp = public_fingerprint(memory.state_dir)
+    if fp:
+        store._run(DECLARE, write=True, fp=fp)
     touched = sorted(set(row["touched"]))
     for i in range(0, len(touched), 5000):
         try:
@@ -78,22 +89,28 @@ def _resend_contexts(memory: "Memory", store: "Neo4jStore", event_id: str) -> No
     except (OSError, ValueError):
         return
     ids = noted.get(event_id) or []
-    if not ids:
-        return
-    try:
-        contexts = memory.sqlite.contexts_around(ids)
-    except sqlite3.Error:
-        return
-    rows = [{"id": i, "context": contexts[i]} for i in ids if i in contexts]
-    if rows:
-        store._run(CONTEXT, write=True, rows=rows)
+    if ids:
+        try:
+            contexts = memory.sqlite.contexts_around(ids)
+        except sqlite3.Error:
+            return
+        rows = [{"id": i, "context": contexts[i]} for i in ids if i in contexts]
+        if rows:
+            store._run(CONTEXT, write=True, rows=rows)
+    noted.pop(event_id, None)  # sent: the note has done its job
+    atomic_write(path, json.dumps(noted))
 
 
-def drop_pulled(memory: "Memory", store: "Neo4jStore") -> int:
-    """Delete this host's pulled copies of episodes their writer forgot; returns how many."""
+def drop_pulled(memory: "Memory", store: "Neo4jStore", refused: list[str] | None = None) -> int:
+    """Delete this host's pulled copies of episodes their writer's supervisor forgot
+    (core/govern/trusted.py: signed); returns how many. Tombstones not obeyed: a line
+    each in ``refused``."""
     from .forget import _forget_vectors
 
     rows = store._rows(TOMBSTONES, timeout=60)
+    if not rows:
+        return 0
+    rows = trusted.signed_rows(Path(memory.state_dir), rows, refused)
     if not rows:
         return 0
     conn = memory.sqlite.team()

@@ -50,6 +50,7 @@ class PullReport(BaseModel):
     error: str = ""
     caught_up: bool = False  # every other host read to its end (not stopped by max_seconds)
     dropped: int = 0  # pulled copies deleted: their writer forgot them (core/govern/graph_forget.py)
+    refused: list[str] = []  # tombstones not obeyed, a line per host (core/govern/trusted.py)
 
 
 def _now() -> str:
@@ -101,7 +102,7 @@ def pull(memory: "Memory", max_seconds: float = 60.0, page: int = PAGE) -> PullR
     try:
         store.breaker.before_call()
         # what the other hosts forgot goes from here first (core/govern/graph_forget.py)
-        report.dropped = drop_pulled(memory, store)
+        report.dropped = drop_pulled(memory, store, report.refused)
         todo: dict[str, tuple[int, str]] = {}
         for h in graph.hosts(store, me.host):
             seq, last = local.cursor(sqlite.team(), h["name"])
