@@ -376,3 +376,26 @@ def test_a_store_the_real_openclaw_wrote(mem, tmp_path):
     assert "assistant (failed): 429 rate limited" in eps[f"{a}:0"].text and "sourdough" in eps[f"{a}:1"].text
     assert "ABANDONED-BRANCH" not in eps[f"{a}:1"].text and "HIDDEN-REMINDER" not in eps[f"{a}:0"].text
     assert "ZSTDMARK24" in eps[f"{b}:0"].text and eps[f"{b}:0"].text.count("Write the long release checklist") == 1
+
+
+def test_a_database_named_directly_that_is_no_store_says_what_it_is(tmp_path, state_dir):
+    db = tmp_path / "inventory.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE parts (sku TEXT)")
+    conn.commit()
+    conn.close()
+    r = ars("ingest", str(db), state=state_dir)
+    assert r.returncode == 2  # the CLI's contract when nothing named could be read at all
+    out = " ".join((r.stdout + r.stderr).split())
+    assert "neither an OpenClaw nor a Hermes store (tables: parts)" in out
+
+
+def test_a_pi_branch_without_leaf_control_keeps_the_latest_path(mem, tmp_path):
+    """Legacy pi JSONL persists no leaf entry: a second child of an entry is the branch taken."""
+    store = OpenClawStore(tmp_path / ".openclaw")
+    store.write_jsonl(store.sessions / "p.jsonl", [
+        header("p"), user("a", None, "plan the garden beds", 1), assistant("b", "a", "OLD-PATH raised beds", 1),
+        assistant("c", "a", "NEW-PATH in-ground beds", 2), user("d", "c", "and the soil mix?", 2)])
+    ingest(mem, [store.sessions])
+    text = mem.sqlite.get("openclaw:p:0").text
+    assert "NEW-PATH" in text and "soil mix" in text and "OLD-PATH" not in text

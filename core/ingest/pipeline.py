@@ -24,8 +24,9 @@ from ..sources import SourceRegistry, not_regular
 from .formats.common import Parsed, shown
 from .parsers import PARSERS, STREAMS, detect_format
 from .stores.cursor import StoreCursors
-from .stores.discover import find_stores, is_legacy_archive, unsupported_reason
-from .stores.run import ingest_store, store_format, store_label, units_under
+from .stores.discover import find_stores, is_legacy_archive, nothing_readable, unsupported_reason
+from .stores.run import ingest_store, store_format, store_label
+from .stores.sqlite_ro import is_sqlite
 
 from . import FORMATS
 
@@ -176,6 +177,9 @@ def expand_paths(paths: Iterable[str | Path], report: IngestReport,
         elif _leaves_root(p, folders):
             _problem(report, p, LEAVES_FOLDER, "skipped")
             found = []
+        elif is_sqlite(p):  # a database named directly that is no agent's store: say what it is
+            _problem(report, p, unsupported_reason(p))
+            found = []
         else:
             found = [p] if _regular(p, report) else []
         for f in found:
@@ -246,7 +250,7 @@ def _ingest_locked(memory: Memory, paths: Iterable[str | Path], fmt: str,
         if progress:
             progress(path, summary)
     writer.flush()
-    _nothing_readable(paths, units, report, unsupported_before)
+    report.unreadable.extend(nothing_readable(paths, units, report.per_file, report.unsupported[unsupported_before:]))
     return report
 
 
@@ -274,23 +278,6 @@ def _ingest_stores(memory: Memory, writer: _GroupWriter, units: list, report: In
             report.unchanged_files += 1
         if progress:
             progress(unit.shown, summary)
-
-
-def _nothing_readable(paths: list, units: list, report: IngestReport, unsupported_before: int) -> None:
-    """A named folder with files and none ars can read: one line saying what it found (the CLI exits 1)."""
-    for p in map(Path, paths):
-        if not p.is_dir() or units_under(units, p):
-            continue
-        root = os.path.realpath(p)
-        read = [f for f in report.per_file if f.status != "skipped" and os.path.realpath(f.file).startswith(root + os.sep)]
-        found = [u for u in report.unsupported[unsupported_before:]
-                 if os.path.realpath(u.file).startswith(root + os.sep)]
-        if read or not found:
-            continue
-        named = "; ".join(f"{Path(u.file).name} ({u.reason})" for u in found[:3])
-        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
-        report.unreadable.append(f"{shown(p)}: {len(found)} file{'s' if len(found) != 1 else ''}, "
-                                 f"none in a supported format: {named}{more}")
 
 
 def _put(memory: Memory, writer: _GroupWriter, episodes: Iterator[Episode], summary: FileSummary) -> None:

@@ -14,12 +14,15 @@ neither read twice nor reported as an unsupported file.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any, Iterable
 
+from ..formats.common import shown
 from .layout import DB_NAME, SQLITE_SIDECARS, StoreUnit, find_stores
 from .sqlite_ro import is_sqlite, tables_of
 
-__all__ = ["StoreUnit", "find_stores", "is_legacy_archive", "unsupported_reason"]
+__all__ = ["StoreUnit", "find_stores", "is_legacy_archive", "nothing_readable", "unsupported_reason"]
 
 def is_legacy_archive(name: str) -> bool:
     """OpenClaw's ``<id>.jsonl.reset.<ts>`` / ``<id>.jsonl.deleted.<ts>`` (a reset or deleted session's transcript)."""
@@ -49,3 +52,28 @@ def unsupported_reason(path: Path) -> str:
         return f"a SQLite database that is neither an OpenClaw nor a Hermes store (tables: {shown or 'none readable'})"
     suffix = path.suffix or "no extension"
     return f"not a supported format ({suffix}): ars reads .jsonl transcripts, .md notes, OpenClaw and Hermes stores"
+
+
+def _under(path: str, root: str) -> bool:
+    return os.path.realpath(path).startswith(root + os.sep)
+
+
+def nothing_readable(paths: Iterable[str | Path], units: list[StoreUnit], per_file: list[Any],
+                     unsupported: list[Any]) -> list[str]:
+    """One line per named folder that held files and none ars can read (the CLI exits 1 on them)."""
+    lines = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            continue
+        root = os.path.realpath(p)
+        if any(_under(u.key, root) or root == u.key or _under(root, u.key) for u in units):
+            continue
+        read = [f for f in per_file if f.status != "skipped" and _under(f.file, root)]
+        found = [u for u in unsupported if _under(u.file, root)]
+        if read or not found:
+            continue
+        named = "; ".join(f"{Path(u.file).name} ({u.reason})" for u in found[:3])
+        more = f"; and {len(found) - 3} more" if len(found) > 3 else ""
+        lines.append(f"{shown(p)}: {len(found)} file{'s' if len(found) != 1 else ''}, none in a supported format: "
+                     f"{named}{more}")
+    return lines

@@ -12,8 +12,7 @@ session that could not be read keeps its old version and is read next time.
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterator
 
 from ...models import Episode
 from ..formats.common import Parsed, shown
@@ -121,10 +120,3 @@ def store_label(unit: StoreUnit) -> str:
 
 def store_format(unit: StoreUnit) -> str:
     return "openclaw-store" if unit.kind == "openclaw" else "hermes-store"
-
-
-def units_under(units: Iterable[StoreUnit], folder: Path) -> bool:
-    import os
-
-    root = Path(os.path.realpath(folder))
-    return any(Path(u.key).is_relative_to(root) or root.is_relative_to(Path(u.key)) for u in units)
