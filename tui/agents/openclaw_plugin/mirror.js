@@ -10,43 +10,79 @@
 // - decided in ARS first (the supervisor's signed approval, or a reject): the hook prints
 //   its verdict and this resolves OpenClaw's pending approval through the Gateway
 //   (`plugin.approval.list` for this toolCallId, then `plugin.approval.resolve` with
-//   allow-once or deny), so the prompt in every channel shows it as decided.
+//   allow-once or deny, over the Gateway's WebSocket), so the prompt in every channel
+//   shows it as decided.
 // Anything failing on the way blocks (a deny), never a silent allow.
-import { spawn } from "node:child_process";
 import { runHook } from "./index.js";
 
-function gatewayCall(method, params, timeoutMs = 15_000) {
-  // the CLI this process runs from: `openclaw gateway call METHOD --params JSON --json`
-  const cli = process.argv[1];
+// One short operator connection to the Gateway (WebSocket, its token; `operator.admin`, the
+// scope that sees approvals another connection requested): `plugin.approval.list` for this
+// toolCallId, then `plugin.approval.resolve`. Where: `gateway` in the plugin's config
+// ({url, token}), else ws://127.0.0.1:$OPENCLAW_GATEWAY_PORT (or gateway.port, 18789) with
+// $OPENCLAW_GATEWAY_TOKEN (or gateway.auth.token).
+export function gatewayTarget(config, pluginConfig) {
+  const g = pluginConfig?.gateway ?? {};
+  const port = process.env.OPENCLAW_GATEWAY_PORT || config?.gateway?.port || 18789;
+  return {
+    url: g.url || `ws://127.0.0.1:${port}`,
+    token: g.token || process.env.OPENCLAW_GATEWAY_TOKEN || config?.gateway?.auth?.token || "",
+  };
+}
+
+export function gatewayRpc(target, calls, timeoutMs = 15_000) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, "gateway", "call", method, "--params", JSON.stringify(params), "--json"],
-      { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => { out += d; });
-    child.stderr.on("data", (d) => { err = (err + d).slice(-1000); });
-    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
-    child.on("error", (e) => { clearTimeout(timer); reject(e); });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code !== 0) { reject(new Error(`gateway call ${method} exited ${code}: ${err.trim().slice(0, 300)}`)); return; }
-      try { resolve(JSON.parse(out)); } catch { resolve({}); }
-    });
+    const ws = new WebSocket(target.url);
+    const results = [];
+    let step = -1;
+    const timer = setTimeout(() => { try { ws.close(); } catch {} reject(new Error(`the Gateway at ${target.url} did not answer within ${timeoutMs / 1000} s`)); }, timeoutMs);
+    const finish = (err) => { clearTimeout(timer); try { ws.close(); } catch {} err ? reject(err) : resolve(results); };
+    const next = () => {
+      step += 1;
+      if (step >= calls.length) { finish(); return; }
+      let method, params;
+      try {
+        [method, params] = typeof calls[step] === "function" ? calls[step](results) : calls[step];
+      } catch (err) {
+        finish(err);  // a step that finds nothing to do ends the call with its reason
+        return;
+      }
+      ws.send(JSON.stringify({ type: "req", id: `ars-${step}`, method, params }));
+    };
+    ws.onerror = () => finish(new Error(`cannot reach the Gateway at ${target.url}`));
+    ws.onmessage = (m) => {
+      let f;
+      try { f = JSON.parse(m.data); } catch { return; }
+      if (f.type === "event" && f.event === "connect.challenge") {
+        ws.send(JSON.stringify({ type: "req", id: "ars-connect", method: "connect", params: {
+          minProtocol: 4, maxProtocol: 4, client: { id: "cli", version: "1.0.0", platform: process.platform, mode: "cli" },
+          role: "operator", scopes: ["operator.admin"], caps: [], commands: [], permissions: {},
+          auth: { token: target.token }, locale: "en-US", userAgent: "ars-gate" } }));
+        return;
+      }
+      if (f.type !== "res") return;
+      if (!f.ok) { finish(new Error(`${f.id === "ars-connect" ? "connect" : calls[step]?.[0] ?? "call"}: ${f.error?.message ?? "refused"}`)); return; }
+      if (f.id !== "ars-connect") results.push(f.payload);
+      next();
+    };
   });
 }
 
-async function resolveInOpenClaw(toolCallId, decision, log) {
-  const listed = await gatewayCall("plugin.approval.list", {});
-  const items = Array.isArray(listed) ? listed : (listed?.approvals ?? listed?.items ?? []);
-  const mine = items.find((a) => (a?.request?.toolCallId ?? a?.toolCallId) === toolCallId);
-  if (!mine?.id) {
-    log.warn?.(`ars-gate: no pending OpenClaw approval for ${toolCallId} to settle`);
-    return;
-  }
-  await gatewayCall("plugin.approval.resolve", { id: mine.id, decision });
+export async function resolveInOpenClaw(target, toolCallId, decision) {
+  let approvalId = null;
+  await gatewayRpc(target, [
+    ["plugin.approval.list", {}],
+    (results) => {
+      const items = Array.isArray(results[0]) ? results[0] : (results[0]?.approvals ?? []);
+      const mine = items.find((a) => (a?.request?.toolCallId ?? a?.toolCallId) === toolCallId);
+      if (!mine?.id) throw new Error(`no pending OpenClaw approval for the call ${toolCallId}`);
+      approvalId = mine.id;
+      return ["plugin.approval.resolve", { id: mine.id, decision }];
+    },
+  ]);
+  return approvalId;
 }
 
-export function mirrorHeld({ argv, held, wait, budgetMs, log }) {
+export function mirrorHeld({ argv, held, wait, budgetMs, log, api }) {
   return new Promise((resolveHook) => {
     let hookChild = null;
     let answered = false;   // the hook's result went back to OpenClaw (requireApproval or a block)
@@ -83,9 +119,9 @@ export function mirrorHeld({ argv, held, wait, budgetMs, log }) {
       if (settledHere || !final?.verdict) return;
       // decided in ARS first: settle OpenClaw's pending approval the same way
       const decision = final.verdict === "allow" ? "allow-once" : "deny";
-      resolveInOpenClaw(held.call_id, decision, log).catch((err) => {
-        log.warn?.(`ars-gate: could not settle OpenClaw's approval for ${held.call_id}: ${err.message}`);
-      });
+      resolveInOpenClaw(gatewayTarget(api?.config, api?.pluginConfig), held.call_id, decision).then(
+        (id) => log.info?.(`ars-gate: OpenClaw's approval ${id} settled as ${decision}, decided in ARS`),
+        (err) => log.warn?.(`ars-gate: could not settle OpenClaw's approval for ${held.call_id}: ${err.message}`));
     }, (err) => {
       if (!answered) {
         answered = true;
