@@ -278,3 +278,22 @@ def test_plugin_withdraws_the_request_of_a_cancelled_run(node: Path, tmp_path: P
         time.sleep(0.2)
     assert shown["status"] == "withdrawn" and "cancelled" in json.dumps(shown), shown
     host.close()
+
+
+def test_plugin_takes_the_agents_workspace_as_the_project(node: Path, tmp_path: Path):
+    """No `project` in the plugin's config: OpenClaw's default workspace (~/.openclaw/workspace,
+    `~` being HOME) is where writes pass; elsewhere they are held."""
+    home = tmp_path / "home"
+    (home / ".openclaw" / "workspace").mkdir(parents=True)
+    env = env_without_ars(("ARS_", "OPENCLAW_"))
+    env["HOME"] = str(home)
+    proc = subprocess.Popen([str(node), str(HOST), str(PLUGIN), json.dumps({"ars": [str(SCRIPT)],
+                                                                            "state": str(tmp_path / "state"),
+                                                                            "waitSeconds": 1})],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    calls = [{"n": 1, "tool": "write", "params": {"path": str(home / ".openclaw" / "workspace" / "a.txt")}},
+             {"n": 2, "tool": "write", "params": {"path": str(tmp_path / "elsewhere.txt")}}]
+    out, err = proc.communicate("".join(json.dumps(c) + "\n" for c in calls), timeout=60)
+    results = {a["n"]: a["result"] for a in map(json.loads, out.splitlines()) if "n" in a}
+    assert results[1] is None, (results, err)
+    assert results[2]["block"] is True and "outside the project" in results[2]["blockReason"], results

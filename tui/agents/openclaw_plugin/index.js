@@ -17,6 +17,8 @@
 // memories, what waits in the inbox), like Claude Code's SessionStart.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import os from "node:os";
+import path from "node:path";
 import { mirrorHeld } from "./mirror.js";
 
 const ID = "ars-gate";
@@ -136,8 +138,14 @@ function settings(api) {
   const base = ars ? [...ars, "hook", "openclaw", "--state", String(cfg.state)] : null;
   if (base && cfg.supervisor) base.push("--supervisor", String(cfg.supervisor));
   const wait = typeof cfg.waitSeconds === "number" && cfg.waitSeconds > 0 ? cfg.waitSeconds : DEFAULT_WAIT_S;
-  const project = cfg.project || api.config?.agents?.defaults?.workspace || process.cwd();
-  return { base, wait, project: String(project), mirror: cfg.mirror ?? "auto", context: cfg.context !== false };
+  // the project the gate allows writes in: the plugin's config, else the agent's workspace as
+  // OpenClaw resolves it (agents.defaults.workspace, $OPENCLAW_WORKSPACE_DIR, <state dir>/workspace)
+  const stateDir = process.env.OPENCLAW_STATE_DIR || path.join(os.homedir(), ".openclaw");
+  let project = cfg.project || api.config?.agents?.defaults?.workspace || process.env.OPENCLAW_WORKSPACE_DIR
+    || path.join(stateDir, "workspace");
+  project = String(project);
+  if (project === "~" || project.startsWith("~/")) project = path.join(os.homedir(), project.slice(1));
+  return { base, wait, project, mirror: cfg.mirror ?? "auto", context: cfg.context !== false };
 }
 
 function hasApprovalRoute(ctx) {
