@@ -74,6 +74,9 @@ def install_command(
 
         raise typer.Exit(install_cli(home=hermes_home, state=_state(state), dry_run=dry_run))
     if agent == "openclaw":  # --project: the project the gate allows writes in (default: the agent's workspace)
+        if user or hermes_home is not None:
+            _fail("--user and --hermes-home are not for openclaw: OpenClaw has one config "
+                  "($OPENCLAW_CONFIG_PATH, else ~/.openclaw/openclaw.json)")
         from tui.agents.openclaw_install import cli
 
         raise typer.Exit(cli(state=_state(state), project=project, dry_run=dry_run, write=sys.stdout.write))
