@@ -399,3 +399,11 @@ def test_a_pi_branch_without_leaf_control_keeps_the_latest_path(mem, tmp_path):
     ingest(mem, [store.sessions])
     text = mem.sqlite.get("openclaw:p:0").text
     assert "NEW-PATH" in text and "soil mix" in text and "OLD-PATH" not in text
+
+
+def test_a_fifo_beside_a_store_never_hangs_discovery(mem, tmp_path):
+    store = full_home(tmp_path)
+    os.mkfifo(store.root / "pipe.db")
+    report = ingest(mem, [store.home])  # store discovery and the unsupported-file reasons never open it blocking
+    assert report.episodes_added == 5
+    assert [Path(u.file).name for u in report.unsupported] == ["pipe.db"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -102,8 +103,15 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def is_sqlite(path: str | Path) -> bool:
+    """A regular file that starts with SQLite's header. Opened non-blocking and checked on the
+    descriptor: a FIFO or device named or found in a folder must never hang ingestion."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == SQLITE_MAGIC
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 16) == SQLITE_MAGIC
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
