@@ -190,8 +190,13 @@ def test_a_busy_database_is_retried_not_an_error(tmp_path):
 
 
 # -- Hermes ------------------------------------------------------------------------------------------
-def test_hermes_state_db(mem, tmp_path):
-    store = conformance_store(tmp_path / ".hermes" / "state.db")
+@pytest.mark.parametrize("schema", [22, 30])
+def test_hermes_state_db(mem, tmp_path, schema):
+    """hermes-agent 0.19.0's schema (22), and the repository's schema 30 (summary flag, display identity)."""
+    store = conformance_store(tmp_path / ".hermes" / "state.db", schema)
+    if schema == 30:
+        store.message("20260909_100000_abc123", "user", "HIDDEN-SCAFFOLD background process done", T0 + 12,
+                      display_kind="hidden")
     report = ingest(mem, [tmp_path / ".hermes"])
     assert report.failed_files == 0 and not report.malformed, report.malformed
     assert sorted(os.listdir(store.path.parent)) == ["state.db"]
@@ -201,6 +206,7 @@ def test_hermes_state_db(mem, tmp_path):
     assert "assistant → terminal: command=nginx -t -c /etc/nginx/edge.conf" in parent.text
     assert "user: Here is the edge map diagram" in parent.text  # \x00json: content
     assert "REWOUND-TEXT" not in parent.text and "SYSTEM-PROMPT" not in parent.text
+    assert "HIDDEN-SCAFFOLD" not in parent.text and "Reloaded edge-2." in parent.text
     # the compaction summary: a summary, boilerplate removed, never the user's words
     assert "compaction summary: ## Historical Task Snapshot" in parent.text
     assert "REFERENCE ONLY" not in parent.text and "END OF CONTEXT SUMMARY" not in parent.text

@@ -8,13 +8,16 @@ is the platform, ``parent_session_id`` the session a continuation carries on);
 ``\\x00json:`` + JSON for multimodal parts; ``tool_calls`` is OpenAI-style JSON.
 
 Which rows: the live ones (``active = 1``) and those a compaction archived
-(``compacted = 1``, the real earlier turns); rows a rewind took back
-(``active = 0, compacted = 0``) are left out, as Hermes' own history view does.
-A compaction summary row (``agent/context_compressor.py`` ``SUMMARY_PREFIX`` and
-its historical forms, ``[CONTEXT SUMMARY]:``, or merged into a tail message after
+(``compacted = 1``, the real earlier turns): Hermes' own display set (schema 30's
+display indexes select exactly ``active = 1 OR compacted = 1``); rows a rewind took
+back (``active = 0, compacted = 0``) and ``display_kind = 'hidden'`` scaffolding are
+left out. A compaction summary row (schema 30 flags it ``_compressed_summary = 1``;
+older ones are known by ``agent/context_compressor.py``'s ``SUMMARY_PREFIX`` and its
+historical forms, ``[CONTEXT SUMMARY]:``, or a merge into a tail message after
 ``[END OF PRIOR CONTEXT — COMPACTION SUMMARY BELOW]``) becomes a summary line with
-the handoff boilerplate removed, never the user's words; the tail messages the
-compaction copied back as live rows are read once.
+the handoff boilerplate removed, never the user's words. The tail messages a
+compaction copied back as live rows are read once (by ``display_identity`` where
+the schema has it, else by role, content and tool calls).
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ def decode_content(value: Any) -> Any:
     return value
 
 
-def split_summary(text: str) -> tuple[str, str] | None:
-    """(prior tail text, summary body) when ``text`` is a compaction summary, else None."""
+def split_summary(text: str, flagged: bool = False) -> tuple[str, str] | None:
+    """(prior tail text, summary body) when ``text`` is a compaction summary (or ``flagged`` one), else None."""
     prior = ""
     body = text.strip()
     if MERGED_DELIMITER in body:
@@ -55,7 +58,9 @@ def split_summary(text: str) -> tuple[str, str] | None:
         prior = prior.replace(MERGED_HEADER, "", 1).strip()
         body = body.strip()
     if not body.startswith(SUMMARY_STARTS):
-        return None
+        if not flagged:
+            return None
+        return prior, body.removesuffix(SUMMARY_END_MARKER).strip()
     if body.startswith("[CONTEXT SUMMARY]:"):
         body = body[len("[CONTEXT SUMMARY]:"):]
     elif SUMMARY_PREFIX_END in body:
@@ -99,7 +104,7 @@ def read_sessions(db: Path, session_ids: list[str]) -> list[tuple[dict, list[dic
     def read(conn: sqlite3.Connection) -> list[tuple[dict, list[dict]]]:
         conn.row_factory = sqlite3.Row
         cols = _columns(conn, "messages")
-        compacted = "compacted" if "compacted" in cols else "0 AS compacted"
+        optional = ", ".join(c if c in cols else f"NULL AS {c}" for c in _OPTIONAL_COLUMNS)
         out = []
         for sid in session_ids:
             row = conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
@@ -107,14 +112,22 @@ def read_sessions(db: Path, session_ids: list[str]) -> list[tuple[dict, list[dic
                 continue
             session = {k: row[k] for k in row.keys() if k != "system_prompt"}
             msgs = [dict(m) for m in conn.execute(
-                f"SELECT id, role, content, tool_calls, tool_name, timestamp, {compacted} FROM messages "
+                f"SELECT id, role, content, tool_calls, tool_name, timestamp, {optional} FROM messages "
                 f"WHERE session_id = ? AND {_kept_rows(cols)} ORDER BY id", (sid,))]
             out.append((session, msgs))
         return out
     return read_store(db, read)
 
 
+# newer schemas' columns, read when present (NULL otherwise)
+_OPTIONAL_COLUMNS = ("compacted", "_compressed_summary", "display_kind", "display_identity")
+
+
 def _row_key(m: dict) -> tuple:
+    """What makes two rows one message: Hermes' display identity, else role, content and tool calls."""
+    if m.get("display_identity") is not None:
+        return ("identity", bytes(m["display_identity"]) if not isinstance(m["display_identity"], str)
+                else m["display_identity"])
     return (m.get("role"), m.get("content"), m.get("tool_calls"))
 
 
@@ -130,12 +143,15 @@ def session_episodes(db: Path, session: dict, rows: list[dict], parsed: Parsed) 
     after_harness = False
     for m in rows:
         no = int(m["id"])
+        if m.get("display_kind") == "hidden":
+            continue  # model-facing scaffolding Hermes never shows
         if not m.get("compacted") and _row_key(m) in archived:
             continue  # a tail message the compaction copied back: read once, as archived
         m = {**m, "content": decode_content(m.get("content"))}
         ts = to_datetime(m.get("timestamp")) or to_datetime(session.get("started_at"))
         text = block_text(m["content"]).strip() if m.get("content") is not None else ""
-        summary = split_summary(text) if m.get("role") in ("user", "assistant") else None
+        summary = split_summary(text, bool(m.get("_compressed_summary"))) \
+            if m.get("role") in ("user", "assistant") else None
         if summary is not None:
             prior, body = summary
             if prior:
