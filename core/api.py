@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loo
     from .sync import SyncReport
     from .loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
     from .loop.rehydrate import RehydrateReport
+    from datetime import datetime
+
     from .inbox import Inbox, InboxRequest
 
 BadInput = BadQuery
@@ -445,15 +447,23 @@ class ARS:
             self._inbox = Inbox(self.state_dir)
         return self._inbox
 
-    def inbox_list(self, status: str | None = None) -> "list[InboxRequest]":
-        """Agents' requests and every loop's open request or blocker, newest first."""
+    def inbox_list(self, status: str | None = None, *, every: bool = False,
+                   since: "datetime | None" = None) -> "list[InboxRequest]":
+        """Agents' requests and every loop's open request or blocker, newest first;
+        ``every``: loops' decided requests too (the audit); ``since``: made or decided then or later."""
+        from .inbox.audit import loop_decided, since_filter
         from .inbox.loops import from_pending
 
         items = list(self.inbox.list(status))
-        if status in (None, "pending"):
+        states: list = []
+        if status in (None, "pending") or every:
             states, problems = self.loop_list()
             self.inbox.problems.extend(problems)
+        if status in (None, "pending"):
             items.extend(r for r in (from_pending(s) for s in states) if r is not None)
+        if every:
+            items.extend(r for r in loop_decided(self.loops.store, states) if status in (None, r.status))
+        items = since_filter(items, since)
         items.sort(key=lambda r: (r.created_at, r.id), reverse=True)
         return items
 
@@ -463,6 +473,14 @@ class ARS:
         from .inbox.loops import from_pending
 
         return from_pending(state)
+
+    @staticmethod
+    def inbox_context(request: "InboxRequest", state: "LoopState | None" = None, turns: int = 6) -> list[str]:
+        """What the agent did before asking, one line each (core/inbox/context.py): a loop's
+        last steps, or the last turns of the transcript its request names."""
+        from .inbox.context import loop_steps, request_context
+
+        return loop_steps(state, turns) if state is not None else request_context(request.meta, turns)
 
     def inbox_get(self, request_id: str) -> "InboxRequest":
         """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""

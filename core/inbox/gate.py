@@ -101,7 +101,7 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 MAIN_FIELD = {"Bash": "command", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path", "Read": "file_path", "WebFetch": "url"}
 RULE_KEYS = {"name", "tool", "pattern", "field", "risk", "reason", "outside_project", "allow_under"}
-TOP_KEYS = {"timeout", "rule", "allow"}
+TOP_KEYS = {"timeout", "rule", "allow", "notify"}
 ALLOW_KEYS = {"commands", "mcp", "tools", "write_roots"}
 HARMLESS_TOOLS = frozenset({"Task", "Agent", "TodoWrite", "TodoRead", "WebSearch", "BashOutput", "KillShell",
                             "KillBash", "ExitPlanMode", "EnterPlanMode", "AskUserQuestion", "Skill", "SlashCommand",
@@ -126,6 +126,9 @@ DEFAULT_TOML = f"""\
 #   mcp = ["mcp__github__get_*"]        # more MCP tools ('*' only at the end)
 #   tools = ["MyTool"]                  # more Claude Code tools
 #   write_roots = ["/tmp"]              # more places writes may go
+# Be told of each new request where you are (JSON POST; ntfy and Slack-style URLs as they are):
+#   [notify]
+#   url = "https://ntfy.sh/my-ars-topic"    # format = "json" | "ntfy" | "slack" (else from the URL)
 # Add holds: [[rule]] with name, tool ("Bash", "Write|Edit", "mcp__*", "*"),
 # pattern (a Python regex, searched; no repeat inside a repeat unless possessive),
 # field (default: the tool's main field; "*" = every string), risk, reason.
@@ -185,7 +188,8 @@ class Rule:
 class Gate:
     def __init__(self, rules: list[Rule] | None = None, timeout: float = DEFAULT_TIMEOUT, path: str = "",
                  commands: frozenset[str] = frozenset(), mcp: tuple[str, ...] = (), tools: frozenset[str] = frozenset(),
-                 write_roots: tuple[str, ...] = ()):
+                 write_roots: tuple[str, ...] = (), notify: tuple[str, str] | None = None):
+        self.notify = notify  # (url, format) of [notify]: core/inbox/notify.py posts each new request there
         self.rules = list(rules or [])
         self.timeout = timeout
         self.path = path
@@ -236,8 +240,8 @@ class Gate:
                 raise GateError(f"{path}: not valid TOML ({' '.join(str(exc).split())}): fix that line") from None
         unknown = sorted(set(doc) - TOP_KEYS)
         if unknown:
-            raise GateError(f"{path}: unknown key {unknown[0]!r}: the file holds `timeout`, [allow] and [[rule]] "
-                            "tables")
+            raise GateError(f"{path}: unknown key {unknown[0]!r}: the file holds `timeout`, [allow], [notify] and "
+                            "[[rule]] tables")
         timeout = doc.get("timeout", DEFAULT_TIMEOUT)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
             raise GateError(f"{path}: timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, "
@@ -270,7 +274,10 @@ class Gate:
             if rule is not None:
                 rules.append(rule)
             roots.extend(allow_under)
-        return cls(rules, float(timeout), path, frozenset(commands), tuple(mcp), frozenset(tools), tuple(roots))
+        from .notify import parse_target
+
+        return cls(rules, float(timeout), path, frozenset(commands), tuple(mcp), frozenset(tools), tuple(roots),
+                   notify=parse_target(doc.get("notify"), path, GateError))
 
     # -- checking ----------------------------------------------------------------
     def check(self, tool_name: str, tool_input: dict, *, project_dir: str | None = None, state_dir=None,

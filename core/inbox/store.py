@@ -176,6 +176,9 @@ class Inbox:
                                              ts=req.created_at.isoformat())])
         private_dir(self.dir)
         atomic_write(self.request_path(req.id), json.dumps(body, ensure_ascii=False, indent=1))
+        from .notify import announce
+
+        announce(self.state_dir, req)  # a detached sender, when a URL is set: the caller never waits for it
         return req
 
     # -- read ----------------------------------------------------------------------

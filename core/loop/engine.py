@@ -240,6 +240,15 @@ class Engine:
         new = new.model_copy(update={"ledger_mark": mark})
         _crash("after_ledger", old or new)
         self.store.save(new)
+        asked = new.pending_approval
+        if asked is not None and (old is None or old.pending_approval is None
+                                  or old.pending_approval.request_id != asked.request_id):
+            from ..inbox.loops import from_pending
+            from ..inbox.notify import announce
+
+            req = from_pending(new)
+            if req is not None:
+                announce(self.state_dir, req)  # the supervisor is told wherever they are (a detached sender)
         return new
 
     # -- the steps ----------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ StateOpt = Annotated[Optional[Path], typer.Option("--state", help="state directo
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of text")]
 IdArg = Annotated[str, typer.Argument(help="the request id: req-<12 hex> or loop:<loop>:<request> (ars inbox list)")]
 
-STATUS_STYLE = {"pending": "yellow bold", "approved": "green", "rejected": "red", "answered": "cyan"}
+STATUS_STYLE = {"pending": "yellow bold", "approved": "green", "rejected": "red", "answered": "cyan",
+                "expired": "dim", "withdrawn": "dim"}
 RISK_STYLE = {"high": "red bold", "medium": "yellow", "low": "dim"}
 
 
@@ -87,28 +88,57 @@ def _dump(items) -> None:
     sys.stdout.write(json.dumps(items, ensure_ascii=False) + "\n")
 
 
+def _since(value: str | None):
+    """``--since``: an ISO date or time (UTC unless it says), or a span back from now: 30m, 12h, 7d."""
+    if value is None:
+        return None
+    from datetime import datetime, timedelta, timezone
+
+    text = value.strip()
+    units = {"m": 60, "h": 3600, "d": 86400}
+    if text[:-1].isdigit() and text[-1:] in units:
+        return datetime.now(timezone.utc) - timedelta(seconds=int(text[:-1]) * units[text[-1]])
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        from tui.cli import fail
+
+        fail(f"--since {value!r} is not a date: write 2026-11-30, 2026-11-30T09:00, or 12h / 7d back from now")
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
 @inbox_app.command("list")
-def inbox_list(status: Annotated[Optional[str], typer.Option("--status", help="pending, approved, rejected or answered")] = None,
+def inbox_list(status: Annotated[Optional[str], typer.Option("--status", help="pending, approved, rejected, answered, expired or withdrawn")] = None,
+               every: Annotated[bool, typer.Option("--all", help="every request ever made, loops' decided ones too: the audit")] = False,
+               since: Annotated[Optional[str], typer.Option("--since", help="made or decided since: 2026-11-30, 12h, 7d")] = None,
                state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Requests waiting for a person (and decided ones), newest first, from every source."""
+    from core.inbox.audit import outcome
     from tui.cli import open_ars, out
 
+    after = _since(since)
     with open_ars(state) as ars:
-        items = _call(lambda: ars.inbox_list(status))
+        items = _call(lambda: ars.inbox_list(status, every=every, since=after))
         _warn(ars.inbox.problems)
         _warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
     if as_json:
-        _dump([r.model_dump(mode="json") for r in items])
+        _dump([{**r.model_dump(mode="json"), "outcome": outcome(r)} for r in items])
         return
     if not items:
-        out.print("[dim]the inbox is empty: nothing waits for a person[/]")
+        out.print("[dim]the inbox is empty: nothing waits for a person[/]" if not (every or after or status) else
+                  "[dim]no request matches[/]")
         return
-    # two lines a request (no table: an id is never cut, it is typed back)
+    # two lines a request, three once decided (no table: an id is never cut, it is typed back)
     for r in items:
         out.print(f"[bold]{_esc(r.id)}[/]  [{STATUS_STYLE.get(r.status, '')}]{r.status}[/]  {r.kind}  "
                   f"risk [{RISK_STYLE.get(r.risk, '')}]{r.risk}[/]  {_when(r.created_at)} UTC  from {_esc(r.source)}",
                   highlight=False, soft_wrap=True)
         out.print(f"  {_esc(r.summary)}", highlight=False, soft_wrap=True)
+        d = r.decision
+        if d is not None:
+            note = f": {d.note}" if d.note else ""
+            out.print(f"  [dim]{outcome(r)} · {_when(d.decided_at)} UTC · by {_esc(d.decided_by or '?')}{_esc(note)}[/]",
+                      highlight=False, soft_wrap=True)
     pending = sum(r.status == "pending" for r in items)
     out.print(f"[dim]{len(items)} requests, {pending} pending: ars inbox show ID · approve ID · reject ID --reason R"
               " · respond ID TEXT[/]", highlight=False)
