@@ -413,3 +413,25 @@ def test_a_fifo_beside_a_store_never_hangs_discovery(mem, tmp_path):
     report = ingest(mem, [store.home])  # store discovery and the unsupported-file reasons never open it blocking
     assert report.episodes_added == 5
     assert [Path(u.file).name for u in report.unsupported] == ["pipe.db"]
+
+
+def test_openclaw_file_names_are_told_apart(mem, tmp_path):
+    """Reset archives may be zstd (2026.8+), checkpoints are copies, trajectories are no transcript."""
+    import zstandard
+
+    store = OpenClawStore(tmp_path / ".openclaw").create()
+    store.add_events("live", [header("live"), user("l1", None, "a live question about backups", 1)])
+    old = [header("gone"), user("g1", None, "ZSTD-RESET-ARCHIVE question about printers", 1)]
+    raw = "".join(json.dumps(e) + "\n" for e in old).encode()
+    (store.sessions / "gone.jsonl.reset.2026-09-01T08-00-00.000Z.zst").write_bytes(zstandard.ZstdCompressor().compress(raw))
+    store.write_jsonl(store.sessions / "live.checkpoint.0f6c2a9e-7d41-4a0b-9c3e-2b8f6d1e0a77.jsonl",
+                      [header("live"), user("l1", None, "a live question about backups", 1)])
+    (store.sessions / "live.trajectory.jsonl").write_text('{"type": "span", "ms": 12}\n')
+    store.checkpoint()
+    report = ingest(mem, [store.home])
+    assert report.failed_files == 0 and not report.malformed
+    eps = episodes(mem)
+    assert set(eps) == {"openclaw:live:0", "openclaw:gone:0"}
+    assert "ZSTD-RESET-ARCHIVE" in eps["openclaw:gone:0"].text
+    assert eps["openclaw:live:0"].text.count("backups") == 1  # the checkpoint is a copy: read once
+    assert [(Path(u.file).name, "trajectory" in u.reason) for u in report.unsupported] == [("live.trajectory.jsonl", True)]

@@ -24,7 +24,7 @@ from ..sources import SourceRegistry, not_regular
 from .formats.common import Parsed, shown
 from .parsers import PARSERS, STREAMS, detect_format
 from .stores.cursor import StoreCursors
-from .stores.discover import find_stores, is_legacy_archive, nothing_readable, unsupported_reason
+from .stores.discover import find_stores, is_legacy_archive, not_a_transcript, nothing_readable, unsupported_reason
 from .stores.run import ingest_store, store_format, store_label
 from .stores.sqlite_ro import is_sqlite
 
@@ -97,7 +97,7 @@ def _inside(folder: Path, path: Path) -> bool:
 
 
 def _ingestible(name: str) -> bool:
-    return Path(name).suffix in INGESTIBLE or is_legacy_archive(name)
+    return (Path(name).suffix in INGESTIBLE or is_legacy_archive(name)) and not not_a_transcript(name)
 
 
 def _walk(folder: Path, report: IngestReport, owned: frozenset[str] | set[str] = frozenset()) -> list[Path]:

@@ -22,11 +22,18 @@ from ..formats.common import shown
 from .layout import DB_NAME, SQLITE_SIDECARS, StoreUnit, find_stores
 from .sqlite_ro import is_sqlite, tables_of
 
-__all__ = ["StoreUnit", "find_stores", "is_legacy_archive", "nothing_readable", "unsupported_reason"]
+__all__ = ["StoreUnit", "find_stores", "is_legacy_archive", "not_a_transcript", "nothing_readable",
+           "unsupported_reason"]
 
 def is_legacy_archive(name: str) -> bool:
-    """OpenClaw's ``<id>.jsonl.reset.<ts>`` / ``<id>.jsonl.deleted.<ts>`` (a reset or deleted session's transcript)."""
-    return ".jsonl.reset." in name or ".jsonl.deleted." in name
+    """OpenClaw's ``<id>.jsonl.reset.<ts>`` / ``<id>.jsonl.deleted.<ts>`` (a reset or deleted session's
+    transcript), uncompressed: a zstd one (2026.8+) is read with its agent's store."""
+    return (".jsonl.reset." in name or ".jsonl.deleted." in name) and not name.endswith(".zst")
+
+
+def not_a_transcript(name: str) -> bool:
+    """A ``.jsonl`` OpenClaw writes beside its transcripts that is none (its runtime trajectory)."""
+    return name.endswith(".trajectory.jsonl")
 
 
 def unsupported_reason(path: Path) -> str:
@@ -42,6 +49,8 @@ def unsupported_reason(path: Path) -> str:
         return "OpenClaw's shared state or a gateway lock (configuration, approvals, leases; no transcripts)"
     if path.parent.name == "session-sqlite-migration-runs":
         return "an OpenClaw session-migration manifest (which files the import moved; no transcripts)"
+    if not_a_transcript(name):
+        return "OpenClaw's runtime trajectory (timings and tool events beside a transcript), not a transcript"
     if name == "sessions.json":
         return "OpenClaw's session index (names and settings, no transcript)"
     if name.endswith(".jsonl.zst"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -21,6 +22,29 @@ from .sqlite_ro import is_sqlite, tables_of
 
 DB_NAME = "openclaw-agent.sqlite"
 IMPORT_ARCHIVE = "session-sqlite-import-archive"
+
+
+# OpenClaw's transcript file names (dist/session-file-names: isPrimarySessionTranscriptFileName,
+# isSessionArchiveArtifactName, COMPACTION_CHECKPOINT_TRANSCRIPT_RE, ARCHIVE_SUFFIX_RE); archives may be .zst
+_ARCHIVE_RE = re.compile(r"\.jsonl\.(reset|deleted|bak)\.\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z"
+                         r"(?:\.[0-9a-f]{32})?(?:\.zst)?$")
+_CHECKPOINT_RE = re.compile(r"\.checkpoint\.[0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+                            r"\.jsonl$", re.I)
+_IMPORTED_RE = re.compile(r"\.imported-\d+(?:\.\d+)?$")
+
+
+def transcript_kind(name: str) -> str | None:
+    """``primary`` (a live transcript), ``archive`` (reset/deleted/backup, maybe zstd), ``checkpoint``
+    (a compaction checkpoint copy), or None: not a transcript (trajectory, index, manifest...).
+    A name the SQLite import moved aside (``<key>.<name>.imported-<ms>``) is judged by its original name."""
+    name = _IMPORTED_RE.sub("", name)
+    if name.endswith(".trajectory.jsonl") or name.startswith("sessions.json") or ".sessions.json" in name:
+        return None
+    if _ARCHIVE_RE.search(name):
+        return "archive"
+    if _CHECKPOINT_RE.search(name):
+        return "checkpoint"
+    return "primary" if name.endswith(".jsonl") else None
 
 
 def is_state_db(tables: set[str]) -> bool:
@@ -48,10 +72,11 @@ class OpenClawAgent:
     def owned(self) -> list[Path]:
         """Every file this store reads or its database keeps beside it."""
         out = [Path(f"{self.db}{sfx}") for sfx in ("", "-wal", "-shm", "-journal")]
-        for folder, pattern in ((self.sessions / "cold", "*.jsonl.zst"), (self.root / IMPORT_ARCHIVE, "*"),
-                                (self.sessions, "*.jsonl*")):
-            if folder.is_dir():
-                out.extend(p for p in folder.glob(pattern) if p.is_file())
+        if (self.sessions / "cold").is_dir():
+            out.extend(p for p in (self.sessions / "cold").glob("*.jsonl.zst") if p.is_file())
+        for folder in (self.root / IMPORT_ARCHIVE, self.sessions):
+            if folder.is_dir():  # transcripts only: anything else is listed as not read, with its reason
+                out.extend(p for p in folder.iterdir() if p.is_file() and transcript_kind(p.name))
         return [p for p in out if p.exists()]
 
 

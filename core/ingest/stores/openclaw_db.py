@@ -34,7 +34,7 @@ from ..formats.common import MAX_LINE_BYTES, Parsed, SpanCollector, loads, stora
 from ..formats.openclaw import episodes_from_entries
 from ..formats.openclaw_tree import TreeScan
 from ...models import Episode
-from .layout import IMPORT_ARCHIVE, OpenClawAgent
+from .layout import IMPORT_ARCHIVE, OpenClawAgent, transcript_kind
 from .sqlite_ro import has_table, read_store
 
 MAX_EVENT_BYTES = 4 * 1024 * 1024  # the schema's bound on one event (transcript_events CHECK)
@@ -107,12 +107,14 @@ def _file_key(path: Path) -> str:
 def _header_id(path: Path) -> str:
     """The session id of a legacy JSONL copy: its header's ``id``, else its name."""
     try:
-        with open(path, "rb") as fh:
-            first = fh.readline(MAX_LINE_BYTES)
-        obj = loads(first)
+        if path.name.endswith(".zst"):
+            obj = next(iter(_file_jsonl(path)), None)
+        else:
+            with open(path, "rb") as fh:
+                obj = loads(fh.readline(MAX_LINE_BYTES))
         if isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str):
             return obj["id"].strip()
-    except (OSError, ValueError):
+    except Exception:  # noqa: BLE001 - unreadable here (zstd, I/O, JSON): named by its file; reading it reports why
         pass
     return path.name.split(".jsonl")[0]
 
@@ -202,17 +204,14 @@ def _file_copies(agent: OpenClawAgent, db_named: set[str]) -> list[tuple[str, Co
             if p.name not in db_named:
                 out.append((f"?cold:{p.name}", Copy(f"coldfile:{p.name}", _file_key(p), 3, p,
                                                     lambda p=p: _file_jsonl(p))))
-    imported = agent.root / IMPORT_ARCHIVE
-    if imported.is_dir():
-        for p in sorted(imported.iterdir()):
-            if p.is_file() and ".jsonl" in p.name and "trajectory" not in p.name:
-                out.append((_header_id(p), Copy(f"import:{p.name}", _file_key(p), 2, p, lambda p=p: _file_jsonl(p))))
-    if agent.sessions.is_dir():
-        for p in sorted(agent.sessions.glob("*.jsonl*")):
-            if p.is_file() and not p.name.endswith(".zst"):
-                archived = ".reset." in p.name or ".deleted." in p.name
-                out.append((_header_id(p), Copy(f"legacy:{p.name}", _file_key(p), 0 if archived else 1, p,
-                                                lambda p=p: _file_jsonl(p))))
+    for folder, unit, primary_order in ((agent.root / IMPORT_ARCHIVE, "import", 2), (agent.sessions, "legacy", 1)):
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.iterdir()):
+            kind = transcript_kind(p.name) if p.is_file() else None
+            if kind is not None:
+                out.append((_header_id(p), Copy(f"{unit}:{p.name}", _file_key(p), primary_order if kind == "primary"
+                                                else 0, p, lambda p=p: _file_jsonl(p))))
     return out
 
 
