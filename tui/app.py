@@ -3,6 +3,8 @@
 * ``1`` Loops, ``2`` Inbox, ``3`` Recall, ``4`` Checkpoints, ``5`` Health
   (``tui/screens/``); ``n`` from any view selects the next request waiting
   for a person; ``l`` shows the event log (every notification and decision);
+* a new request rings the bell, raises a desktop notification and counts in
+  the window title (``widgets/notify_term.py``); ``n`` goes to it;
 * a watcher thread (watchfiles) reports changed checkpoint and decision files;
   only the loops they belong to are read again, in the thread, and the views
   redraw only the rows whose loop changed;
@@ -42,11 +44,14 @@ from .modals import ConfirmModal, HelpModal, InputModal
 from .screens.loops import LoopsScreen
 from .store import ATTENTION, LoopStore
 from .widgets.event_log import Event
+from .widgets.notify_term import TerminalNotifier
+from .widgets.request_pane import is_open
 from .widgets.status import one_line
 
 STYLES = Path(__file__).resolve().parents[1] / "styles"
 WATCH_DEBOUNCE_MS = 150
 AGENT_POLL_S = 1.0  # agents' requests are also listed this often (a missed watcher event cannot hide one)
+EXPIRED_SHOWN_S = 60.0  # a request whose agent gave up stays in the Inbox this long, marked expired
 TOAST_CHARS = 140  # a notice in the corner is at most this long; the event log keeps it whole
 EVENTS_KEPT = 500
 IDLE_GC_CHECK_S = 0.5  # how often the idle collector looks (tui/idle_gc.py)
@@ -114,6 +119,9 @@ class ArsApp(App[None]):
         self.episode_count: int | None = None
         self.problems: list[str] = []
         self.agent_requests: dict[str, InboxRequest] = {}  # agents' pending requests, by id
+        self.ended_requests: dict[str, InboxRequest] = {}  # agents' decided, expired, withdrawn ones (audit)
+        self.announced: str | None = None  # the row key of the request announced last (n goes there)
+        self.term = TerminalNotifier(self)  # bell, desktop notification, window title
         self._agents_seen = False  # the first listing is not news
         self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)  # the event log (l)
         self._held: list[dict[str, Any]] = []  # notices held while a decision dialog is open
@@ -273,28 +281,51 @@ class ArsApp(App[None]):
     def poll_agents(self) -> None:
         self._load_agents()
 
+    def load_ended(self) -> None:
+        """The decided requests for the Inbox's audit filter: the same listing, now."""
+        self.poll_agents()
+
     def _load_agents(self) -> None:
-        """Agents' pending requests (worker thread): they count in the header
-        beside the loops', and a new one is announced like a waiting loop."""
+        """Agents' requests (worker thread): the pending ones count in the header
+        beside the loops', and a new one is announced like a waiting loop; one
+        whose agent gave up shows a minute longer, marked expired."""
+        from datetime import timedelta
+
         try:
-            pending = self.ars.inbox.list("pending")
+            every = self.ars.inbox.list()
         except Exception:  # noqa: BLE001 - an unreadable inbox leaves the loops' requests
             return
-        self.post_message(AgentsChanged(pending))
+        recent = datetime.now(timezone.utc) - timedelta(seconds=EXPIRED_SHOWN_S)
+        pending = [r for r in every if r.status == "pending" or (
+            r.status == "expired" and r.decision is None and r.expires_at is not None and r.expires_at > recent)]
+        self.post_message(AgentsChanged(pending, [r for r in every if r.status != "pending"]))
 
     def on_agents_changed(self, msg: AgentsChanged) -> None:
         now = {r.id: r for r in msg.pending}
-        if self._agents_seen and now.keys() == self.agent_requests.keys() and all(
-                r == self.agent_requests[i] for i, r in now.items()):
+        ended = {r.id: r for r in msg.ended}
+        if self._agents_seen and now == self.agent_requests and ended.keys() == self.ended_requests.keys():
             return
-        fresh = [r for r in msg.pending if r.id not in self.agent_requests]
+        fresh = [r for r in msg.pending if r.id not in self.agent_requests and is_open(r)]
         self.agent_requests = now
-        self.inbox_count = self.store.inbox_count + len(self.agent_requests)
+        self.ended_requests = ended
+        self._count()
         for r in fresh if self._agents_seen else []:
-            self.notify(f"{r.source}: {r.summary[:160]}", title="Waiting for you (n)", severity="warning",
-                        timeout=8)
+            self.announce(r.id, "Waiting for you (n)", f"{r.source}: {r.summary}", "warning")
         self._agents_seen = True
         self._broadcast()
+
+    def _count(self) -> None:
+        self.inbox_count = self.store.inbox_count + sum(1 for r in self.agent_requests.values() if is_open(r))
+
+    def announce(self, key: str, title: str, text: str, severity: SeverityLevel) -> None:
+        """A new request: a toast, the bell and a desktop notification; ``n`` goes to it."""
+        self.announced = key
+        self.notify(text[:200], title=title, severity=severity, timeout=8)
+        self.term.announce(f"ARS: {title.removesuffix(' (n)')}", text)
+
+    def watch_inbox_count(self, count: int) -> None:
+        """The window title counts what waits (seen in a tab or a taskbar while looking elsewhere)."""
+        self.term.set_title(f"ARS — {count} waiting" if count else "ARS")
 
     def _is_running(self, loop_id: str) -> bool:
         with self._ours_lock:
@@ -337,14 +368,14 @@ class ArsApp(App[None]):
                                        + ("live" if self.watching else "not watching"))
 
     def _after_change(self, changes) -> None:
-        self.inbox_count = self.store.inbox_count + len(self.agent_requests)
+        self._count()
         for c in changes:
             if c.new in ATTENTION and c.old != c.new:
                 s = c.state
                 what = s.pending_approval.prompt if s.pending_approval else (s.exit_reason or c.new)
                 title = "Waiting for you (n)" if c.new == "waiting_human" else "Blocked (n)"
-                self.notify(f"{s.goal_id} ({s.loop_id}): {what[:160]}", title=title,
-                            severity="warning" if c.new == "waiting_human" else "error", timeout=8)
+                self.announce(s.loop_id, title, f"{s.goal_id} ({s.loop_id}): {what}",
+                              "warning" if c.new == "waiting_human" else "error")
         self._broadcast()
 
     # -- actions on loops (thread workers) -----------------------------------------------------

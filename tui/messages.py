@@ -44,11 +44,13 @@ class StoreChanged(Message):
 
 
 class AgentsChanged(Message):
-    """Agents' pending requests in the inbox (MCP clients, Claude Code's gate)."""
+    """Agents' requests in the inbox (MCP clients, Claude Code's gate): the pending ones
+    (with those whose waiter gave up a moment ago), and every one that ended (the audit)."""
 
-    def __init__(self, pending: list[InboxRequest]):
+    def __init__(self, pending: list[InboxRequest], ended: list[InboxRequest] | None = None):
         super().__init__()
         self.pending = pending
+        self.ended = ended or []
 
 
 class EventLogged(Message):

@@ -50,9 +50,19 @@ class ArsHeader(Horizontal):
         self.watch(self.app, "live_status", self._where, init=True)
         self.watch(self.app, "trust_status", self._where, init=True)
 
+    shown = ""  # what this view's filter leaves shown ("2 of 5 waiting shown"), said beside the count
+
+    def set_shown(self, text: str) -> None:
+        if text != self.shown:
+            self.shown = text
+            self._inbox(getattr(self.app, "inbox_count", 0))
+
     def _inbox(self, count: int) -> None:
         badge = self.query_one("#inbox-badge", Label)
-        badge.update(f" {count} waiting " if count else "")
+        text = f" {count} waiting " if count else ""
+        if self.shown:
+            text = f" {self.shown} " + (f"· {count} waiting " if count and "waiting" not in self.shown else "")
+        badge.update(text)
         badge.set_class(bool(count), "-attention")
         self.query_one("#tab-inbox", Tab).set_class(bool(count), "-attention")
 

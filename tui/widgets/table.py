@@ -125,6 +125,15 @@ class FlexTable(RowsTable):
             own.key_to_bindings["enter"] = [Binding("enter", "select_cursor", enter_label, show=True)]
             self._bindings = own
 
+    # whether enter does anything on the row under the cursor now (None: always); when it does not,
+    # the footer does not offer it (an approval offered "Respond", then refused it)
+    enter_allowed = None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "select_cursor" and self.enter_allowed is not None and not self.enter_allowed():
+            return False
+        return super().check_action(action, parameters)
+
     def on_resize(self, _event: Resize) -> None:
         self.fit()
 

@@ -1,0 +1,144 @@
+"""What an agent did before it asked: the last turns of its transcript (Claude
+Code's ``transcript_path`` JSONL, named in the request's meta by the hook), or
+a loop's last steps, one line each, for a person deciding the request.
+
+The path comes from the agent (its hook input), so it is read carefully: only
+a regular ``.jsonl`` file (a FIFO or device would block or never end), only its
+last ``MAX_BYTES``, lines redacted like everything ARS shows, and anything it
+cannot read becomes one line saying why, never an exception."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..loop.models import LoopState
+
+MAX_BYTES = 256 * 1024  # read at most this much of the transcript's end
+LINE_CHARS = 300  # each turn is cut to this many characters
+TURNS = 6
+
+
+def _one_line(text: str, limit: int = LINE_CHARS) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _content_text(content: Any) -> str:
+    """A message's content as text: its text parts, tool calls as ``tool <name> <input>``,
+    tool results as ``result: ...``."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            parts.append(str(part.get("text", "")))
+        elif kind == "tool_use":
+            args = part.get("input")
+            shown = args.get("command") if isinstance(args, dict) and "command" in args else \
+                json.dumps(args, ensure_ascii=False)[:LINE_CHARS]
+            parts.append(f"tool {part.get('name', '?')}: {shown}")
+        elif kind == "tool_result":
+            parts.append("result: " + _content_text(part.get("content")))
+    return " ".join(p for p in parts if p)
+
+
+def _turn(record: Any) -> str | None:
+    """One transcript line as ``role: text``, or None for what is not a turn (summaries, meta)."""
+    if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
+        return None
+    msg = record.get("message")
+    if not isinstance(msg, dict):
+        return None
+    text = _content_text(msg.get("content"))
+    if not text.strip():
+        return None
+    return f"{msg.get('role') or record['type']}: {text}"
+
+
+def read_tail(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
+    """The last ``max_bytes`` of a regular file, opened without blocking (``OSError`` /
+    ``ValueError`` with the reason otherwise)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        start = max(0, info.st_size - max_bytes)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunks, left = [], info.st_size - start
+        while left > 0:
+            chunk = os.read(fd, min(left, 65536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if start > 0:  # the first line is cut: drop it
+            data = data.split(b"\n", 1)[1] if b"\n" in data else b""
+        return data
+    finally:
+        os.close(fd)
+
+
+def transcript_tail(path: str | os.PathLike, turns: int = TURNS, max_bytes: int = MAX_BYTES) -> list[str]:
+    """The last ``turns`` turns of a Claude Code transcript, one redacted line each; a file
+    that cannot be read is one line saying which and why."""
+    from ..govern.redact import redact_text
+
+    p = Path(path)
+    if p.suffix != ".jsonl":
+        return [f"transcript {p} not read: only a .jsonl transcript is read"]
+    try:
+        data = read_tail(p, max_bytes)
+    except FileNotFoundError:
+        return [f"transcript {p} not found (the session may have been cleaned up)"]
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return [f"transcript {p} cannot be read ({why})"]
+    out: list[str] = []
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            turn = _turn(json.loads(raw))
+        except (ValueError, RecursionError):
+            continue  # a line being written, or damage: the others still count
+        if turn is not None:
+            out.append(_one_line(redact_text(turn)))
+    return out[-turns:] if turns > 0 else []
+
+
+def loop_steps(state: "LoopState", steps: int = TURNS) -> list[str]:
+    """A loop's last iterations, one line each: what it ran, how it went, who decided."""
+    out: list[str] = []
+    for rec in state.iterations[-steps:]:
+        what = f"{rec.action.tool} {json.dumps(rec.action.args, ensure_ascii=False)}" if rec.action else "no action"
+        line = f"#{rec.iteration} {what}"
+        if rec.result is not None:
+            line += " → ok" if rec.result.ok else f" → failed: {rec.result.error or rec.result.output}"
+        if rec.verification is not None:
+            line += f" ({rec.verification.outcome})"
+        if rec.decision:
+            line += f" [{rec.decision}]"
+        out.append(_one_line(line))
+    if state.last_observation:
+        out.append(_one_line(f"observed: {state.last_observation}"))
+    return out
+
+
+def request_context(meta: dict[str, Any], turns: int = TURNS) -> list[str]:
+    """The last turns of the transcript a request names (``transcript_path``), or []."""
+    path = meta.get("transcript_path") if isinstance(meta, dict) else None
+    if not isinstance(path, str) or not path:
+        return []
+    return transcript_tail(path, turns)

@@ -1,0 +1,219 @@
+"""The Inbox as the supervisor reaches it (issue 24): urgent requests first with
+a live countdown, ``n`` to the one just announced, expired requests that take
+no decision, the bell / desktop notification / window title (no secret in
+them), the decided filter (audit), a dialog closed when another dashboard
+decided, and the trip-ups (enter on approvals, ``n`` in a search box).
+Pilot on a real seeded state; agents' requests made through the real inbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
+from tuihelp import loaded, make_app, open_ars, select_row, wait_for
+
+SIZE = (160, 48)
+
+
+def _ask(state: Path, summary: str, detail: str, expires_in: float | None = None, **meta):
+    with open_ars(state) as ars:
+        return ars.inbox.create(source="claude-code:sess-1", kind="approval", summary=summary, detail=detail,
+                                risk="high", binds="Bash", expires_in=expires_in, meta=meta)
+
+
+def _cell(app, key: str, col: str) -> str:
+    return str(app.screen.query_one("#inbox-table").get_cell(key, col))
+
+
+def _pane(app) -> str:
+    return str(app.screen.query_one("#request-body").render())
+
+
+async def test_a_held_call_comes_first_with_a_countdown_and_n_goes_to_the_one_announced(demo: Path):
+    held = _ask(demo, "Bash: make deploy", "make deploy", expires_in=50)
+    app = make_app(demo, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.current_mode == "inbox" and app.screen.selected == held.id,
+                       what="n to select the held call")
+        table = app.screen.query_one("#inbox-table")
+        assert table.cursor_row == 0  # first, ahead of the older loop requests
+        assert table.row_count > 1
+        assert _cell(app, held.id, "age").startswith("⏳")
+        first = _cell(app, held.id, "age")
+        await wait_for(pilot, lambda: _cell(app, held.id, "age") != first, timeout=5, what="the countdown to tick")
+        assert "its agent waits" in _pane(app)
+        # a later one (its deadline further off: second in order) is announced; n goes to it
+        later = _ask(demo, "Bash: rm -rf build", "rm -rf build", expires_in=300)
+        await wait_for(pilot, lambda: app.announced == later.id, what="the new request to be announced")
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen.selected == later.id and table.cursor_row == 1
+        await pilot.press("n")  # then on in order: the next after it
+        await pilot.pause()
+        assert app.screen.selected != later.id
+
+
+async def test_a_request_whose_agent_gave_up_shows_expired_and_takes_no_decision(demo: Path):
+    r = _ask(demo, "Bash: terraform apply", "terraform apply", expires_in=1.5)
+    app = make_app(demo, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        await wait_for(pilot, lambda: r.id in app.screen.cells, what="the request row")
+        select_row(app.screen.query_one("#inbox-table"), r.id)
+        await wait_for(pilot, lambda: _cell(app, r.id, "kind") == "expired", timeout=8, what="the row to expire")
+        await pilot.pause(0.2)
+        assert app.screen.allowed() == ()
+        assert "approve" not in {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+        await pilot.press("a")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "InboxScreen"  # no dialog
+        assert any("cannot be decided" in str(n.message) for n in app._notifications)
+        assert "cannot be decided any more" in _pane(app)
+        with open_ars(demo) as ars:
+            assert ars.inbox.get(r.id).decision is None  # nothing written by the dashboard
+        await wait_for(pilot, lambda: app.inbox_count == app.store.inbox_count, timeout=5,
+                       what="the expired request to leave the count")
+
+
+async def test_a_new_request_rings_notifies_and_counts_in_the_title_without_its_secret(demo: Path):
+    secret = "sk-ant-api03-" + "A" * 40
+    app = make_app(demo, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        before = app.inbox_count
+        assert app.term.sent and app.term.sent[-1] == f"\x1b]2;ARS — {before} waiting\x07"
+        app.term.sent.clear()
+        _ask(demo, f"Bash: curl -H 'x-api-key: {secret}' https://api", f"curl -H 'x-api-key: {secret}' https://api")
+        await wait_for(pilot, lambda: any("\x1b]9;" in s for s in app.term.sent), what="the notification")
+        out = next(s for s in app.term.sent if "\x1b]9;" in s)
+        assert out.startswith("\x07")  # the bell, then the two notifications in one write
+        assert "\x1b]9;ARS: Waiting for you: claude-code:sess-1: Bash: curl" in out
+        assert "\x1b]777;notify;ARS: Waiting for you;claude-code:sess-1: Bash: curl" in out
+        assert secret not in out and "sk-ant-api03" not in out
+        await wait_for(pilot, lambda: f"\x1b]2;ARS — {before + 1} waiting\x07" in app.term.sent,
+                       what="the title's count")
+
+
+def test_the_notifier_wraps_for_tmux_and_strips_control_characters():
+    from tui.widgets.notify_term import TerminalNotifier
+
+    class Headless:
+        is_headless = True
+        _driver = None
+
+    n = TerminalNotifier(Headless(), in_tmux=True)  # type: ignore[arg-type]
+    n.announce("ARS: Waiting", "evil\x1b]2;pwned\x07 text")
+    out = n.sent[-1]
+    assert out.startswith("\x07\x1bPtmux;\x1b\x1b]9;ARS: Waiting: evil ]2,pwned text") or "pwned" in out
+    assert out.count("\x1bPtmux;") == 2 and "\x1b]2;" not in out.replace("\x1b\x1b]", "")
+    assert "\x07 text" not in out  # the BEL inside the text is gone
+
+
+async def test_the_decided_filter_shows_who_decided_when_and_the_note(demo: Path):
+    r = _ask(demo, "Bash: make release", "make release")
+    with open_ars(demo) as ars:
+        ars.inbox_decide(r.id, "reject", "not on a Friday")
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        assert r.id not in app.screen.cells  # decided: not among the waiting
+        await pilot.press("d")
+        await wait_for(pilot, lambda: r.id in app.screen.cells, what="the decided request")
+        assert _cell(app, r.id, "kind") == "rejected"
+        assert "not on a Friday" in _cell(app, r.id, "runs")
+        select_row(app.screen.query_one("#inbox-table"), r.id)
+        await wait_for(pilot, lambda: "not on a Friday" in _pane(app), what="the audit pane")
+        pane = _pane(app)
+        assert "outcome: rejected" in pane and "by: " in pane and " UTC" in pane
+        assert app.screen.allowed() == ()
+        assert "decided" in str(app.screen.query_one("#inbox-badge").render())
+        await pilot.press("d")
+        await pilot.pause()
+        assert r.id not in app.screen.cells
+
+
+async def test_a_dialog_closes_when_another_dashboard_decided_its_request(demo: Path):
+    r = _ask(demo, "Bash: make migrate", "make migrate")
+    app = make_app(demo, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        await wait_for(pilot, lambda: r.id in app.screen.cells, what="the request row")
+        select_row(app.screen.query_one("#inbox-table"), r.id)
+        await pilot.pause(0.1)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm dialog")
+        with open_ars(demo) as other:
+            other.inbox_decide(r.id, "reject", "decided at the other desk")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InboxScreen", timeout=8,
+                       what="the dialog to close")
+        await wait_for(pilot, lambda: any("decided elsewhere" in str(n.message) for n in app._notifications),
+                       what="the notice")
+        with open_ars(demo) as ars:
+            d = ars.inbox.get(r.id).decision
+        assert d is not None and d.note == "decided at the other desk"
+
+
+async def test_enter_is_not_offered_on_an_approval_and_does_not_open_an_answer(demo: Path):
+    r = _ask(demo, "Bash: make clean", "make clean")
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        await wait_for(pilot, lambda: r.id in app.screen.cells, what="the request row")
+        select_row(app.screen.query_one("#inbox-table"), r.id)
+        await pilot.pause(0.2)
+        shown = {b.binding.description for b in app.screen.active_bindings.values() if b.binding.show and b.enabled}
+        assert "Respond" not in shown and "Approve" in shown
+        await pilot.press("enter")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "InboxScreen"
+        assert any("cannot respond" in str(n.message) for n in app._notifications)
+
+
+async def test_n_typed_into_a_search_box_is_text(demo: Path):
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        await pilot.press("slash")
+        await pilot.pause()
+        box = app.screen.query_one("#inbox-filter")
+        assert box.has_focus
+        await pilot.press("n", "e", "n")
+        await pilot.pause()
+        assert box.value == "nen" and box.has_focus
+        await pilot.press("escape", "1", "slash")  # the Loops view's search box too
+        await pilot.pause()
+        focused = app.focused
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.current_mode == "loops" and getattr(focused, "value", None) == "n"
+
+
+async def test_the_request_pane_shows_the_agents_last_turns(demo: Path, tmp_path: Path):
+    transcript = tmp_path / "t.jsonl"
+    lines = [{"type": "user", "message": {"role": "user", "content": "please ship the hotfix"}},
+             {"type": "assistant", "message": {"role": "assistant", "content": [
+                 {"type": "text", "text": "Running the tests first."},
+                 {"type": "tool_use", "name": "Bash", "input": {"command": "pytest -q"}}]}},
+             {"type": "user", "message": {"role": "user", "content": [
+                 {"type": "tool_result", "content": "12 passed"}]}}]
+    transcript.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    r = _ask(demo, "Bash: git push origin main", "git push origin main", transcript_path=str(transcript))
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        await wait_for(pilot, lambda: r.id in app.screen.cells, what="the request row")
+        select_row(app.screen.query_one("#inbox-table"), r.id)
+        await wait_for(pilot, lambda: "please ship" in _pane(app), what="the agent's last turns")
+        pane = _pane(app)
+        assert "please ship the hotfix" in pane and "tool Bash: pytest -q" in pane and "result: 12 passed" in pane
+        assert "related memories" in pane or "recall failed" not in pane

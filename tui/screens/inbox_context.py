@@ -1,0 +1,53 @@
+"""The Request pane's context: what the agent did before asking (its
+transcript's last turns, or the loop's last steps) and what ARS remembers that
+is related (a recall of the request's words). Both are read in a thread worker
+the first time a request is shown, and kept for it."""
+
+from __future__ import annotations
+
+from textual import work
+
+from core.inbox import InboxRequest
+from core.loop.models import LoopState
+
+from ..widgets.request_pane import context_markup
+from ..widgets.status import one_line
+
+RELATED = 3  # memories shown
+CONTEXT_KEPT = 200  # requests whose context is kept
+
+
+class InboxContext:
+    """Mixed into ``InboxScreen``."""
+
+    def context_for(self, key: str, r: InboxRequest, s: LoopState | None) -> str:
+        cache: dict[str, str | None] = self.__dict__.setdefault("_ctx_cache", {})
+        if r.id in cache:
+            return cache[r.id] or ""
+        if len(cache) >= CONTEXT_KEPT:
+            cache.clear()
+        cache[r.id] = None  # asked once
+        self._read_context(key, r, s)
+        return "\n\n[dim]reading the agent's last turns and related memories…[/]"
+
+    @work(thread=True, group="inbox-context")
+    def _read_context(self, key: str, r: InboxRequest, s: LoopState | None) -> None:
+        ars = self.app.ars  # type: ignore[attr-defined]
+        try:
+            turns = ars.inbox_context(r, s)
+        except Exception as exc:  # noqa: BLE001 - the pane still shows the request
+            turns = [f"the agent's last turns could not be read: {one_line(str(exc), 160)}"]
+        words = one_line(r.detail or r.summary, 200)
+        memories: list[str] = []
+        try:
+            result = ars.recall(words, k=RELATED)
+            memories = [f"{h.episode_id[:12]} {one_line(h.snippet, 240)}" for h in result.hits[:RELATED]
+                        if h.snippet]
+        except Exception as exc:  # noqa: BLE001 - a recall that fails says so in one line
+            memories = [f"recall failed: {one_line(str(exc), 160)}"]
+        self.app.call_from_thread(self._context_read, key, r.id, context_markup(turns, memories))  # type: ignore[attr-defined]
+
+    def _context_read(self, key: str, request_id: str, markup: str) -> None:
+        self.__dict__.setdefault("_ctx_cache", {})[request_id] = markup
+        if self.current_key() == key:  # type: ignore[attr-defined]
+            self.show_request()  # type: ignore[attr-defined]

@@ -1,0 +1,117 @@
+"""The Inbox's rows: which requests it lists (waiting, or decided for the audit
+filter), in what order (urgent first), and the cells of each row."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from rich.text import Text
+
+from core.api import ARS
+from core.inbox import InboxRequest
+from core.loop.models import LoopState
+
+from ..widgets.request_pane import countdown, is_open, seconds_left
+from ..widgets.status import age, one_line, theme_style, unique_prefixes
+
+COLUMNS = (("id", "id", 8), ("source", "source", 18), ("kind", "kind", 9), ("risk", "risk", 6),
+           ("runs", "runs / asks", None), ("age", "age", 6))
+KIND_LABEL = {"approval": "approve?", "question": "question", "unblock": "blocked", "blocker": "blocked"}
+RISK_VAR = {"high": "text-error", "medium": "text-warning", "low": "text-success"}
+OUTCOME_VAR = {"approved": "text-success", "answered": "text-success", "rejected": "text-error",
+               "expired": "text-muted", "withdrawn": "text-muted"}
+FAR = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def urgency(key: str, r: InboxRequest) -> tuple:
+    """Sort key, most urgent first: an agent held on a deadline (soonest first), then
+    the rest oldest first, then requests whose waiter is gone (they cannot be decided)."""
+    if not is_open(r):
+        return (2, r.created_at, key)
+    if r.expires_at is not None:
+        return (0, r.expires_at, key)
+    return (1, r.created_at, key)
+
+
+def decided_order(key: str, r: InboxRequest) -> tuple:
+    """Newest outcome first (the audit reads back in time)."""
+    at = r.decision.decided_at if r.decision is not None else r.expires_at or r.created_at
+    return (-at.timestamp(), key)
+
+
+def loop_decided(s: LoopState) -> dict[str, InboxRequest]:
+    """A loop's decided requests as inbox requests, by their inbox id."""
+    from core.inbox.loops import decided
+
+    out: dict[str, InboxRequest] = {}
+    for d in s.decisions:
+        r = decided(s, d.request_id, d)
+        r.meta.setdefault("goal_id", s.goal_id)
+        out[r.id] = r
+    return out
+
+
+def waiting_loop_request(s: LoopState) -> InboxRequest | None:
+    if s.status not in ("waiting_human", "blocked"):
+        return None
+    r = ARS.inbox_request_of(s)
+    if r is not None:
+        r.meta.setdefault("goal_id", s.goal_id)
+    return r
+
+
+def source_of(r: InboxRequest) -> str:
+    return r.source if r.source != "loop" else f"loop:{r.meta.get('goal_id') or ''}"
+
+
+def when_cell(r: InboxRequest) -> Text:
+    """The last column: a live countdown while an agent waits on a deadline, else the age."""
+    if r.decision is None and r.expires_at is not None:
+        left = seconds_left(r)
+        text = countdown(r)
+        style = "dim" if text == "gone" else "bold" if left is not None and left < 15 else ""
+        return Text(text, style=style)
+    return Text(age(r.created_at))
+
+
+def waiting_row(app, r: InboxRequest, short: str, busy: bool) -> tuple:
+    open_ = is_open(r)
+    kind_var = "text-error" if r.kind == "blocker" else "text-warning"
+    if r.detail and r.kind == "approval":
+        runs = Text("runs ", style="dim") + Text(one_line(r.detail, 200))
+    else:
+        runs = Text(one_line(r.summary, 200))
+    if busy:
+        runs = Text("… decision sent, waiting for the loop", style="dim")
+    kind = Text(KIND_LABEL.get(r.kind, r.kind), style=theme_style(app, kind_var, bold=True)) if open_ else \
+        Text("expired", style="dim")
+    if not open_:
+        runs.stylize("dim")
+    return (short, one_line(source_of(r), 60), kind,
+            Text(r.risk, style=theme_style(app, RISK_VAR.get(r.risk, "foreground"), r.risk == "high")),
+            runs, when_cell(r))
+
+
+def decided_row(app, r: InboxRequest, short: str) -> tuple:
+    d = r.decision
+    by = d.decided_by.split(" (", 1)[0] if d is not None and d.decided_by else "?"
+    what = one_line(r.detail or r.summary, 120)
+    note = f" — {one_line(d.note, 80)}" if d is not None and d.note else ""
+    runs = Text(what) + Text(f"  by {by}{note}", style="dim")
+    status = r.status
+    return (short, one_line(source_of(r), 60),
+            Text(status, style=theme_style(app, OUTCOME_VAR.get(status, "foreground"), bold=True)),
+            Text(r.risk, style=theme_style(app, RISK_VAR.get(r.risk, "foreground"), r.risk == "high")),
+            runs, Text(age(d.decided_at if d is not None else r.created_at)))
+
+
+def shorts(items: dict[str, InboxRequest]) -> dict[str, str]:
+    """Short ids for the first column: a loop's id, an agent's request id, git-style."""
+    loop_rows = [k for k, r in items.items() if r.source == "loop" and not k.startswith("loop:")]
+    decided_loops = [k for k, r in items.items() if k.startswith("loop:")]
+    agents = unique_prefixes([k for k, r in items.items() if r.source != "loop"], strip="req-")
+    out = {**unique_prefixes(loop_rows), **agents}
+    for k in decided_loops:  # loop:<loop>:<request>: the loop's short id, the request after it
+        loop_id, _, req = k[len("loop:"):].rpartition(":")
+        out[k] = f"{loop_id.removeprefix('loop-')[:6]}:{req[-3:]}"
+    return out
