@@ -66,6 +66,12 @@ class Settings(BaseModel):
     recall_daemon: Literal["auto", "off"] = "auto"
     recall_daemon_idle: float = 600.0
 
+    # Each new inbox request is POSTed here (core/inbox/notify.py, which reads the
+    # environment itself: the hook path imports no pydantic); declared so a bad value
+    # is the usual one-line error.
+    notify_url: str | None = None
+    notify_format: Literal["json", "ntfy", "slack"] | None = None
+
     openai_base_url: str | None = None
     openai_model: str = "gpt-4o-mini"
     openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
@@ -134,6 +140,18 @@ class Settings(BaseModel):
             raise ValueError(f"ARS_EMBED_BASE_URL {value[:60]!r} is not an http(s) URL: "
                              "use e.g. http://127.0.0.1:11434/v1, or unset it")
         return value
+
+    @field_validator("notify_url")
+    @classmethod
+    def _notify_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        from .inbox.notify import url_problem
+
+        problem = url_problem(value.strip())
+        if problem:
+            raise ValueError(f"ARS_NOTIFY_URL {value[:60]!r}: {problem} (e.g. https://ntfy.sh/my-topic), or unset it")
+        return value.strip()
 
     @field_validator("embed_threads")
     @classmethod
