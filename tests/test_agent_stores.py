@@ -435,3 +435,19 @@ def test_openclaw_file_names_are_told_apart(mem, tmp_path):
     assert "ZSTD-RESET-ARCHIVE" in eps["openclaw:gone:0"].text
     assert eps["openclaw:live:0"].text.count("backups") == 1  # the checkpoint is a copy: read once
     assert [(Path(u.file).name, "trajectory" in u.reason) for u in report.unsupported] == [("live.trajectory.jsonl", True)]
+
+
+def test_a_store_whose_agent_is_running_is_unchanged_when_nothing_was_written(mem, tmp_path):
+    """A running agent keeps its -wal and -shm; reading the database touches the -shm, which holds no data:
+    a second ingest with nothing new must still take the fast path (not read the store again)."""
+    store = full_home(tmp_path)
+    agent = __import__("openclaw_store").connect(store.db)  # the agent, running: its WAL stays
+    agent.execute("PRAGMA journal_mode = WAL")
+    agent.execute("SELECT count(*) FROM transcript_events").fetchone()
+    assert Path(f"{store.db}-wal").exists() and Path(f"{store.db}-shm").exists()
+    try:
+        ingest(mem, [store.db])
+        again = ingest(mem, [store.db])
+        assert store_summary(again, "openclaw-agent.sqlite").status == "unchanged"
+    finally:
+        agent.close()

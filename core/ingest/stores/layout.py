@@ -154,9 +154,12 @@ def find_stores(paths: Iterable[str | Path]) -> tuple[list[StoreUnit], set[str]]
 
 
 def store_signature(unit: StoreUnit) -> str:
-    """Size and mtime of every file the store owns, and the folders archives appear in."""
+    """Size and mtime of every file the store owns, and the folders archives appear in. Not the
+    ``-shm``: it holds no data (an index of the WAL) and every reader, ars included, writes to it."""
     rows = []
     for p in sorted({*unit.owned, *_folders(unit)}):
+        if p.name.endswith("-shm"):
+            continue
         try:
             st = p.stat()
             rows.append([str(p), st.st_size, st.st_mtime_ns])
