@@ -532,6 +532,8 @@ from tui.commands import govern as _govern  # noqa: E402  (ars forget, ars expor
 app.command("forget")(_govern.forget_command), app.command("export")(_govern.export_command), app.command("redact")(_govern.redact_command)
 from tui.commands.agents import register as _register_agents  # noqa: E402
 _register_agents(app)  # ars hook, ars install
+from tui.commands.serve import serve_command  # noqa: E402  (ars serve: aiohttp loads only when it runs)
+app.command("serve")(serve_command)
 
 LOOP_STYLE = {"initialized": "dim", "active": "cyan", "waiting_human": "yellow bold", "blocked": "red bold",
               "done": "green bold", "aborted": "red"}

@@ -1,0 +1,106 @@
+"""One decision from the approvals page, checked in this order:
+
+1. a supervisor key was pinned at start (else nothing can be decided here);
+2. the request is still pending (else: who decided what and when, and its card);
+3. it still shows what the page showed (the hash of its detail): a request that
+   changed under the person's eyes is not signed;
+4. the verdict is one it takes, with the reason or answer it needs;
+5. the key: unlocked for this page, or unlocked now with the passphrase typed
+   into the page (wrong ones back off for every page), and it is the pinned key;
+6. ``ARS.inbox_decide`` with that signer: the same signed record as the terminal;
+   a second decision (another process won the race) is refused with who won.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+
+from .approvals import answer
+from .unlock import UNLOCK_TTL, Session
+
+MAX_PASSPHRASE = 4096
+
+
+async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.Response:
+    from core.api import BadInput
+    from core.once import AlreadyDecided
+
+    if page.pin is None:
+        return answer(request, 409, page.notice())
+    rid = str(form.get("id") or "")
+    verdict = str(form.get("verdict") or "")
+    note = str(form.get("note") or "").strip()
+    try:
+        r = await page.read(lambda a: a.inbox_get(rid))
+    except BadInput as exc:
+        return answer(request, 404, str(exc))
+    if r.status != "pending":
+        from .cards import decided_line
+
+        return answer(request, 409, f"{rid} was already {decided_line(r)}: nothing was decided",
+                      html=page.card(r, s), status_now=r.status)
+    if str(form.get("shown") or "") != r.shown_hash():
+        return answer(request, 409, f"{rid} changed since this page showed it: read it again (reloaded) "
+                                    "before deciding", html=page.card(r, s), status_now=r.status)
+    allowed = page.verdicts(r)
+    if verdict not in allowed or verdict == "edit":
+        takes = " or ".join(v for v in allowed if v != "edit")
+        return answer(request, 400, f"{rid} cannot be {verdict or 'decided without a verdict'}: it takes {takes}")
+    if verdict in ("reject", "respond") and not note:
+        what = "a reason (the agent is told)" if verdict == "reject" else "your answer"
+        return answer(request, 400, f"to {verdict} {rid}, write {what} in its text box first")
+    signer, problem = await _signer(page, request, s, form)
+    if problem is not None:
+        return problem
+    try:
+        done = await page.decide_call(lambda a: a.inbox_decide(rid, verdict, note, signer=signer))
+    except AlreadyDecided as exc:
+        latest = await page.read(lambda a: a.inbox_get(rid))
+        return answer(request, 409, f"{exc}", html=page.card(latest, s), status_now=latest.status)
+    except BadInput as exc:
+        return answer(request, 400, str(exc))
+    return answer(request, 200, f"{rid}: {done.status}, signed by {signer.fingerprint}",
+                  html=page.card(done, s), status_now=done.status,
+                  key={"line": page.key_line(s), "left": s.seconds_left()})
+
+
+async def _signer(page, request: web.Request, s: Session, form: dict) -> tuple[Any, web.Response | None]:
+    """The pinned key, unlocked for this page or with the passphrase in the form; else the answer to give."""
+    from core.inbox.signing import BadPassphrase, SigningError, unlock
+
+    passphrase = str(form.get("passphrase") or "")
+    keep = str(form.get("keep") or "").lower() in ("1", "true", "on", "yes")
+    if not passphrase:
+        signer = s.signer_now()
+        if signer is not None:
+            return signer, None
+        return None, answer(request, 401, "type the supervisor passphrase first: nothing was decided")
+    if len(passphrase) > MAX_PASSPHRASE:
+        return None, answer(request, 400, "that passphrase is too long: nothing was decided")
+    wait = page.backoff.wait_left()
+    if wait > 0:
+        return None, answer(request, 429, f"a wrong passphrase was typed just before: try again in {wait:.0f} s; "
+                                          "nothing was decided")
+    try:
+        signer = await asyncio.to_thread(unlock, page.state_dir, passphrase.encode("utf-8"))
+    except BadPassphrase as exc:
+        page.backoff.failed()
+        s.lock()
+        return None, answer(request, 403, str(exc))
+    except SigningError as exc:
+        return None, answer(request, 409, str(exc))
+    finally:
+        passphrase = ""  # noqa: F841 - the text is dropped here; only the unlocked key may stay (below)
+    page.backoff.succeeded()
+    if signer.fingerprint != page.pin:
+        return None, answer(request, 409, f"the key in the state directory ({signer.fingerprint}) is not the key "
+                                          f"ars serve started with ({page.pin}): nothing was signed; restart ars "
+                                          "serve if you replaced it yourself")
+    if keep:
+        s.keep(signer, UNLOCK_TTL)
+    else:
+        s.lock()
+    return signer, None
