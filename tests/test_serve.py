@@ -337,3 +337,43 @@ def test_without_a_supervisor_key_the_page_decides_nothing(tmp_path):
         assert _get(state, rid).status == "pending"
     finally:
         s.stop()
+
+
+def test_a_loops_request_is_decided_from_the_page_and_the_loop_goes_on(served, tmp_path):
+    from loophelp import engine, goal
+
+    s, state, fp = served
+    out = tmp_path / "restarted.txt"
+    eng = engine(state)
+    g = goal([{"action": "restart the backup daemon", "tool": "shell", "args": {"cmd": f"echo restarted >> {out}"},
+               "needs_approval": True}])
+    loop = eng.run(eng.create(g).loop_id)
+    eng.memory.close()
+    assert loop.status == "waiting_human"
+    rid = f"loop:{loop.loop_id}:{loop.pending_approval.request_id}"
+    cookie, csrf, page = _page(s)
+    assert f'data-id="{rid}"' in page and f"echo restarted &gt;&gt; {out}" in page  # exactly what will run, escaped
+    code, body = _decide(s, cookie, {"csrf": csrf, "id": rid, "verdict": "approve", "passphrase": PASS,
+                                     "shown": _get(state, rid).shown_hash()})
+    assert code == 200, body
+    assert _get(state, rid).status == "approved"
+    deadline = time.monotonic() + 60
+    while not out.exists() and time.monotonic() < deadline:  # the loop resumed in ars serve and ran it
+        time.sleep(0.1)
+    assert out.read_text().strip() == "restarted"
+    with ARS(Settings(state_dir=state)) as a:
+        assert a.loop_show(loop.loop_id).status != "waiting_human"
+
+
+def test_an_exposed_host_needs_the_flag_and_still_checks_the_host(supervised):
+    state, _ = supervised
+    s = Served(state, "--host", "0.0.0.0", "--i-know-this-is-exposed")
+    try:
+        base = f"http://127.0.0.1:{s.port}"  # only ever reached over loopback here
+        cookie = {"Cookie": f"ars_serve_token={s.token}"}
+        assert http(base + "/", headers=cookie)[0] == 200
+        assert http(base + "/", headers={**cookie, "Host": f"rebound.example:{s.port}"})[0] == 421
+        assert http(base + "/")[0] == 401
+    finally:
+        s.stop()
+    assert "not loopback" in s.proc.stderr.read()

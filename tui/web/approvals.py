@@ -23,6 +23,7 @@ from .unlock import SESSION_COOKIE, Backoff, Session, Sessions
 
 MAX_POST = 64 * 1024
 MAX_KNOWN = 200
+FRESH = 1.0  # seconds a listing of the inbox serves every page that polls
 
 
 def one_line_response(status: int, line: str) -> web.Response:
@@ -38,6 +39,8 @@ class Approvals:
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="ars-serve-read")
         self._decider = ThreadPoolExecutor(1, thread_name_prefix="ars-serve-decide")
         self._ars: dict[str, Any] = {}
+        self._listing: asyncio.Future | None = None
+        self._listed_at = 0.0
 
     # -- ARS on its threads --------------------------------------------------------------------
     def _open(self, which: str):
@@ -91,8 +94,19 @@ class Approvals:
         return cards.card(r, s.csrf, self.verdicts(r), self.can_decide)
 
     async def pending(self) -> list:
-        items = await self.read(lambda a: a.inbox_list("pending"))
-        return sorted((r for r in items if r.status == "pending"), key=cards.urgency)
+        """The pending requests, most urgent first. Every open page polls every few seconds and
+        listing reads every loop's checkpoint: pages share one read at a time, reused for ``FRESH`` s."""
+        loop = asyncio.get_running_loop()
+        if self._listing is not None and (not self._listing.done() or loop.time() - self._listed_at < FRESH):
+            return await asyncio.shield(self._listing)
+        self._listed_at = loop.time()
+        self._listing = asyncio.ensure_future(self.read(
+            lambda a: sorted((r for r in a.inbox_list("pending") if r.status == "pending"), key=cards.urgency)))
+        return await asyncio.shield(self._listing)
+
+    def changed(self) -> None:
+        """A decision was made here: the next listing reads the inbox again."""
+        self._listing = None
 
     # -- GET / ---------------------------------------------------------------------------------
     async def page(self, request: web.Request) -> web.Response:

@@ -22,6 +22,7 @@ from .approvals import answer
 from .unlock import UNLOCK_TTL, Session
 
 MAX_PASSPHRASE = 4096
+LOOP_ANSWER_AFTER = 2.0  # seconds: then a decision already on disk is answered while its loop runs on
 
 
 async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.Response:
@@ -55,16 +56,45 @@ async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.
     signer, problem = await _signer(page, request, s, form)
     if problem is not None:
         return problem
+    task = asyncio.ensure_future(page.decide_call(lambda a: a.inbox_decide(rid, verdict, note, signer=signer)))
     try:
-        done = await page.decide_call(lambda a: a.inbox_decide(rid, verdict, note, signer=signer))
+        done, resuming = await _recorded(page, task, rid)
     except AlreadyDecided as exc:
         latest = await page.read(lambda a: a.inbox_get(rid))
         return answer(request, 409, f"{exc}", html=page.card(latest, s), status_now=latest.status)
     except BadInput as exc:
         return answer(request, 400, str(exc))
-    return answer(request, 200, f"{rid}: {done.status}, signed by {signer.fingerprint}",
-                  html=page.card(done, s), status_now=done.status,
+    finally:
+        page.changed()
+    line = f"{rid}: {done.status}, signed by {signer.fingerprint}"
+    if resuming:
+        line += "; the loop is resuming in ars serve"
+    return answer(request, 200, line, html=page.card(done, s), status_now=done.status,
                   key={"line": page.key_line(s), "left": s.seconds_left()})
+
+
+async def _recorded(page, task: asyncio.Future, rid: str) -> tuple[Any, bool]:
+    """(the decided request, whether it is still being acted on). A loop's decision resumes the
+    loop in this process (as ``ars inbox approve`` does), which may run for minutes: once the
+    decision is on disk the page is answered, and the loop goes on."""
+    while True:
+        finished, _ = await asyncio.wait({task}, timeout=LOOP_ANSWER_AFTER)
+        if finished:
+            return task.result(), False
+        latest = await page.read(lambda a: a.inbox_get(rid))
+        if latest.status != "pending":
+            task.add_done_callback(_log_late_failure)  # nobody awaits it any more
+            return latest, True
+
+
+def _log_late_failure(task: asyncio.Future) -> None:
+    """A loop that fails after the page was answered: said on the server's stderr (the
+    dashboard and `ars loop show` show its state), never an unretrieved exception."""
+    if task.cancelled() or task.exception() is None:
+        return
+    import sys
+
+    sys.stderr.write(f"ars serve: {' '.join(str(task.exception()).split())[:300]}\n")
 
 
 async def _signer(page, request: web.Request, s: Session, form: dict) -> tuple[Any, web.Response | None]:
