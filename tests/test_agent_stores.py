@@ -451,3 +451,29 @@ def test_a_store_whose_agent_is_running_is_unchanged_when_nothing_was_written(me
         assert store_summary(again, "openclaw-agent.sqlite").status == "unchanged"
     finally:
         agent.close()
+
+
+def test_watching_an_agents_sessions_folder_follows_its_database(mem, tmp_path):
+    """``ars ingest ~/.openclaw/agents/main/sessions --watch`` (the README's example): the database is
+    in ../agent/, outside the folder named, and is followed all the same."""
+    from core.ingest.watch import Watcher
+
+    store = OpenClawStore(tmp_path / ".openclaw").create()
+    store.add_events("s", [header("s"), user("s1", None, "first question about the VPN", 1)])
+    reports = []
+    w = Watcher(mem, [store.sessions], idle_seconds=1.0, on_report=reports.append)
+    t = threading.Thread(target=w.run, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not reports and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        store.add_events("s", [assistant("s2", "s1", "SIBLING-DB-REPLY use wireguard", 2)])
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and "SIBLING-DB-REPLY" not in mem.sqlite.get("openclaw:s:0").text:
+            time.sleep(0.2)
+    finally:
+        w.stop_event.set()
+        t.join(timeout=10)
+    assert "SIBLING-DB-REPLY" in mem.sqlite.get("openclaw:s:0").text

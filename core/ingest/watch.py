@@ -46,6 +46,9 @@ class Watcher:
         self.initial()
         roots = [p for p in self.paths if p.exists()]
         stores, _ = find_stores(self.paths)  # agents' databases: a write to one (its -wal) re-reads that store
+        # a store found from a folder beside it (an agent's sessions/ folder) is watched where it lives
+        roots += [d for d in {u.path.parent if u.kind == "hermes" else u.path for u in stores}
+                  if d.exists() and not any(_belongs(d, r) for r in roots)]
         for changes in watch(*roots, stop_event=self.stop_event, yield_on_timeout=True,
                              rust_timeout=int(min(self.idle_seconds, 1.0) * 1000) or 200):
             changed = sorted({Path(p) for _, p in changes if Path(p).suffix in INGESTIBLE and Path(p).is_file()})
