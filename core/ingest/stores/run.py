@@ -69,21 +69,26 @@ def _openclaw(unit: StoreUnit, before: dict, parsed: Parsed) -> tuple[dict, Iter
 
 
 def _chunks(sessions: list[SessionCopies]) -> Iterator[list[SessionCopies]]:
-    chunk: list[SessionCopies] = []
+    return _bounded(sessions, lambda s: sum(_event_count(c.key) for c in s.copies if c.unit.startswith("db:")))
+
+
+def _bounded(items: list, size: Callable[[object], int]) -> Iterator[list]:
+    """``items`` in runs of at most PRELOAD_SESSIONS, and PRELOAD_EVENTS events unless one item alone has more."""
+    chunk: list = []
     events = 0
-    for s in sessions:
-        n = sum(_event_count(c.key) for c in s.copies if c.unit.startswith("db:"))
+    for item in items:
+        n = size(item)
         if chunk and (len(chunk) >= PRELOAD_SESSIONS or events + n > PRELOAD_EVENTS):
             yield chunk
             chunk, events = [], 0
-        chunk.append(s)
+        chunk.append(item)
         events += n
     if chunk:
         yield chunk
 
 
 def _event_count(key: str) -> int:
-    """A live copy's version is ``last_seq:count:generation``."""
+    """The row count in a version: OpenClaw's ``last_seq:count:generation``, Hermes' ``last_id:rows:...``."""
     try:
         return int(key.split(":")[1])
     except (IndexError, ValueError):
@@ -108,8 +113,9 @@ def _hermes(unit: StoreUnit, before: dict, parsed: Parsed) -> tuple[dict, Iterat
     changed = [sid for sid, v in versions.items() if before.get(sid) != v]
 
     def episodes() -> Iterator[Episode]:
-        for i in range(0, len(changed), 200):  # one snapshot per 200 sessions: bounded memory
-            for session, rows in hermes_db.read_sessions(unit.path, changed[i:i + 200]):
+        # one snapshot per chunk of sessions, bounded like OpenClaw's (a version is ``last_id:rows:...``)
+        for chunk in _bounded(changed, lambda sid: _event_count(versions[sid])):
+            for session, rows in hermes_db.read_sessions(unit.path, chunk):
                 yield from hermes_db.session_episodes(unit.path, session, rows, parsed)
     return versions, episodes()
 
