@@ -66,7 +66,9 @@ async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.
         return answer(request, 400, str(exc))
     finally:
         page.changed()
-    line = f"{rid}: {done.status}, signed by {signer.fingerprint}"
+    from core.inbox.signing import short
+
+    line = f"{done.status}: signed with key {short(signer.fingerprint)}"
     if resuming:
         line += "; the loop is resuming in ars serve"
     return answer(request, 200, line, html=page.card(done, s), status_now=done.status,

@@ -31,9 +31,13 @@
       el.textContent = left > 0 ? "agent waits " + mmss(left) : "deadline passed";
       el.classList.toggle("urgent", left < 60000);
     }
-    if (keystate && unlockedUntil && Date.now() >= unlockedUntil) {
-      unlockedUntil = 0;
-      keystate.textContent = keystate.textContent.replace(/unlocked.*$/, "locked: type its passphrase to decide");
+    if (keystate && unlockedUntil) {
+      if (Date.now() >= unlockedUntil) {
+        unlockedUntil = 0;
+        keystate.textContent = keystate.textContent.replace(/unlocked.*$/, "locked: type its passphrase to decide");
+      } else {
+        keystate.textContent = keystate.textContent.replace(/for \d+:\d\d$/, "for " + mmss(unlockedUntil - Date.now()));
+      }
     }
   }
 
@@ -96,6 +100,7 @@
     }
     if (pass && (resp.ok || resp.status === 403)) pass.value = "";
     if (data.key) setKey(data.key);
+    if (resp.ok || resp.status === 409) poll();  // the count and any card that changed meanwhile
     if (data.html) {
       const fresh = swap(card, data.html);
       const line = fresh.querySelector(".result") || fresh.appendChild(document.createElement("p"));
