@@ -148,6 +148,11 @@ def test_a_host_header_naming_another_site_is_refused(served):
     assert code == 421 and "Host header" in _one_line(body)
     code, _, _ = http(s.base + "/", headers={**cookie, "Host": f"localhost:{s.port + 1}"})  # an SSH forward's port
     assert code == 200
+    # another site's page opening the dashboard's websocket with the browser's cookie
+    upgrade = {**cookie, "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+               "Sec-WebSocket-Key": base64.b64encode(b"0123456789abcdef").decode()}
+    code, _, body = http(s.base + "/ws", headers={**upgrade, "Origin": "http://attacker.example"})
+    assert code == 403 and "another site" in _one_line(body)
 
 
 def test_a_non_loopback_host_is_refused_without_the_flag(supervised):
