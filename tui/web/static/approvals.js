@@ -124,6 +124,10 @@
     try {
       const resp = await fetch("/api/requests?known=" + encodeURIComponent(known.join(",")),
                                { credentials: "same-origin", headers: { "Accept": "application/json" } });
+      if (resp.status === 401 || resp.status === 403) {  // ars serve restarted, or the token was replaced
+        document.getElementById("count").textContent = "this page is out of date: reload it";
+        return;
+      }
       if (!resp.ok) return;
       data = await resp.json();
     } catch (e) { return; }
