@@ -22,6 +22,8 @@ the schema has it, else by role, content and tool calls).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any, Iterator
@@ -94,7 +96,9 @@ def list_sessions(db: Path) -> dict[str, str]:
             f"SELECT session_id, max(id), count(*), {active} FROM messages GROUP BY session_id")}
         out = {}
         for sid, title, ended, parent in conn.execute("SELECT id, title, ended_at, parent_session_id FROM sessions"):
-            out[str(sid)] = f"{counts.get(sid, '-')}:{title or ''}:{ended or ''}:{parent or ''}"
+            # the title is hashed: the cursor file keeps no conversation text (ars forget never has to scrub it)
+            meta = hashlib.sha1(json.dumps([title, ended, parent], default=str).encode("utf-8", "surrogatepass"))
+            out[str(sid)] = f"{counts.get(sid, '-:0:0')}:{meta.hexdigest()[:16]}"
         return out
     return read_store(db, read)
 
