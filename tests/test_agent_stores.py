@@ -477,3 +477,20 @@ def test_watching_an_agents_sessions_folder_follows_its_database(mem, tmp_path):
         w.stop_event.set()
         t.join(timeout=10)
     assert "SIBLING-DB-REPLY" in mem.sqlite.get("openclaw:s:0").text
+
+
+def test_a_state_db_the_real_hermes_wrote(mem, tmp_path):
+    """tests/fixtures/agent_stores/real-hermes-0.19.0/README.md: a session Hermes 0.19.0 itself stored."""
+    import zstandard
+
+    packed = HERE / "fixtures" / "agent_stores" / "real-hermes-0.19.0" / "state.db.zst"
+    db = tmp_path / ".hermes" / "state.db"
+    db.parent.mkdir()
+    db.write_bytes(zstandard.ZstdDecompressor().decompress(packed.read_bytes()))
+    report = ingest(mem, [db])
+    assert report.failed_files == 0 and not report.malformed
+    [ep] = episodes(mem, "hermes").values()
+    assert ep.text.splitlines()[:2] == ["user: Please echo a marker REALHERMES-PROMPT in the terminal.",
+                                        "assistant → terminal: command=echo REALHERMES-ECHO-42"]
+    assert "REALHERMES-ECHO-42" in ep.text.splitlines()[2] and ep.channel == "cli"
+    assert sorted(os.listdir(db.parent)) == ["state.db"]
