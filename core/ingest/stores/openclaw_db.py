@@ -174,13 +174,29 @@ def _db_loader(db: Path, sid: str) -> Callable[[], Iterator[Any]]:
     return load
 
 
+def cold_events(records: Iterator[Any]) -> Iterator[Any]:
+    """The transcript events of a cold archive's records (``dist/session-cold-storage-codec-*.mjs``
+    ``sessionColdRecordSchema``: a ``header``, then ``event`` records ``{seq, event_json, created_at}`` in
+    ``seq`` order, then ``identity``/``active``/``index``/``fts`` records, which are the database's
+    indexes of the same events and carry nothing of their own)."""
+    for rec in records:
+        if not isinstance(rec, dict) or "_bad" in rec:
+            yield rec if isinstance(rec, dict) else {"_bad": "not a cold-archive record"}
+        elif rec.get("kind") == "event":
+            row = rec.get("row")
+            text = row.get("event_json") if isinstance(row, dict) else None
+            yield _load_line(text) if isinstance(text, str) else {"_bad": "a cold-archive event without event_json"}
+        elif rec.get("kind") not in ("header", "identity", "active", "index", "fts"):
+            yield {"_bad": f"not a cold-archive record (kind {str(rec.get('kind'))[:40]!r})"}
+
+
 def _cold_loader(db: Path, sid: str, path: Path, storage: str) -> Callable[[], Iterator[Any]]:
     def load() -> Iterator[Any]:
         if storage == "file":
-            return _file_jsonl(path)
+            return cold_events(_file_jsonl(path))
         row = read_store(db, lambda c: c.execute(
             "SELECT archive_blob FROM session_transcript_cold_archives WHERE session_id = ?", (sid,)).fetchone())
-        return _jsonl(_zstd_text(row[0])) if row and row[0] else iter(())
+        return cold_events(_jsonl(_zstd_text(row[0]))) if row and row[0] else iter(())
     return load
 
 
@@ -203,7 +219,7 @@ def _file_copies(agent: OpenClawAgent, db_named: set[str]) -> list[tuple[str, Co
         for p in sorted(cold.glob("*.jsonl.zst")):
             if p.name not in db_named:
                 out.append((f"?cold:{p.name}", Copy(f"coldfile:{p.name}", _file_key(p), 3, p,
-                                                    lambda p=p: _file_jsonl(p))))
+                                                    lambda p=p: cold_events(_file_jsonl(p)))))
     for folder, unit, primary_order in ((agent.root / IMPORT_ARCHIVE, "import", 2), (agent.sessions, "legacy", 1)):
         if not folder.is_dir():
             continue
