@@ -453,9 +453,11 @@ async def test_health_view_shows_doctor_numbers_live_and_names_what_is_absent(de
             assert words in body, words
             backlog = app.ars.sync_status()["embeddings"]["not_embedded"]  # the demo embeds nothing
             assert backlog > 0 and f"embedding backlog: {backlog}" in body
-        n = len(app.recall_samples)
-        await wait_for(pilot, lambda: len(app.recall_samples) > n + 1, what="live polls")
-        assert screen.query_one("#latency").data
+        n = screen.polls
+        await wait_for(pilot, lambda: screen.polls > n + 1, what="live polls")
+        # its own probe is said apart, never counted as a recall the person ran (issue 24)
+        assert not app.recall_samples and not screen.query_one("#latency").data
+        assert "this view's probe" in text_of(screen.query_one("#latency-title"))
         # a number core starts to report shows up without a change here
         real = app.ars.health
         app.ars.health = lambda: {**real(), "embedding_backlog": 17, "index_age_s": 3.5}

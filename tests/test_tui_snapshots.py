@@ -61,6 +61,10 @@ async def _inbox(pilot):
     await loaded(pilot)
     await pilot.press("2")
     await pilot.pause()
+    body = pilot.app.screen.query_one("#request-body")
+    # the pane once its context (the loop's last steps, related memories: a thread worker) is in
+    await wait_for(pilot, lambda: "reading the agent" not in str(body.render()), what="the request's context")
+    await settle(pilot)
 
 
 async def _recall(pilot):

@@ -361,8 +361,10 @@ class ArsApp(App[None]):
 
     def on_loops_changed(self, msg: LoopsChanged) -> None:
         changes = self.store.apply(msg.states, msg.gone)
+        was = set(self.running)
         self.running -= {s.loop_id for s in msg.states} | set(msg.gone)
         self.running |= msg.running
+        self.store.touch(was ^ self.running)  # running <-> paused redraws the row
         self._after_change(changes)
         self.live_status = self._where(f"{len(self.store.states)} loops · "
                                        + ("live" if self.watching else "not watching"))

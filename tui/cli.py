@@ -92,7 +92,12 @@ def print_recall(result: RecallResult, me: str | None = None) -> None:
     for h in result.hits:
         host = (h.origin or {}).get("host")
         where = f"from {host}/{h.origin.get('agent', '')}".rstrip("/") if host and host != me else ""
-        cells = [str(h.rank), h.episode_id + (f"\n[dim]{_esc(where)}[/]" if where else ""), f"{h.score:.4f}"]
+        from core.confidence import cue
+
+        fit = cue(h, result.tokens)  # absolute, beside the score normalised within this result
+        cells = [str(h.rank), h.episode_id + (f"\n[dim]{_esc(where)}[/]" if where else ""),
+                 f"{h.score:.4f}\n[{'green' if fit.level == 'strong' else 'yellow' if fit.level == 'partial' else 'red'}]"
+                 f"{fit.matched}/{fit.of} {fit.level}[/]" + (f"\n[dim]cos {fit.cosine:.2f}[/]" if fit.cosine is not None else "")]
         for t in tiers:
             th = h.per_tier.get(t)
             cells.append(f"#{th.rank} {th.score:.2f}\n[dim]{components(th.breakdown)}[/]" if th else "[dim]-[/]")
@@ -101,6 +106,10 @@ def print_recall(result: RecallResult, me: str | None = None) -> None:
     out.print(table)
     if not result.hits:
         out.print("[yellow]no memories matched[/]")
+    from core.confidence import weak_result
+
+    if weak_result(result):
+        out.print(f"[yellow]{_esc(weak_result(result))}[/]", highlight=False)
     out.print(tier_line(result))
     for t in result.tiers:
         if t.error and t.status in ("down", "timeout", "error"):

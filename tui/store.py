@@ -61,6 +61,15 @@ class LoopStore:
             self.generation += 1
         return out
 
+    def touch(self, loop_ids: Iterable[str]) -> None:
+        """Mark loops changed though their state did not move (a process started or stopped
+        running one: its row says running or paused)."""
+        with self._lock:
+            for loop_id in loop_ids:
+                if loop_id in self.versions:
+                    self.versions[loop_id] += 1
+            self.generation += 1
+
     # -- reading ------------------------------------------------------------------------
     def changed_since(self, seen: dict[str, int]) -> tuple[list[str], list[str]]:
         """(loop ids new or changed since ``seen``, ids in ``seen`` now gone)."""

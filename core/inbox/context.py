@@ -122,12 +122,14 @@ def loop_steps(state: "LoopState", steps: int = TURNS) -> list[str]:
     """A loop's last iterations, one line each: what it ran, how it went, who decided."""
     out: list[str] = []
     for rec in state.iterations[-steps:]:
-        what = f"{rec.action.tool} {json.dumps(rec.action.args, ensure_ascii=False)}" if rec.action else "no action"
+        a = rec.action
+        what = (a.description or f"{a.tool} {json.dumps(a.args, ensure_ascii=False)}") if a else "no action"
         line = f"#{rec.iteration} {what}"
         if rec.result is not None:
-            line += " → ok" if rec.result.ok else f" → failed: {rec.result.error or rec.result.output}"
+            line += " → ran" if rec.result.ok else f" → failed: {rec.result.error or rec.result.output}"
         if rec.verification is not None:
-            line += f" ({rec.verification.outcome})"
+            v = rec.verification
+            line += f", verified {v.outcome}" + (f": {v.reason}" if v.reason else "")
         if rec.decision:
             line += f" [{rec.decision}]"
         out.append(_one_line(line))

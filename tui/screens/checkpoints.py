@@ -245,6 +245,18 @@ class CheckpointsScreen(DashboardView):
         if tree.cursor_node is not None:
             self.show_node(tree.cursor_node)
 
+    def on_resize(self, event) -> None:
+        super().on_resize(event)
+        # the layout changes (beside / stacked): the tree's height does, and the selected node
+        # was left wherever the old scroll offset put it, often out of sight
+        self.call_after_refresh(self._cursor_in_sight)
+
+    def _cursor_in_sight(self) -> None:
+        tree = self.query_one("#cp-tree", Tree)
+        node = tree.cursor_node
+        if node is not None and node.line >= 0:
+            tree.scroll_to_node(node, animate=False)
+
     def _go(self, node: TreeNode, tries: int = 5) -> None:
         tree = self.query_one("#cp-tree", Tree)
         # Adding or expanding nodes resets every node's line until the tree rebuilds its lines on idle;

@@ -3,8 +3,9 @@
 Each tier's status and latency (a table keyed by tier: a tier core adds later
 gets its row), the Neo4j breaker, the sync push backlog, failures, counts and
 drift, the ledger's lines, size and last fsync, and a sparkline of recall
-latency over the last minutes: a small probe recall each poll, beside the
-recalls run from the Recall view. Everything is read by ``ARS.health()`` in a
+latency over the last minutes: the recalls a person ran from the Recall view,
+never this view's own probe, whose latency is said
+apart (a sparkline of its own polling measured only how often it polled). Everything is read by ``ARS.health()`` in a
 thread worker. A number core does not report yet is shown as absent (no team
 sync, no embedder), and any other key core reports is listed as it comes.
 """
@@ -122,6 +123,7 @@ class HealthScreen(DashboardView):
         self.report: dict[str, Any] | None = None
         self.cells: dict[str, tuple] = {}
         self.cost = 0.0
+        self.polls = 0  # polls shown (its probe recalls are not recall samples: see the docstring)
         self._next = None  # the timer of the next poll (only while the view is shown)
 
     def compose(self) -> ComposeResult:
@@ -161,7 +163,7 @@ class HealthScreen(DashboardView):
             report = {"error": one_line(exc, 300)}
         try:
             r = ars.recall(PROBE_QUERY, k=5)
-            self.app.call_from_thread(self.app.record_recall, r.latency_ms)  # type: ignore[attr-defined]
+            report["_probe_ms"] = r.latency_ms
         except Exception as exc:  # noqa: BLE001
             report.setdefault("recall_probe_error", one_line(exc, 300))
         self.cost = time.perf_counter() - t0
@@ -174,6 +176,7 @@ class HealthScreen(DashboardView):
     # -- drawing ---------------------------------------------------------------------------------
     def show(self, report: dict[str, Any]) -> None:
         self.report = report
+        self.polls += 1
         self.show_tiers(report.get("tiers") or [])
         self.show_latency()
         self.query_one("#health-body-text", Static).update(self.render_report(report))
@@ -209,18 +212,20 @@ class HealthScreen(DashboardView):
         table.filled()
 
     def show_latency(self) -> None:
+        probe = (self.report or {}).get("_probe_ms")
+        probe_text = f" [dim]· this view's probe[/] {ms(probe)}" if isinstance(probe, (int, float)) else ""
         values = [v for _t, v in self.samples]
         spark = self.query_one("#latency", Sparkline)
         spark.data = values[-SAMPLES:] if not status.STILL else [1.0, 2.0, 1.5, 3.0, 2.0, 1.0]
         if not values:
-            text = "[b]recall latency[/] [dim]no samples yet[/]"
+            text = "[b]recall latency[/] [dim]no recall run yet (3 searches)[/]" + probe_text
         else:
             srt = sorted(values)
             p50, p95 = srt[len(srt) // 2], srt[min(len(srt) - 1, int(0.95 * len(srt)))]
             span = self.samples[-1][0] - self.samples[0][0]
             minutes = "n" if status.STILL else f"{max(span, 0) / 60:.1f}"
             text = (f"[b]recall latency[/] [dim]last {minutes} min, {len(values) if not status.STILL else 'n'} "
-                    f"recalls:[/] p50 {ms(p50)} · p95 {ms(p95)} · last {ms(values[-1])}")
+                    f"recalls:[/] p50 {ms(p50)} · p95 {ms(p95)} · last {ms(values[-1])}" + probe_text)
         self.query_one("#latency-title", Static).update(text)
 
     def render_report(self, r: dict[str, Any]) -> str:
@@ -244,10 +249,15 @@ class HealthScreen(DashboardView):
             add("")
             add("[b $accent]Sync to Neo4j[/] [dim](push)[/]")
             pending = sync.get("pending", 0)
-            add(f"  backlog [b]{pending}[/] events · failed {sync.get('failed', 0)} · last ok {when(sync.get('last_ok'))}")
-            drift = sync.get("drift")
-            drift_s = "-" if drift is None else (f"[b $text-warning]{drift}[/]" if drift else "0")
-            add(f"  episodes: sqlite {value(c.get('sqlite'))} · neo4j {value(c.get('neo4j'))} · drift {drift_s}")
+            if b is None:  # nothing to push to: no "last ok never", no drift against a graph that is not there
+                add(f"  [dim]neo4j not configured:[/] {pending} events kept to push once it is · episodes here "
+                    f"{value(c.get('sqlite'))}")
+            else:
+                add(f"  backlog [b]{pending}[/] events · failed {sync.get('failed', 0)} · "
+                    f"last ok {when(sync.get('last_ok'))}")
+                drift = sync.get("drift")
+                drift_s = "-" if drift is None else (f"[b $text-warning]{drift}[/]" if drift else "0")
+                add(f"  episodes: sqlite {value(c.get('sqlite'))} · neo4j {value(c.get('neo4j'))} · drift {drift_s}")
             if sync.get("last_error"):
                 add(f"  [$text-error]last error:[/] {escape(one_line(sync['last_error'], 240))}")
             for k, v in sync.items():
@@ -280,7 +290,8 @@ class HealthScreen(DashboardView):
         if lf:
             add(f"  {size(int(lf.get('bytes') or 0)) if not status.STILL else 'n KB'} · last fsync "
                 f"{when(lf.get('last_fsync')) if not status.STILL else '2026-03-20 09:00:00 (1m ago)'}")
-        extra = [k for k in r if k not in KNOWN and k not in {a for a, _l, _n in ABSENT} and k != "error"]
+        extra = [k for k in r if k not in KNOWN and k not in {a for a, _l, _n in ABSENT} and k != "error"
+                 and not k.startswith("_")]
         if extra:
             add("")
             add("[b $accent]Also reported[/]")

@@ -293,6 +293,16 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         self.sync()
         self.table.move_cursor(row=0, animate=False)
 
+    # the filter box's events: @on handlers must be in the screen's own class to be registered
+    @on(Input.Changed, "#inbox-filter")
+    def _filter(self, event: Input.Changed) -> None:
+        value = event.value.strip()
+        self.soon("filter", lambda: self.apply_filter(value), delay=0.12)
+
+    @on(Input.Submitted, "#inbox-filter")
+    def _filter_done(self, _event: Input.Submitted) -> None:
+        self.table.focus()
+
     @on(DataTable.RowHighlighted, "#inbox-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         # the row under the cursor now: a queued event may name a row that has since moved away

@@ -45,7 +45,7 @@ class InboxContext:
                         if h.snippet]
         except Exception as exc:  # noqa: BLE001 - a recall that fails says so in one line
             memories = [f"recall failed: {one_line(str(exc), 160)}"]
-        self.app.call_from_thread(self._context_read, key, r.id, context_markup(turns, memories))  # type: ignore[attr-defined]
+        self.app.call_from_thread(self._context_read, key, r.id, context_markup(turns, memories, loop=s is not None))  # type: ignore[attr-defined]
 
     def _context_read(self, key: str, request_id: str, markup: str) -> None:
         self.__dict__.setdefault("_ctx_cache", {})[request_id] = markup

@@ -3,7 +3,6 @@ state, and copying the selected id (``y``)."""
 
 from __future__ import annotations
 
-from textual import on
 from textual.markup import escape
 from textual.widgets import Input, Static
 
@@ -48,19 +47,10 @@ class InboxFilter:
     def focus_search(self) -> None:
         self.query_one("#inbox-filter", Input).focus()
 
-    @on(Input.Changed, "#inbox-filter")
-    def _filter(self, event: Input.Changed) -> None:
-        value = event.value.strip()
-        self.soon("filter", lambda: self.apply_filter(value), delay=0.12)
-
     def apply_filter(self, value: str) -> None:
         if value != self.filter:
             self.filter = value
             self.sync()
-
-    @on(Input.Submitted, "#inbox-filter")
-    def _filter_done(self, _event: Input.Submitted) -> None:
-        self.table.focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#inbox-filter", Input)

@@ -64,14 +64,14 @@ def source_of(r: InboxRequest) -> str:
     return r.source if r.source != "loop" else f"loop:{r.meta.get('goal_id') or ''}"
 
 
-def when_cell(r: InboxRequest) -> Text:
+def when_cell(r: InboxRequest) -> Text | str:
     """The last column: a live countdown while an agent waits on a deadline, else the age."""
     if r.decision is None and r.expires_at is not None:
         left = seconds_left(r)
         text = countdown(r)
         style = "dim" if text == "gone" else "bold" if left is not None and left < 15 else ""
         return Text(text, style=style)
-    return Text(age(r.created_at))
+    return age(r.created_at)
 
 
 def waiting_row(app, r: InboxRequest, short: str, busy: bool) -> tuple:
@@ -102,7 +102,7 @@ def decided_row(app, r: InboxRequest, short: str) -> tuple:
     return (short, one_line(source_of(r), 60),
             Text(status, style=theme_style(app, OUTCOME_VAR.get(status, "foreground"), bold=True)),
             Text(r.risk, style=theme_style(app, RISK_VAR.get(r.risk, "foreground"), r.risk == "high")),
-            runs, Text(age(d.decided_at if d is not None else r.created_at)))
+            runs, age(d.decided_at if d is not None else r.created_at))
 
 
 def shorts(items: dict[str, InboxRequest]) -> dict[str, str]:

@@ -24,6 +24,7 @@ from core.loop.models import LoopState
 from ..messages import SelectLoop
 from ..modals import ConfirmModal, InputModal
 from ..widgets.loop_detail import LoopDetail
+from ..widgets.header import ArsHeader
 from ..widgets.status import age, one_line, status_text, unique_prefixes
 from ..widgets.table import KeyedTable
 from .base import DashboardView
@@ -120,7 +121,10 @@ class LoopsScreen(DashboardView):
         if s.parent:
             goal = f"⑂ {goal}"
         label = "waiting" if s.status == "waiting_human" else None
-        return (self.prefixes.get(s.loop_id, s.loop_id), status_text(self.app, s.status, label), s.current_step,
+        status = s.status
+        if status == "active" and s.loop_id not in self.app.running:  # type: ignore[attr-defined]
+            status = label = "paused"  # "● active" claimed a loop nobody runs
+        return (self.prefixes.get(s.loop_id, s.loop_id), status_text(self.app, status, label), s.current_step,
                 f"{s.iteration}/{s.budget.max_iterations}", one_line(goal, 200), age(s.updated_at))
 
     def matches(self, s: LoopState) -> bool:
@@ -185,6 +189,8 @@ class LoopsScreen(DashboardView):
         if reorder:
             self.reorder()
         self.empty_state()
+        hidden = self.filter or self.needs_you  # the header says what the filter leaves, not only the total
+        self.query_one(ArsHeader).set_shown(f"{len(self.cells)} of {len(store.states)} loops shown" if hidden else "")
         self.follow(keep)
         if theme or self.selected in changed or self.shown != self.selected:
             self.show_detail()

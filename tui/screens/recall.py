@@ -30,6 +30,7 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from core.api import BadInput
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
+from core.confidence import cue, weak_result
 from core.scoring import FUSION, FUSION_DEPTH, RRF_K, TIER_WEIGHT
 
 from ..modals import EpisodePicker
@@ -37,6 +38,7 @@ from ..widgets.status import ms, one_line, short_ids, theme_style, tier_text
 from ..widgets.table import KeyedTable
 from .base import DashboardView
 
+FIT_VAR = {"strong": "text-success", "partial": "text-warning", "weak": "text-error"}
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 ALL_TIERS = ",".join(TIER_NAMES)
 COMPONENT_ORDER = ("bm25", "lucene", "scan", "cosine", "context", "token_match", "phrase", "entity", "recency", "source", "tier_weight")
@@ -114,6 +116,7 @@ class RecallScreen(DashboardView):
         hits.add_column("#", key="rank", width=3)
         hits.add_column("episode", key="episode", width=ID_WIDTH)
         hits.add_column("score", key="score", width=6)
+        hits.add_column("fit", key="fit", width=8)  # absolute: query words found · cosine (core/confidence.py)
         hits.add_column("n·s·f", key="tiers", width=8)
         hits.add_column("snippet", key="snippet")
         self.query_one("#hit-pane").border_title = "Score"
@@ -228,6 +231,11 @@ class RecallScreen(DashboardView):
             out.append(" DEGRADED ", style=theme_style(self.app, "text-error", bold=True) + Style(reverse=True))
             out.append(" a tier that should have answered did not", style=theme_style(self.app, "text-error"))
         out.append(f"\ntokens: {' '.join(r.tokens)}", style="dim")
+        weak = weak_result(r)
+        if weak:  # 1.000 at the top says nothing about how good the top is
+            out.append("\n")
+            out.append(" WEAK ", style=theme_style(self.app, "text-warning", bold=True) + Style(reverse=True))
+            out.append(f" {weak}", style=theme_style(self.app, "text-warning"))
         return out
 
     def tier_names(self, r: RecallResult) -> list[str]:
@@ -253,8 +261,12 @@ class RecallScreen(DashboardView):
             past = h.rank > self.cut
             dim = "dim" if past else ""
             ranks = "·".join(str(h.per_tier[t].rank) if t in h.per_tier else "-" for t in names)
+            c = cue(h, r.tokens)
+            fit = f"{c.matched}/{c.of}" + (f" {c.cosine:.2f}".replace(" 0.", " .") if c.cosine is not None else "")
             cells = [Text(str(h.rank), style=dim), Text(shorts[h.episode_id], style=dim),
-                     Text(f"{h.score:.3f}", style=dim), Text(ranks, style=dim),
+                     Text(f"{h.score:.3f}", style=dim),
+                     Text(fit, style=dim or theme_style(self.app, FIT_VAR[c.level], c.level == "strong")),
+                     Text(ranks, style=dim),
                      Text(("▸ past cut-off · " if h.rank == self.cut + 1 else "") + one_line(h.snippet, 200),
                           style=dim)]
             hits.add_row(*cells, key=h.episode_id)
@@ -302,7 +314,8 @@ class RecallScreen(DashboardView):
         self.query_one("#hit-pane").border_title = f"Score · #{h.rank}"
         self.query_one("#hit-title", Static).update(
             f"[b]{escape(h.episode_id)}[/]{past}{self.came_from(h)}\n"
-            f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'}[/]")
+            f"[dim]matched: {escape(' '.join(h.matched_tokens)) or '-'} · fit[/] "
+            f"[${FIT_VAR[cue(h, self.result.tokens).level]}]{escape(cue(h, self.result.tokens).text())}[/]")
         self.query_one("#breakdown", Static).update(self.score_tables(h))
         self.query_one("#hit-snippet", Static).update(placeholders_marked(one_line(h.snippet, 300)))
 

@@ -17,6 +17,9 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+NARROW = 100  # columns under which the tabs close up and the right side says only whose decisions count
+
+
 class Tab(Label):
     def __init__(self, key: str, mode: str, title: str, active: bool):
         super().__init__(f"[b]{key}[/] {title}", id=f"tab-{mode}", classes="tab" + (" -active" if active else ""))
@@ -64,6 +67,7 @@ class ArsHeader(Horizontal):
             text = f" {self.shown} " + (f"· {count} waiting " if count and "waiting" not in self.shown else "")
         badge.update(text)
         badge.set_class(bool(count), "-attention")
+        badge.set_class(bool(text) and not count, "-shown")
         self.query_one("#tab-inbox", Tab).set_class(bool(count), "-attention")
 
     def _where(self, _: str = "") -> None:
@@ -77,4 +81,15 @@ class ArsHeader(Horizontal):
             trust = f"[b $text-warning]{trust}[/]"
         what, sep, state = getattr(self.app, "live_status", "").rpartition(" · ")
         parts = [escape(what) if sep else "", trust, escape(state)]
+        if self.has_class("-narrow"):
+            # 80 columns leave ~12 for this: the part that matters, whole ("8 loops ·" said nothing)
+            raw = getattr(self.app, "trust_status", "")
+            parts = ["[b $text-warning]⚠ unverified[/]" if raw.startswith("unverified") else
+                     "locked" if raw.endswith("locked") else "signing" if raw.startswith("signing") else ""]
         self.query_one("#where", Label).update(" · ".join(p for p in parts if p))
+
+    def on_resize(self, event) -> None:
+        narrow = event.size.width < NARROW
+        if narrow != self.has_class("-narrow"):
+            self.set_class(narrow, "-narrow")
+            self._where()

@@ -36,7 +36,8 @@ def render_loop(s: LoopState, running: bool | None = None) -> str:
         add(f"[b ${var}]{title}[/]" + (f" [dim]({note})[/]" if note else ""))
 
     title = s.goal.name or s.goal_id
-    add(f"[b]{e(title)}[/]  {status_markup(s.status)}")
+    paused = s.status == "active" and running is False  # active on disk, nobody runs it
+    add(f"[b]{e(title)}[/]  {status_markup('paused' if paused else s.status)}")
     meta = f"[dim]{e(s.loop_id)} · goal {e(s.goal_id)} · {s.policy} policy"
     if s.parent:
         meta += f" · forked from {e(s.parent.loop_id)}@{s.parent.index}"

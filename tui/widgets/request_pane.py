@@ -116,11 +116,13 @@ def _audit(r: InboxRequest) -> list[str]:
     return lines
 
 
-def context_markup(turns: list[str], memories: list[str]) -> str:
-    """The agent's last turns and what ARS remembers that is related (both one line each)."""
-    out: list[str] = []
+def context_markup(turns: list[str], memories: list[str], loop: bool = False) -> str:
+    """The agent's last turns (a loop's last steps) and what ARS remembers that is related
+    (one line each), after a blank line."""
+    out: list[str] = [""]
     if turns:
-        out += ["", "[b]before asking[/] [dim](the agent's last turns)[/]"]
+        out += ["", "[b]before asking[/] [dim](" + ("the loop's last steps" if loop else "the agent's last turns")
+                + ")[/]"]
         out.extend(f"  [dim]›[/] {escape(one_line(t, 300))}" for t in turns)
     if memories:
         out += ["", "[b]related memories[/]"]

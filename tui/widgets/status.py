@@ -25,6 +25,7 @@ STATUS_VAR: dict[str, tuple[str, bool]] = {
     "blocked": ("text-error", True),
     "done": ("text-success", False),
     "aborted": ("error", False),
+    "paused": ("text-muted", False),  # active on disk, but no process runs it (R resumes it)
 }
 TIER_VAR: dict[str, tuple[str, bool]] = {
     "ok": ("text-success", False),
@@ -36,7 +37,7 @@ TIER_VAR: dict[str, tuple[str, bool]] = {
 }
 OUTCOME_VAR = {"pass": "text-success", "fail": "text-error", "unknown": "text-warning"}
 STATUS_MARK = {"initialized": "○", "active": "●", "waiting_human": "?", "blocked": "■", "done": "✓",
-               "aborted": "✗"}
+               "aborted": "✗", "paused": "◌"}
 
 
 def theme_style(app: App, var: str, bold: bool = False) -> Style:

@@ -1,0 +1,89 @@
+"""core/inbox/context.py: the last turns of an agent's transcript, read safely
+(a FIFO, a missing file, a huge file, damage, secrets), and core/confidence.py:
+an absolute cue beside a recall's normalised scores (issue 24). Real files,
+a real FIFO, a real recall on the seeded demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
+from tuihelp import open_ars
+
+from core.inbox.context import MAX_BYTES, request_context, transcript_tail
+
+
+def _line(role: str, content) -> str:
+    return json.dumps({"type": role, "message": {"role": role, "content": content}})
+
+
+def test_the_last_turns_are_one_line_each_with_tool_calls_and_results(tmp_path: Path):
+    path = tmp_path / "s.jsonl"
+    rows = [_line("user", f"turn {i}") for i in range(10)]
+    rows += [json.dumps({"type": "summary", "summary": "not a turn"}), "{torn line",
+             _line("assistant", [{"type": "tool_use", "name": "Bash", "input": {"command": "ls -la\n/tmp"}}]),
+             _line("user", [{"type": "tool_result", "content": [{"type": "text", "text": "total 0"}]}])]
+    path.write_text("\n".join(rows) + "\n")
+    tail = transcript_tail(path, turns=3)
+    assert tail == ["user: turn 9", "assistant: tool Bash: ls -la /tmp", "user: result: total 0"]
+
+
+def test_secrets_in_the_transcript_are_redacted(tmp_path: Path):
+    path = tmp_path / "s.jsonl"
+    secret = "sk-ant-api03-" + "B" * 40
+    path.write_text(_line("user", f"use the key {secret} please") + "\n")
+    (only,) = transcript_tail(path)
+    assert secret not in only and "[secret:" in only
+
+
+def test_a_huge_transcript_is_read_from_its_end_only(tmp_path: Path):
+    path = tmp_path / "big.jsonl"
+    with path.open("w") as f:
+        filler = _line("user", "x" * 1000)
+        for _ in range(3 * MAX_BYTES // len(filler)):
+            f.write(filler + "\n")
+        f.write(_line("assistant", "the last word") + "\n")
+    t0 = time.perf_counter()
+    tail = transcript_tail(path, turns=1)
+    assert tail == ["assistant: the last word"]
+    assert time.perf_counter() - t0 < 2.0  # not a timing claim: a whole-file read of a huge file would hang here
+
+
+def test_what_cannot_be_read_is_one_line_never_a_hang(tmp_path: Path):
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    (line,) = transcript_tail(fifo)  # a FIFO with no writer would block an ordinary open
+    assert "cannot be read" in line and "not a regular file" in line
+    (line,) = transcript_tail(tmp_path / "gone.jsonl")
+    assert "not found" in line
+    (line,) = transcript_tail("/etc/passwd")
+    assert "only a .jsonl transcript is read" in line
+    locked = tmp_path / "locked.jsonl"
+    locked.write_text(_line("user", "hi") + "\n")
+    os.symlink(locked, tmp_path / "link.jsonl")
+    (line,) = transcript_tail(tmp_path / "link.jsonl")  # a symlink the agent planted is not followed
+    assert "cannot be read" in line
+    assert request_context({}) == [] and request_context({"transcript_path": 7}) == []
+
+
+def test_the_confidence_cue_tells_a_weak_best_hit_from_a_strong_one(demo: Path):
+    from core.confidence import cue, weak_result
+    from core.models import Hit, RecallResult
+
+    with open_ars(demo) as ars:
+        strong = ars.recall("Neo4j outage", k=5)
+    assert weak_result(strong) == ""
+    top = cue(strong.hits[0], strong.tokens)
+    assert top.level == "strong" and top.matched == top.of == 2
+    assert top.text().startswith("2/2 words")
+    # the issue's case: 备份's hit #1 normalised to 1.000 by the dense tier alone, cosine 0.175
+    dense = Hit(episode_id="e1", tier="dense", rank=1, score=0.175, breakdown={"cosine": 0.175})
+    weak = RecallResult(query="备份", tokens=["备份"], k=5, tiers=[], degraded=False,
+                        hits=[Hit(episode_id="e1", tier="fused", rank=1, score=1.0, per_tier={"dense": dense})])
+    c = cue(weak.hits[0], weak.tokens)
+    assert (c.level, c.matched, c.of, c.cosine) == ("weak", 0, 1, 0.175)
+    assert c.text() == "0/1 words · cos 0.17 · weak" or c.text() == "0/1 words · cos 0.18 · weak"
+    assert "weak matches only" in weak_result(weak) and "best cosine 0.1" in weak_result(weak)
