@@ -13,6 +13,8 @@
    switches, typing in the filter) as wall time from the key to the UI being
    idle again, the refresh after another process changes one loop (watcher ->
    row updated), opening one loop's 100-entry history, and the process RSS.
+   In tmux also: a request another process makes (a held hook call) -> drawn in
+   the open Inbox, and ``d`` (the Inbox's decided filter) on and off.
 
 Prints tables; never part of the test run.
 """
@@ -335,6 +337,23 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
             out["n in the Inbox: key -> next item highlighted, p50/p95/max (ms)"] = stat(more)
         else:
             out["n from Loops: key -> Inbox with the next item, p50/p95/max (ms)"] = "no such key"
+        # a request made by another process (a held hook call, 50 s deadline) -> drawn in the open Inbox
+        term.key("2")
+        term.until(lambda: "Request" in term.screen() or "Nothing is waiting" in term.screen())
+        seen = []
+        with ARS(settings(state)) as ars:
+            for i in range(max(3, presses // 3)):
+                mark = f"bench-visible-{os.getpid()}-{i}"
+                t0 = time.perf_counter()
+                ars.inbox.create(source="claude-code:bench", kind="approval", summary=f"Bash: {mark}",
+                                 detail=mark, risk="high", binds="Bash", expires_in=50)
+                term.until(lambda: mark in term.screen(), 10)
+                seen.append((time.perf_counter() - t0) * 1000)
+                time.sleep(0.3)
+        out["request created (another process) -> visible in the open Inbox, p50/p95/max (ms)"] = stat(seen)
+        if "d Decided" in term.screen():
+            dd = term.timed(("d",), lambda b, n: _region(n, 2, 30) != _region(b, 2, 30), presses // 3, rest=0.3)
+            out["d (Inbox: decided <-> waiting): key -> table redrawn, p50/p95/max (ms)"] = stat(dd)
         # the filter: typing in it (each key -> the box shows it), then the table filtered
         term.key("1")
         time.sleep(0.5)

@@ -394,7 +394,7 @@ async def test_dashboard_refuses_a_request_another_process_decided_first(state):
         await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
         await pilot.press("y")
         await wait_for(pilot, lambda: req.id not in screen.cells, what="the row to go")
-        said = [n.message for n in app._notifications]
+        said = [n.message for n in app.events]  # whole (the corner shows one short line)
         assert any("already rejected" in m and "cli first" in m for m in said), said
     final = _ars(state).inbox_get(req.id)
     assert final.status == "rejected" and final.decision.note == "cli first"

@@ -67,7 +67,7 @@ async def test_live_update_from_another_process_and_notification(demo: Path):
         # a loop that turns waiting_human elsewhere raises a notification here
         with open_ars(demo) as other:
             other.loop_start(Path(__file__).parents[1] / "samples" / "goals" / "deploy-hotfix.json")
-        await wait_for(pilot, lambda: any("Waiting for you" in (n.title or "") for n in app._notifications),
+        await wait_for(pilot, lambda: any("Waiting for you" in (e.title or "") for e in app.events),
                        what="the waiting_human notification")
         assert app.inbox_count == 4
 
@@ -84,7 +84,7 @@ async def test_an_agents_request_counts_and_is_announced(demo: Path):
             req = other.request_approval("claude-code:s-1", "Bash: rm -rf build/", details="rm -rf build/",
                                          risk="high")
         await wait_for(pilot, lambda: app.inbox_count == loops_waiting + 1, what="the agent's request counted")
-        await wait_for(pilot, lambda: any("claude-code:s-1" in str(n.message) for n in app._notifications),
+        await wait_for(pilot, lambda: any("claude-code:s-1" in str(n.message) for n in app.events),
                        what="the notification")
         with open_ars(demo) as other:
             other.inbox_decide(req.id, "approve")

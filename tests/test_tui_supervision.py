@@ -85,7 +85,7 @@ async def test_a_key_replaced_after_the_dashboard_started_is_refused(demo: Path)
         await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the passphrase prompt")
         await _type(pilot, "the agent's own pass")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: any("REFUSED" in str(n.message) for n in app._notifications),
+        await wait_for(pilot, lambda: any("REFUSED" in str(n.message) for n in app.events),
                        what="the refusal")
         assert disk(demo, s.loop_id).status == "waiting_human" and app.signer is None
 
@@ -114,7 +114,7 @@ async def test_d_in_recall_forgets_the_selected_memory_after_showing_it(demo: Pa
         await wait_for(pilot, lambda: type(app.screen).__name__ == "InputModal", what="the passphrase prompt")
         await _type(pilot, PASS)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: any(n.title == "Forgotten" for n in app._notifications), what="the report")
+        await wait_for(pilot, lambda: any(e.title == "Forgotten" for e in app.events), what="the report")
         await wait_for(pilot, lambda: gone not in [h.episode_id for h in (app.screen.result.hits or [])],
                        what="the recall to run again without it")
     from core.api import ARS

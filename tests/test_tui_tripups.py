@@ -119,3 +119,34 @@ async def test_recall_hits_carry_an_absolute_fit_beside_the_normalised_score(dem
         assert str(table.get_cell(top.episode_id, "fit")).startswith("2/2")
         await search_recall(pilot, app, "zebra quasar")  # nothing matches: no hits, no weak banner lie
         assert not app.screen.result.hits or "WEAK" in _text(app.screen.query_one("#tierbar"))
+
+
+async def test_a_notice_is_one_line_at_the_top_right_and_held_over_a_dialog(demo: Path):
+    from textual.widgets._toast import Toast
+
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+        app.notify("a long notice " * 20, title="Waiting for you (n)", severity="warning")
+        await wait_for(pilot, lambda: list(app.screen.query(Toast)), what="the toast")
+        await settle(pilot)
+        (toast,) = list(app.screen.query(Toast))
+        region = toast.region
+        assert region.height == 1 and region.y <= 2 and region.right >= 118, region
+        pane = app.screen.query_one("#request").region
+        assert not region.overlaps(pane)  # the Request pane is never covered
+        assert app.events[-1].message.count("a long notice") == 20  # the event log keeps it whole
+        from tuihelp import select_row
+
+        select_row(app.screen.query_one("#inbox-table"), loop_of(app, "hotfix-1.4.2-staging").loop_id)
+        await settle(pilot)
+        await pilot.press("a")  # a dialog: notices wait until it closes
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the dialog")
+        app.notify("while deciding", title="Later")
+        await pilot.pause()
+        assert not [t for t in app.screen.query(Toast) if "while deciding" in str(t.render())]
+        await pilot.press("n")
+        await wait_for(pilot, lambda: any("while deciding" in str(t.render()) for t in app.screen.query(Toast)),
+                       what="the held notice")

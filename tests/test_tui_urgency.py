@@ -71,7 +71,7 @@ async def test_a_request_whose_agent_gave_up_shows_expired_and_takes_no_decision
         await pilot.press("a")
         await pilot.pause()
         assert type(app.screen).__name__ == "InboxScreen"  # no dialog
-        assert any("cannot be decided" in str(n.message) for n in app._notifications)
+        assert any("cannot be decided" in str(n.message) for n in app.events)
         assert "cannot be decided any more" in _pane(app)
         with open_ars(demo) as ars:
             assert ars.inbox.get(r.id).decision is None  # nothing written by the dashboard
@@ -153,7 +153,7 @@ async def test_a_dialog_closes_when_another_dashboard_decided_its_request(demo: 
             other.inbox_decide(r.id, "reject", "decided at the other desk")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "InboxScreen", timeout=8,
                        what="the dialog to close")
-        await wait_for(pilot, lambda: any("decided elsewhere" in str(n.message) for n in app._notifications),
+        await wait_for(pilot, lambda: any("decided elsewhere" in str(n.message) for n in app.events),
                        what="the notice")
         with open_ars(demo) as ars:
             d = ars.inbox.get(r.id).decision
@@ -174,7 +174,7 @@ async def test_enter_is_not_offered_on_an_approval_and_does_not_open_an_answer(d
         await pilot.press("enter")
         await pilot.pause()
         assert type(app.screen).__name__ == "InboxScreen"
-        assert any("cannot respond" in str(n.message) for n in app._notifications)
+        assert any("cannot respond" in str(n.message) for n in app.events)
 
 
 async def test_n_typed_into_a_search_box_is_text(demo: Path):

@@ -52,7 +52,7 @@ STYLES = Path(__file__).resolve().parents[1] / "styles"
 WATCH_DEBOUNCE_MS = 150
 AGENT_POLL_S = 1.0  # agents' requests are also listed this often (a missed watcher event cannot hide one)
 EXPIRED_SHOWN_S = 60.0  # a request whose agent gave up stays in the Inbox this long, marked expired
-TOAST_CHARS = 140  # a notice in the corner is at most this long; the event log keeps it whole
+TOAST_CHARS = 52  # a notice in the corner is one line this long (styles/app.tcss); the event log keeps it whole
 EVENTS_KEPT = 500
 IDLE_GC_CHECK_S = 0.5  # how often the idle collector looks (tui/idle_gc.py)
 # loops read first at start, newest first: a screenful shows while the rest load (reading and checking one
@@ -509,7 +509,10 @@ class ArsApp(App[None]):
         self.events.append(Event(datetime.now(timezone.utc), severity, title, text))
         for view in self._views:
             view.post_message(EventLogged())
-        toast = dict(message=one_line(text, TOAST_CHARS), title=title, severity=severity, timeout=timeout,
+        # one line: the title leads the text (a title line of its own, and a long text wrapped in the
+        # toast's box, made it 3-5 lines tall over the Request pane and the dialogs)
+        line = f"{title}: {text}" if title else text
+        toast = dict(message=one_line(line, TOAST_CHARS), title="", severity=severity, timeout=timeout,
                      markup=markup)
         if isinstance(self.screen, (ConfirmModal, InputModal)):
             self._held.append(toast)
