@@ -231,7 +231,16 @@ def test_held_rm_does_not_run_until_the_supervisor_signs_an_approval(scene: Scen
         assert FINAL_TEXT in out, out
         # on_session_end started `ars ingest` of Hermes' home, detached (the line is written before it starts)
         log = (s.state / "hook-ingest.log").read_text()
-        assert f"ingest {s.hermes_home}" in log, log
+        assert f"ingest {s.hermes_home / 'state.db'}" in log, log
+        # ...which reads the session the real Hermes just wrote into its state.db
+        deadline = time.monotonic() + 60
+        found = []
+        while not found and time.monotonic() < deadline:
+            r = ars("recall", "rm -rf", "--tiers", "sqlite", "--json", "--state", str(s.state))
+            found = [h for h in json.loads(r.stdout or "{}").get("hits", []) if h["episode_id"].startswith("hermes")] \
+                if r.returncode == 0 else []
+            time.sleep(0.5)
+        assert found, (s.state / "hook-ingest.log").read_text()
         decided = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
         assert decided["status"] == "approved" and decided["decision"]["signature"], decided
 

@@ -227,9 +227,13 @@ def test_session_end_starts_the_ingest_of_hermes_home(project, state, tmp_path):
     env = {**env_without_ars(("ARS_", "HERMES_")), "HERMES_HOME": str(home)}
     r = subprocess.run(_hook_cmd(state), input=json.dumps(event("on_session_end", project)).encode(),
                        capture_output=True, timeout=60, env=env)
+    assert r.returncode == 0 and r.stdout == b"" and b"no Hermes store" in r.stderr, r  # no state.db yet
+    (home / "state.db").write_bytes(b"")
+    r = subprocess.run(_hook_cmd(state), input=json.dumps(event("on_session_end", project)).encode(),
+                       capture_output=True, timeout=60, env=env)
     assert r.returncode == 0 and r.stdout == b"", r
     log = (state / "hook-ingest.log").read_text()
-    assert f"ingest {home}" in log, log
+    assert f"ingest {home / 'state.db'}" in log, log
 
 
 # -- ars install hermes ---------------------------------------------------------------------------------

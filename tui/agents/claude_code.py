@@ -314,8 +314,8 @@ def ingest_transcript(event: dict, state: str) -> int:
     return 0
 
 
-def spawn_ingest(state: str, path: str, fmt: str = "claude-code") -> int:
-    """Start ``ars ingest --state STATE --format FMT PATH`` in its own
+def spawn_ingest(state: str, path: str, fmt: str | None = "claude-code") -> int:
+    """Start ``ars ingest --state STATE [--format FMT] PATH`` in its own
     session (it outlives the hook, and Claude Code's signals to the hook do
     not reach it); its output goes to ``<state>/hook-ingest.log``. Returns its pid."""
     import subprocess
@@ -336,7 +336,7 @@ def spawn_ingest(state: str, path: str, fmt: str = "claude-code") -> int:
 
         os.write(fd, f"--- {datetime.now(timezone.utc).isoformat(timespec='seconds')} ingest {path}\n".encode())
         child = subprocess.Popen(
-            ars_command() + ["ingest", "--state", state, "--format", fmt, "--json", path],
+            ars_command() + ["ingest", "--state", state, *(["--format", fmt] if fmt else []), "--json", path],
             stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True, close_fds=True,
             cwd=state)  # never the project directory: its own `tui` package must not shadow ARS's
     finally:

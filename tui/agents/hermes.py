@@ -25,7 +25,7 @@ so this hook has allow and block only.)
 * ``post_tool_call``: the call is over; a request its hook left (the hook was
   killed) is withdrawn.
 * ``on_session_end`` / ``on_session_finalize``: the session's open requests are
-  withdrawn and ``ars ingest --format hermes <HERMES_HOME>`` starts detached (the
+  withdrawn and ``ars ingest <HERMES_HOME>/state.db`` starts detached (the
   pipeline skips what it already has).
 
 Anything else: one line on stderr, exit 0.
@@ -285,12 +285,13 @@ def session_end(event: dict, state: str, args: Args) -> int:
 
     end_session(state, str(event.get("session_id") or "unknown"), "the Hermes session ended", _say)
     home = hermes_home()
-    if not os.path.isdir(home):
-        _say(f"Hermes home {home} is not a directory: nothing to ingest")
+    db = os.path.join(home, "state.db")  # the store itself: its format is known, and nothing changed is fast
+    if not os.path.isfile(db):
+        _say(f"no Hermes store at {db}: nothing to ingest")
         return 0
     from tui.agents.claude_code import spawn_ingest
 
-    spawn_ingest(state, home, fmt="hermes")
+    spawn_ingest(state, db, fmt=None)
     return 0
 
 
