@@ -65,9 +65,12 @@ def install_command(
     state: StateOpt = None,
     hermes_home: Annotated[Optional[Path], typer.Option("--hermes-home", help="hermes: Hermes' home (default: $HERMES_HOME, else ~/.hermes); its config.yaml gets the hooks")] = None,
 ) -> None:
-    """Merge ARS's hooks (PreToolUse gate, SessionStart context, Stop/SessionEnd ingest) and its
-    MCP server into Claude Code's settings: other entries are kept, changed files are backed up
-    (*.bak-<timestamp>), and a second run changes nothing."""
+    """Connect an agent to ARS in one step: its gate (pinned to the supervisor key), its startup
+    context, its ingest and ARS's MCP server. claude-code: hooks in .claude/settings.json and .mcp.json
+    (--user: ~/.claude); openclaw: the ars-gate plugin and mcp.servers in openclaw.json; hermes:
+    pre_tool_call/post_tool_call/on_session_end hooks and mcp_servers in $HERMES_HOME/config.yaml.
+    Other entries are kept, changed files are backed up (*.bak-<timestamp>), a second run changes
+    nothing, --dry-run prints the diff."""
     _agent(agent)
     if agent == "hermes":
         from tui.agents.install_hermes import install_cli
