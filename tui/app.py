@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -30,38 +29,30 @@ from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
-from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from core.api import ARS, BadInput
+from core.api import ARS
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
 from .idle_gc import IdleCollector
-from .messages import (AgentsChanged, EventLogged, LoopsArriving, LoopsChanged, LoopsListed, SelectLoop,
-                       StoreChanged)
-from .modals import ConfirmModal, HelpModal, InputModal
+from .app_engine import LoopActions
+from .app_notices import AppNotices
+from .messages import LoopsArriving, LoopsChanged, LoopsListed, StoreChanged
+from .modals import HelpModal, InputModal
 from .screens.loops import LoopsScreen
 from .store import ATTENTION, LoopStore
 from .widgets.event_log import Event
 from .widgets.notify_term import TerminalNotifier
-from .widgets.request_pane import is_open
-from .widgets.status import one_line
 
 STYLES = Path(__file__).resolve().parents[1] / "styles"
 WATCH_DEBOUNCE_MS = 150
 AGENT_POLL_S = 1.0  # agents' requests are also listed this often (a missed watcher event cannot hide one)
-EXPIRED_SHOWN_S = 60.0  # a request whose agent gave up stays in the Inbox this long, marked expired
-TOAST_CHARS = 52  # a notice in the corner is one line this long (styles/app.tcss); the event log keeps it whole
 EVENTS_KEPT = 500
 IDLE_GC_CHECK_S = 0.5  # how often the idle collector looks (tui/idle_gc.py)
 # loops read first at start, newest first: a screenful shows while the rest load (reading and checking one
 # loop's state is ~1.5 ms: 1,000 loops took ~2 s to appear, all at once)
 FIRST_LOOPS = 60
-
-
-RAN_TITLE = {"done": "Loop done", "waiting_human": "Loop waits for you", "blocked": "Loop blocked",
-             "aborted": "Loop aborted", "active": "Loop paused"}
 
 
 def _screen(module: str, name: str) -> Screen:
@@ -72,7 +63,7 @@ def _screen(module: str, name: str) -> Screen:
     return getattr(import_module(f"tui.screens.{module}"), name)()
 
 
-class ArsApp(App[None]):
+class ArsApp(AppNotices, LoopActions, App[None]):
     TITLE = "ARS"
     SUB_TITLE = "supervision dashboard"
     CSS_PATH = [STYLES / "app.tcss"]
@@ -277,56 +268,6 @@ class ArsApp(App[None]):
         running = {i for i, s in states.items() if s.status == "active" and self._is_running(i)}
         self.post_message(LoopsChanged(list(states.values()), gone, problems, running))
 
-    @work(thread=True, exclusive=True, group="agents")
-    def poll_agents(self) -> None:
-        self._load_agents()
-
-    def load_ended(self) -> None:
-        """The decided requests for the Inbox's audit filter: the same listing, now."""
-        self.poll_agents()
-
-    def _load_agents(self) -> None:
-        """Agents' requests (worker thread): the pending ones count in the header
-        beside the loops', and a new one is announced like a waiting loop; one
-        whose agent gave up shows a minute longer, marked expired."""
-        from datetime import timedelta
-
-        try:
-            every = self.ars.inbox.list()
-        except Exception:  # noqa: BLE001 - an unreadable inbox leaves the loops' requests
-            return
-        recent = datetime.now(timezone.utc) - timedelta(seconds=EXPIRED_SHOWN_S)
-        pending = [r for r in every if r.status == "pending" or (
-            r.status == "expired" and r.decision is None and r.expires_at is not None and r.expires_at > recent)]
-        self.post_message(AgentsChanged(pending, [r for r in every if r.status != "pending"]))
-
-    def on_agents_changed(self, msg: AgentsChanged) -> None:
-        now = {r.id: r for r in msg.pending}
-        ended = {r.id: r for r in msg.ended}
-        if self._agents_seen and now == self.agent_requests and ended.keys() == self.ended_requests.keys():
-            return
-        fresh = [r for r in msg.pending if r.id not in self.agent_requests and is_open(r)]
-        self.agent_requests = now
-        self.ended_requests = ended
-        self._count()
-        for r in fresh if self._agents_seen else []:
-            self.announce(r.id, "Waiting for you (n)", f"{r.source}: {r.summary}", "warning")
-        self._agents_seen = True
-        self._broadcast()
-
-    def _count(self) -> None:
-        self.inbox_count = self.store.inbox_count + sum(1 for r in self.agent_requests.values() if is_open(r))
-
-    def announce(self, key: str, title: str, text: str, severity: SeverityLevel) -> None:
-        """A new request: a toast, the bell and a desktop notification; ``n`` goes to it."""
-        self.announced = key
-        self.notify(text[:200], title=title, severity=severity, timeout=8)
-        self.term.announce(f"ARS: {title.removesuffix(' (n)')}", text)
-
-    def watch_inbox_count(self, count: int) -> None:
-        """The window title counts what waits (seen in a tab or a taskbar while looking elsewhere)."""
-        self.term.set_title(f"ARS — {count} waiting" if count else "ARS")
-
     def _is_running(self, loop_id: str) -> bool:
         with self._ours_lock:
             if loop_id in self._ours:
@@ -380,169 +321,8 @@ class ArsApp(App[None]):
                               "warning" if c.new == "waiting_human" else "error")
         self._broadcast()
 
-    # -- actions on loops (thread workers) -----------------------------------------------------
-    def _mine(self, loop_id: str, on: bool) -> None:
-        with self._ours_lock:
-            (self._ours.add if on else self._ours.discard)(loop_id)
-
-    def _refresh_loops(self, ids: Iterable[str]) -> None:
-        states, gone, problems = self.ars.loop_states(ids)
-        running = {i for i, s in states.items() if s.status == "active" and self._is_running(i)}
-        self.post_message(LoopsChanged(list(states.values()), gone, problems, running))
-
-    def _say(self, message: str, severity: str = "information", title: str = "") -> None:
-        self.call_from_thread(self.notify, message, severity=severity, title=title, timeout=8)
-
-    def _run(self, loop_id: str) -> LoopState | None:
-        """Run a loop to its next exit on its own engine; None when another process has it."""
-        from core.loop.checkpoints import LoopBusy
-
-        if self.ars.loop_running(loop_id):
-            return None
-        self._mine(loop_id, True)
-        self._refresh_loops([loop_id])
-        try:
-            return self.ars.loop_run_alone(loop_id)
-        except LoopBusy:
-            return None
-        finally:
-            self._mine(loop_id, False)
-
-    @work(thread=True, group="engine")
-    def decide(self, loop_id: str, kind: str, request_id: str, note: str = "",
-               args: dict[str, Any] | None = None, signer: Any = None) -> None:
-        """Record a person's decision (exactly once), then resume the loop here
-        unless another process runs it (that process applies the decision)."""
-        from core.loop.checkpoints import CorruptCheckpoint
-
-        try:
-            self.ars.loop_decide(loop_id, kind, note=note, args=args, request_id=request_id, resume=False,
-                                 signer=signer)
-        except (BadInput, CorruptCheckpoint) as exc:
-            self._say(str(exc), "error", "Not recorded")
-            self.call_from_thread(self._decision_failed, loop_id)
-            self._refresh_loops([loop_id])
-            return
-        past = {"approve": "approved", "reject": "rejected", "edit": "edited and approved",
-                "respond": "answered"}[kind]
-        if not self.resume_in_process:
-            self._say(f"{loop_id}: {past}; recorded for the process that runs it", title="Decision recorded")
-            self._refresh_loops([loop_id])
-            return
-        try:
-            state = self._run(loop_id)
-        except BadInput as exc:  # e.g. an LLM loop with no model configured here
-            self._say(f"{loop_id}: {past} and recorded; not resumed here: {exc}", "warning", "Decision recorded")
-            self._refresh_loops([loop_id])
-            return
-        except Exception as exc:  # noqa: BLE001 - the decision stands; say why the run stopped
-            self._say(f"{loop_id}: {past}; the run failed: {exc}", "error", "Decision recorded")
-            self._refresh_loops([loop_id])
-            return
-        if state is None:
-            self._say(f"{loop_id}: {past}; another process runs this loop and applies it", title="Decision recorded")
-        else:
-            self._say(f"{loop_id}: {past} → {state.status}" + (f" ({state.exit_reason})" if state.exit_reason else ""),
-                      "information" if state.status not in ("blocked", "aborted") else "warning",
-                      RAN_TITLE.get(state.status, f"Loop {state.status}"))
-        self._refresh_loops([loop_id])
-
-    def _decision_failed(self, loop_id: str) -> None:
-        for view in self._views:
-            hook = getattr(view, "decision_failed", None)
-            if callable(hook):
-                hook(loop_id)
-
-    @work(thread=True, group="engine")
-    def resume(self, loop_id: str) -> None:
-        from core.loop.checkpoints import CorruptCheckpoint
-
-        try:
-            state = self._run(loop_id)
-        except (BadInput, CorruptCheckpoint) as exc:
-            self._say(str(exc), "error", "Not resumed")
-            return
-        if state is None:
-            self._say(f"{loop_id} is being run by another process", "warning", "Not resumed")
-        else:
-            self._say(f"{loop_id} → {state.status}" + (f" ({state.exit_reason})" if state.exit_reason else ""),
-                      "information" if state.status not in ("blocked", "aborted") else "warning",
-                      RAN_TITLE.get(state.status, f"Loop {state.status}"))
-        self._refresh_loops([loop_id])
-
-    @work(thread=True, group="engine")
-    def fork(self, loop_id: str, at: int) -> None:
-        try:
-            state = self.ars.loop_fork(loop_id, at)
-        except BadInput as exc:
-            self._say(str(exc), "error", "Not forked")
-            return
-        self._say(f"{state.loop_id} forked from {loop_id}@{at} ({state.status}, step {state.current_step}); "
-                  "it is selected: R resumes it", title="Forked")
-        self._refresh_loops([state.loop_id])
-        self.call_from_thread(self.select_everywhere, state.loop_id)
-
-    def select_everywhere(self, loop_id: str) -> None:
-        """Every view selects ``loop_id`` (when its row or node shows up)."""
-        for view in self._views:
-            view.post_message(SelectLoop(loop_id))
-
-    @work(thread=True, group="engine")
-    def cancel(self, loop_id: str, reason: str) -> None:
-        from core.loop.checkpoints import LoopBusy
-
-        try:
-            state = self.ars.loop_cancel(loop_id, reason)
-        except (BadInput, LoopBusy) as exc:
-            self._say(str(exc), "error", "Not cancelled")
-            return
-        self._say(f"{loop_id} → {state.status}", title="Cancelled")
-        self._refresh_loops([loop_id])
-
-    # -- notices: the event log, and none over a decision being read ----------------------------
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None:
-        """Every notice goes into the event log (``l``) whole; the corner shows
-        it cut to one short line, and not while a decision dialog is open (it
-        would cover what the person is reading): held until the dialog closes."""
-        text = str(message)
-        self.events.append(Event(datetime.now(timezone.utc), severity, title, text))
-        for view in self._views:
-            view.post_message(EventLogged())
-        # one line: the title leads the text (a title line of its own, and a long text wrapped in the
-        # toast's box, made it 3-5 lines tall over the Request pane and the dialogs)
-        line = f"{title}: {text}" if title else text
-        toast = dict(message=one_line(line, TOAST_CHARS), title="", severity=severity, timeout=timeout,
-                     markup=markup)
-        if isinstance(self.screen, (ConfirmModal, InputModal)):
-            self._held.append(toast)
-            return
-        super().notify(**toast)
-
-    def flush_held(self) -> None:
-        held, self._held = self._held, []
-        for toast in held[-3:]:  # the rest are in the event log
-            super().notify(**toast)
-
-    def record_recall(self, latency_ms: float) -> None:
-        """A recall's latency for the Health view's sparkline (its probes, the Recall view's searches)."""
-        import time
-
-        self.recall_samples.append((time.monotonic(), latency_ms))
-
     def action_toggle_log(self) -> None:
         self.log_open = not self.log_open
-
-    def action_next_waiting(self) -> None:
-        """``n``: the next request waiting for a person, from any view."""
-        if not self.inbox_count:
-            self.notify("nothing is waiting for you", timeout=3)
-            return
-        if self.current_mode != "inbox":
-            self.next_first = True  # the Inbox takes it when it shows (mounted or resumed)
-            self.switch_mode("inbox")
-        else:
-            self.screen.select_next()  # type: ignore[attr-defined]
 
     # -- navigation -------------------------------------------------------------------------------
     def switch_mode(self, mode: str):

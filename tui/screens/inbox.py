@@ -37,7 +37,7 @@ from .inbox_context import InboxContext
 from .inbox_decide import KEY_OF, InboxDecisions
 from .inbox_filter import InboxFilter
 from .inbox_rows import (COLUMNS, decided_order, decided_row, loop_decided, shorts, urgency, waiting_loop_request,
-                         waiting_row)
+                         waiting_row, when_cell)
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 NARROW_BELOW = 100  # terminal columns under which the source column is drawn narrower
@@ -231,13 +231,25 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         self.show_request()
 
     def countdown(self) -> None:
-        """Each second while a deadline shows: its countdown, and a request whose waiter just gave
-        up turns to expired (no decision keys; it sorts last)."""
-        if self.app.screen is not self and self.deciding is None:
+        """Each second while a deadline shows: its countdown cell only (a full sync walks every loop),
+        and a full sync once a request's waiter just gave up (expired: no keys, sorted last)."""
+        if self.decided or (self.app.screen is not self and self.deciding is None):
             return
-        if self.decided or not any(r.expires_at is not None for r in self.items.values()):
-            return
-        self.sync()
+        table = self.table
+        lapsed = False
+        for key, r in self.items.items():
+            cells = self.cells.get(key)
+            if r.expires_at is None or r.decision is not None or cells is None:
+                continue
+            new = when_cell(r)
+            if new != cells[5]:
+                table.update_cell(key, "age", new)
+                self.cells[key] = (*cells[:5], new)
+            lapsed = lapsed or (not is_open(r) and str(cells[2]) != "expired")
+        if lapsed:
+            self.sync()
+        elif self.current_request() is not None and self.current_request().expires_at is not None:
+            self.show_request()  # "its agent waits N s more"
 
     # -- the selection ---------------------------------------------------------------------
     def current_key(self) -> str | None:

@@ -15,6 +15,7 @@ from ..widgets.status import one_line
 
 RELATED = 3  # memories shown
 CONTEXT_KEPT = 200  # requests whose context is kept
+CONTEXT_DELAY = 0.3  # seconds the selection rests before the context is read
 
 
 class InboxContext:
@@ -26,9 +27,16 @@ class InboxContext:
             return cache[r.id] or ""
         if len(cache) >= CONTEXT_KEPT:
             cache.clear()
-        cache[r.id] = None  # asked once
-        self._read_context(key, r, s)
+        # once the cursor rests: its recall in a thread holds the GIL for a while, not under the key
+        # that brought the request up (n, a view switch)
+        self.soon("context", lambda: self._start_context(key, r, s), delay=CONTEXT_DELAY)  # type: ignore[attr-defined]
         return "\n\n[dim]reading the agent's last turns and related memories…[/]"
+
+    def _start_context(self, key: str, r: InboxRequest, s: LoopState | None) -> None:
+        cache: dict[str, str | None] = self.__dict__.setdefault("_ctx_cache", {})
+        if r.id not in cache:
+            cache[r.id] = None  # asked once
+            self._read_context(key, r, s)
 
     @work(thread=True, group="inbox-context")
     def _read_context(self, key: str, r: InboxRequest, s: LoopState | None) -> None:
