@@ -43,6 +43,8 @@ import json
 import os
 import sys
 
+from tui.agents import hook_io
+
 AGENT = "claude-code"
 INGEST_LOG = "hook-ingest.log"
 INGEST_LOG_MAX = 1 << 20  # bytes; then the log starts again (the previous one kept as .1)
@@ -54,18 +56,8 @@ USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...]  "
 PIN: str | None = None
 
 
-def _say(message: str) -> None:
-    try:
-        sys.stderr.write(f"ars hook {AGENT}: {' '.join(str(message).split())}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-def _answer(payload: dict) -> int:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-    return 0
+_say = hook_io.sayer(AGENT)
+_answer = hook_io.answer
 
 
 def pre_tool_answer(decision: str, reason: str) -> dict:
@@ -81,40 +73,12 @@ def _ask(reason: str) -> int:
 def _parse_args(argv: list[str]) -> tuple[str | None, str | None]:
     """(state dir or None, error or None); sets ``PIN`` from ``--supervisor``."""
     global PIN
-    state = None
-    PIN = None
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        name, eq, value = arg.partition("=")
-        if name in ("--state", "--supervisor"):
-            if not eq:
-                if i + 1 >= len(argv) or not argv[i + 1]:
-                    return None, f"{name} needs a value"
-                value = argv[i + 1]
-                i += 1
-            i += 1
-            if name == "--state":
-                state = value
-            else:
-                from core.inbox.signing import pin_problem
-
-                if pin_problem(value):
-                    return None, pin_problem(value)
-                PIN = value
-        else:
-            return None, f"unknown argument {arg!r}; {USAGE}"
-    return state, None
+    opts, problem = hook_io.parse(argv, USAGE)
+    PIN = None if problem else opts["supervisor"]
+    return (None, problem) if problem else (opts["state"], None)
 
 
-def state_dir(explicit: str | None) -> str:
-    """--state, else $ARS_STATE_DIR (any case, as core.config reads it), else ./state."""
-    if explicit:
-        return explicit
-    for key, value in os.environ.items():
-        if key.upper() == "ARS_STATE_DIR" and value:
-            return value
-    return "state"
+state_dir = hook_io.state_dir
 
 
 # -- the entry point -------------------------------------------------------------------

@@ -37,6 +37,8 @@ import json
 import os
 import sys
 
+from tui.agents import hook_io
+
 AGENT = "hermes"
 LABEL = "Hermes"
 USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--timeout SECONDS]  "
@@ -49,18 +51,8 @@ HARMLESS = frozenset({"todo", "clarify", "memory", "session_search", "skills_lis
                       "x_search", "read_terminal", "delegate_task", "project_list", "kanban_list", "kanban_show"})
 
 
-def _say(message: str) -> None:
-    try:
-        sys.stderr.write(f"ars hook {AGENT}: {' '.join(str(message).split())}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-def _answer(payload: dict) -> int:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-    return 0
+_say = hook_io.sayer(AGENT)
+_answer = hook_io.answer
 
 
 def _block(message: str) -> int:
@@ -70,41 +62,27 @@ def _block(message: str) -> int:
 class Args:
     __slots__ = ("state", "pin", "timeout")
 
-    def __init__(self) -> None:
-        self.state: str | None = None
-        self.pin: str | None = None
-        self.timeout: float = HERMES_TIMEOUT
+    def __init__(self, state: str | None = None, pin: str | None = None, timeout: float = HERMES_TIMEOUT) -> None:
+        self.state = state
+        self.pin = pin
+        self.timeout = timeout
+
+
+def _timeout(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"--timeout {value!r} is not a number of seconds") from None
+    if not seconds > MARGIN:
+        raise ValueError(f"--timeout must be more than {MARGIN:g} s (Hermes' hook timeout for this hook)")
+    return seconds
 
 
 def parse_args(argv: list[str]) -> tuple[Args, str | None]:
-    args = Args()
-    i = 0
-    while i < len(argv):
-        name, eq, value = argv[i].partition("=")
-        if name not in ("--state", "--supervisor", "--timeout"):
-            return args, f"unknown argument {argv[i]!r}; {USAGE}"
-        if not eq:
-            if i + 1 >= len(argv) or not argv[i + 1]:
-                return args, f"{name} needs a value"
-            value = argv[i + 1]
-            i += 1
-        i += 1
-        if name == "--state":
-            args.state = value
-        elif name == "--timeout":
-            try:
-                args.timeout = float(value)
-            except ValueError:
-                return args, f"--timeout {value!r} is not a number of seconds"
-            if not args.timeout > MARGIN:
-                return args, f"--timeout must be more than {MARGIN:g} s (Hermes' hook timeout for this hook)"
-        else:
-            from core.inbox.signing import pin_problem
-
-            if pin_problem(value):
-                return args, pin_problem(value)
-            args.pin = value
-    return args, None
+    opts, problem = hook_io.parse(argv, USAGE, values={"--timeout": _timeout})
+    if problem:
+        return Args(), problem
+    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT), None
 
 
 # -- the entry point -------------------------------------------------------------------

@@ -38,7 +38,7 @@ import json
 import os
 import sys
 
-from tui.agents import held_call
+from tui.agents import held_call, hook_io
 
 AGENT = "openclaw"
 LABEL = "OpenClaw"
@@ -46,54 +46,19 @@ USAGE = "usage: ars hook openclaw [--state DIR] [--supervisor SHA256:...] [--ser
 CONTEXT_LIMIT = 9_500
 
 
-def _say(message: str) -> None:
-    try:
-        sys.stderr.write(f"ars hook {AGENT}: {' '.join(str(message).split())}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+_say = hook_io.sayer(AGENT)
 
 
 def _emit(payload: dict) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    hook_io.answer(payload)
 
 
 def _parse_args(argv: list[str]) -> tuple[dict, str | None]:
-    opts: dict = {"state": None, "pin": None, "serve": False}
-    i = 0
-    while i < len(argv):
-        name, eq, value = argv[i].partition("=")
-        if name == "--serve" and not eq:
-            opts["serve"] = True
-            i += 1
-            continue
-        if name not in ("--state", "--supervisor"):
-            return opts, f"unknown argument {argv[i]!r}; {USAGE}"
-        if not eq:
-            if i + 1 >= len(argv) or not argv[i + 1]:
-                return opts, f"{name} needs a value"
-            value = argv[i + 1]
-            i += 1
-        i += 1
-        if name == "--state":
-            opts["state"] = value
-        else:
-            from core.inbox.signing import pin_problem
-
-            if pin_problem(value):
-                return opts, pin_problem(value)
-            opts["pin"] = value
-    return opts, None
+    opts, problem = hook_io.parse(argv, USAGE, switches=("--serve",))
+    return {"state": opts["state"], "pin": opts["supervisor"], "serve": opts["serve"]}, problem
 
 
-def state_dir(explicit: str | None) -> str:
-    if explicit:
-        return explicit
-    for key, value in os.environ.items():
-        if key.upper() == "ARS_STATE_DIR" and value:
-            return value
-    return "state"
+state_dir = hook_io.state_dir
 
 
 def run(argv: list[str], stdin=None) -> int:

@@ -1,0 +1,78 @@
+"""What every agent's hook (``ars hook claude-code|hermes|openclaw``) does the same
+way: its command line, its state directory, its one-line messages and answers.
+
+Standard library only: each hook is a fresh process on every tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Callable
+
+
+def sayer(agent: str) -> Callable[[str], None]:
+    """One line on stderr, ``ars hook <agent>: ...``; never raises (a closed stderr is not the agent's problem)."""
+    def say(message: str) -> None:
+        try:
+            sys.stderr.write(f"ars hook {agent}: {' '.join(str(message).split())}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+    return say
+
+
+def answer(payload: dict) -> int:
+    """One JSON line on stdout (what the agent reads); exit code 0."""
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def parse(argv: list[str], usage: str, *, values: dict[str, Callable[[str], object]] | None = None,
+          switches: tuple[str, ...] = ()) -> tuple[dict, str | None]:
+    """``--state DIR``, ``--supervisor SHA256:…`` (checked), the hook's own ``values``
+    (name -> parser raising ValueError with the line to show) and ``switches``;
+    ``--name=value`` or ``--name value``. Returns (options by name without dashes, problem)."""
+    values = {"--state": str, "--supervisor": _pin, **(values or {})}
+    opts: dict = {name[2:]: None for name in values} | {name[2:]: False for name in switches}
+    i = 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if name in switches and not eq:
+            opts[name[2:]] = True
+            i += 1
+            continue
+        if name not in values:
+            return opts, f"unknown argument {argv[i]!r}; {usage}"
+        if not eq:
+            if i + 1 >= len(argv) or not argv[i + 1]:
+                return opts, f"{name} needs a value"
+            value = argv[i + 1]
+            i += 1
+        i += 1
+        try:
+            opts[name[2:]] = values[name](value)
+        except ValueError as exc:
+            return opts, str(exc)
+    return opts, None
+
+
+def _pin(value: str) -> str:
+    from core.inbox.signing import pin_problem
+
+    problem = pin_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def state_dir(explicit: str | None) -> str:
+    """--state, else $ARS_STATE_DIR (any case, as core.config reads it), else ./state."""
+    if explicit:
+        return explicit
+    for key, value in os.environ.items():
+        if key.upper() == "ARS_STATE_DIR" and value:
+            return value
+    return "state"
