@@ -112,6 +112,49 @@ def pinned_key(state: Path) -> str | None:
     return public_fingerprint(state)
 
 
+def merge_server(servers: dict, name: str, server: dict, where: str, path: Path, notes: list[str],
+                 new_entry=None) -> None:
+    """ARS's MCP server ``name`` in ``servers``: added (``new_entry()`` builds it, default a copy
+    of ``server``), brought up to date when it runs ``ars mcp``, left alone (with a note) when
+    another server holds the name."""
+    have = servers.get(name)
+    if have is None:
+        servers[name] = new_entry() if new_entry is not None else dict(server)
+    elif _is_ars_server(have):
+        for key in ("command", "args"):
+            if have.get(key) != server[key]:
+                have[key] = server[key] if key == "command" else list(server[key])
+                notes.append(f"{where}: {key} brought up to date")
+    else:
+        notes.append(f"{path}: an MCP server named {name!r} exists and does not run `ars mcp`: left as it is; "
+                     f"add ARS by hand under another name ({shlex.join([server['command'], *server['args']])})")
+
+
+def report(changes: list[FileChange], *, pin: str | None, unpinned: str, done: str, dry_run: bool,
+           write=None) -> None:
+    """What an installer says: each file's diff (``dry_run``: nothing written) or what was
+    written with its notes, the pinned supervisor key (``unpinned``: what happens without
+    one), and ``done``."""
+    write = write or sys.stdout.write
+    pin_line = (f"pinned supervisor key {pin} (compare with `ars supervisor show` on your terminal)" if pin else
+                f"no supervisor key yet: no ARS decision can let a held call go ahead ({unpinned}); run "
+                "`ars supervisor init`, then this command again")
+    if dry_run:
+        for ch in changes:
+            write(ch.diff() if ch.changed else f"# {ch.path}: unchanged\n")
+            for note in ch.notes:
+                write(f"# {note}\n")
+        write(f"# {pin_line}\n# dry run: nothing was written\n")
+        return
+    for line in apply(changes):
+        write(line + "\n")
+    for ch in changes:
+        for note in ch.notes:
+            write(f"  {note}\n")
+    write(pin_line + "\n")
+    write(done + "\n")
+
+
 def apply(changes: list[FileChange]) -> list[str]:
     """Write what changed (a backup of each existing file first); one line per file."""
     from core.fsutil import atomic_write
@@ -226,17 +269,7 @@ def _merge_mcp(path: Path, server: dict) -> FileChange:
     if not isinstance(servers, dict):
         raise InstallError(f"{path}: \"mcpServers\" is a {type(servers).__name__}, not an object: fix it; "
                            "nothing was written")
-    have = servers.get(MCP_NAME)
-    if have is None:
-        servers[MCP_NAME] = server
-    elif _is_ars_server(have):
-        for key in ("command", "args"):
-            if have.get(key) != server[key]:
-                have[key] = server[key]
-                notes.append(f"MCP server {MCP_NAME!r}: {key} brought up to date")
-    else:
-        notes.append(f"{path}: an MCP server named {MCP_NAME!r} exists and does not run `ars mcp`: left as it "
-                     f"is; add ARS by hand under another name ({shlex.join([server['command'], *server['args']])})")
+    merge_server(servers, MCP_NAME, server, f"MCP server {MCP_NAME!r}", path, notes)
     new = _dump(obj, indent)
     if text is not None and text.strip() and json.loads(text) == obj:
         new = text

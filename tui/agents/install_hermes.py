@@ -34,7 +34,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tui.agents.install import FileChange, InstallError, apply, ars_command, pinned_key
+from tui.agents.install import FileChange, InstallError, ars_command, merge_server, pinned_key, report
 
 PRE_TOOL_TIMEOUT = 300   # s: Hermes' MAX_TIMEOUT_SECONDS for a shell hook
 OTHER_TIMEOUT = 30       # s: post_tool_call and on_session_end do one stat, or start a detached ingest
@@ -149,34 +149,19 @@ def _merge_config(path: Path, cmds: dict[str, str], server: dict) -> FileChange:
     if not isinstance(servers, dict):
         raise InstallError(f"{path}: mcp_servers is a {type(servers).__name__}, not a mapping: fix it; "
                            "nothing was written")
-    have = servers.get(MCP_NAME)
-    if have is None:
-        entry = CommentedMap()
-        entry["command"] = server["command"]
-        entry["args"] = list(server["args"])
-        entry["timeout"] = MCP_TIMEOUT  # request_approval waits for a person: Hermes' default is 120 s
-        servers[MCP_NAME] = entry
-    elif _is_ars_server(have):
-        for key in ("command", "args"):
-            if have.get(key) != server[key]:
-                have[key] = server[key] if key == "command" else list(server[key])
-                notes.append(f"mcp_servers.{MCP_NAME}: {key} brought up to date")
-    else:
-        notes.append(f"{path}: an MCP server named {MCP_NAME!r} exists and does not run `ars mcp`: left as it is; "
-                     f"add ARS by hand under another name ({shlex.join([server['command'], *server['args']])})")
+    def entry() -> CommentedMap:
+        made = CommentedMap()
+        made["command"] = server["command"]
+        made["args"] = list(server["args"])
+        made["timeout"] = MCP_TIMEOUT  # request_approval waits for a person: Hermes' default is 120 s
+        return made
+
+    merge_server(servers, MCP_NAME, server, f"mcp_servers.{MCP_NAME}", path, notes, new_entry=entry)
     if text is not None and text.strip() and json.dumps(doc, default=str, sort_keys=True) == before:
         return FileChange(path, text, text, notes, mode)  # nothing to change: byte for byte
     out = io.StringIO()
     y.dump(doc, out)
     return FileChange(path, text, out.getvalue(), notes, mode)
-
-
-def _is_ars_server(entry: object) -> bool:
-    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-        return False
-    args = entry.get("args")
-    words = [entry["command"], *(a for a in args if isinstance(a, str))] if isinstance(args, list) else [entry["command"]]
-    return "mcp" in words and any(os.path.basename(w) == "ars" or w == "tui.cli" for w in words)
 
 
 def _merge_allowlist(path: Path, cmds: dict[str, str]) -> FileChange:
@@ -216,23 +201,7 @@ def install_cli(*, home: Path | None, state: Path, dry_run: bool) -> int:
     except InstallError as exc:
         sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")
         return 2
-    pin = pinned_key(state)
-    pin_line = (f"pinned supervisor key {pin} (compare with `ars supervisor show` on your terminal)" if pin else
-                "no supervisor key yet: no ARS decision can let a held call go ahead (Hermes' held calls are "
-                "blocked); run `ars supervisor init`, then this command again")
-    if dry_run:
-        for ch in changes:
-            sys.stdout.write(ch.diff() if ch.changed else f"# {ch.path}: unchanged\n")
-            for note in ch.notes:
-                sys.stdout.write(f"# {note}\n")
-        sys.stdout.write(f"# {pin_line}\n# dry run: nothing was written\n")
-        return 0
-    for line in apply(changes):
-        sys.stdout.write(line + "\n")
-    for ch in changes:
-        for note in ch.notes:
-            sys.stdout.write(f"  {note}\n")
-    sys.stdout.write(pin_line + "\n")
-    sys.stdout.write(f"Hermes now asks ARS ({state}) before risky tool calls (from its next start): "
-                     "`ars inbox list` shows what waits for you.\n")
+    report(changes, pin=pinned_key(state), unpinned="Hermes' held calls are blocked", dry_run=dry_run,
+           done=f"Hermes now asks ARS ({state}) before risky tool calls (from its next start): "
+                "`ars inbox list` shows what waits for you.")
     return 0

@@ -26,10 +26,9 @@ stops the installer before anything is written, with what to do.
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
-from tui.agents.install import FileChange, InstallError, _dump, _is_ars_server, _read, ars_command, pinned_key
+from tui.agents.install import FileChange, InstallError, _dump, _read, ars_command, merge_server, pinned_key, report
 
 PLUGIN_ID = "ars-gate"
 PLUGIN_DIR = Path(__file__).resolve().parent / "openclaw_plugin"
@@ -142,17 +141,7 @@ def _merge(path: Path, plugin_config: dict, budget_ms: int, server: dict) -> Fil
         entry["config"] = plugin_config
     mcp = _obj(obj, "mcp", path, '"mcp"')
     servers = _obj(mcp, "servers", path, "mcp.servers")
-    have = servers.get("ars")
-    if have is None:
-        servers["ars"] = server
-    elif _is_ars_server(have):
-        for key in ("command", "args"):
-            if have.get(key) != server[key]:
-                have[key] = server[key]
-                notes.append(f"MCP server 'ars': {key} brought up to date")
-    else:
-        notes.append(f"{path}: an MCP server named 'ars' exists and does not run `ars mcp`: left as it is; add "
-                     f"ARS by hand under another name ({shlex.join([server['command'], *server['args']])})")
+    merge_server(servers, "ars", server, "MCP server 'ars'", path, notes)
     import json
 
     new = _dump(obj, indent)
@@ -170,25 +159,8 @@ def cli(*, state: Path, project: Path | None, dry_run: bool, write) -> int:
 
         sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")
         return 2
-    from tui.agents.install import apply
-
-    pin = pinned_key(state)
-    pin_line = (f"pinned supervisor key {pin} (compare with `ars supervisor show` on your terminal)" if pin else
-                "no supervisor key yet: no ARS decision can let a held call go ahead (held calls are blocked); "
-                "run `ars supervisor init`, then this command again")
-    if dry_run:
-        for ch in changes:
-            write(ch.diff() if ch.changed else f"# {ch.path}: unchanged\n")
-            for note in ch.notes:
-                write(f"# {note}\n")
-        write(f"# {pin_line}\n# dry run: nothing was written\n")
-        return 0
-    for line in apply(changes):
-        write(line + "\n")
-    for ch in changes:
-        for note in ch.notes:
-            write(f"  {note}\n")
-    write(pin_line + "\n")
-    write(f"OpenClaw now asks ARS ({state}) before risky tool calls (plugin {PLUGIN_ID}, {PLUGIN_DIR}): "
-          "`ars inbox list` shows what waits for you; a running Gateway picks the change up on its next reload.\n")
+    report(changes, pin=pinned_key(state), unpinned="held calls are blocked", dry_run=dry_run, write=write,
+           done=f"OpenClaw now asks ARS ({state}) before risky tool calls (plugin {PLUGIN_ID}, {PLUGIN_DIR}): "
+                "`ars inbox list` shows what waits for you; a running Gateway picks the change up on its next "
+                "reload.")
     return 0

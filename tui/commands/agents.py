@@ -83,7 +83,7 @@ def install_command(
         from tui.agents.openclaw_install import cli
 
         raise typer.Exit(cli(state=_state(state), project=project, dry_run=dry_run, write=sys.stdout.write))
-    from tui.agents.install import InstallError, apply, plan
+    from tui.agents.install import InstallError, plan
 
     if user and project is not None:
         _fail("--project and --user name different places: give one of them")
@@ -92,27 +92,11 @@ def install_command(
         changes = plan(state=state_dir, project=None if user else (project or Path.cwd()), user=user)
     except InstallError as exc:
         _fail(str(exc))
-    from tui.agents.install import pinned_key
+    from tui.agents.install import pinned_key, report
 
-    pin = pinned_key(state_dir)
-    pin_line = (f"pinned supervisor key {pin} (compare with `ars supervisor show` on your terminal)" if pin else
-                "no supervisor key yet: no ARS decision can let a held call go ahead (only Claude Code's own "
-                "prompt); run `ars supervisor init`, then this command again")
-    if dry_run:
-        for ch in changes:
-            sys.stdout.write(ch.diff() if ch.changed else f"# {ch.path}: unchanged\n")
-            for note in ch.notes:
-                sys.stdout.write(f"# {note}\n")
-        sys.stdout.write(f"# {pin_line}\n# dry run: nothing was written\n")
-        return
-    for line in apply(changes):
-        sys.stdout.write(line + "\n")
-    for ch in changes:
-        for note in ch.notes:
-            sys.stdout.write(f"  {note}\n")
-    sys.stdout.write(pin_line + "\n")
-    sys.stdout.write(f"Claude Code now asks ARS ({state_dir}) before risky tool calls: "
-                     "`ars inbox list` shows what waits for you.\n")
+    report(changes, pin=pinned_key(state_dir), unpinned="only Claude Code's own prompt", dry_run=dry_run,
+           done=f"Claude Code now asks ARS ({state_dir}) before risky tool calls: "
+                "`ars inbox list` shows what waits for you.")
 
 
 def _state(state: Path | None) -> Path:
