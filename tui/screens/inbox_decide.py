@@ -38,7 +38,9 @@ class InboxDecisions:
             return
         self.deciding = None
         closed = False
-        while isinstance(self.app.screen, (ConfirmModal, InputModal)):
+        for _ in range(3):  # the confirm, and the note or passphrase box over it
+            if not isinstance(self.app.screen, (ConfirmModal, InputModal)):
+                break
             screen = self.app.screen
             screen.dismiss(False if isinstance(screen, ConfirmModal) else None)
             closed = True
