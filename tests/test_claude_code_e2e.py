@@ -24,22 +24,18 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from agent_run import PASSPHRASE, ROOT, AgentRun, installed, ok, tail
+from agent_run import ars as _ars
 from agents_stub.anthropic_server import FINAL_TEXT, StubAnthropic
 from conftest import env_without_ars
 
-ROOT = Path(__file__).resolve().parents[1]
 INSTALLER = ROOT / "scripts" / "agents" / "install-claude-code"
-SCRIPT = Path(sys.executable).parent / "ars"
-PASSPHRASE = "correct horse battery staple"
-PENDING_WAIT = 90.0  # s: Claude Code's start, its SessionStart hook, the first model turn, the gate
-EXIT_WAIT = 90.0     # s: after a decision, the command and the model's last turn
+ars = partial(_ars, drop=("ARS_", "CLAUDE_", "ANTHROPIC_"))
 
 
 def claude_path() -> Path | None:
@@ -51,60 +47,15 @@ def claude_path() -> Path | None:
 
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    path = claude_path()
-    problem = None
-    if path is None:
-        problem = f"Claude Code is not installed (run {INSTALLER.relative_to(ROOT)})"
-    else:
-        try:
-            r = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60,
-                               stdin=subprocess.DEVNULL, env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
-            if r.returncode != 0 or "Claude Code" not in r.stdout:
-                problem = f"{path} --version did not say Claude Code: {(r.stdout + r.stderr).strip()[:200]}"
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            problem = f"{path} does not run: {exc}"
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(problem)  # CI installs it (.ci/run): missing there is a defect, not a skip
-        pytest.skip(problem)
-    return path
-
-
-# -- the ars commands, as a supervisor or an agent types them ------------------------------
-def _ars_argv(*args: str) -> list[str]:
-    base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
-    return base + list(args)
-
-
-def ars(*args: str, passphrase: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """``ars ARGS`` with no terminal at all: stdin /dev/null and a new session
-    (so no controlling tty to ask on). With ``passphrase`` it is written to a
-    pipe whose read end the child gets as ``--passphrase-fd N``."""
-    argv = _ars_argv(*args)
-    fds: tuple[int, ...] = ()
-    read_fd = None
-    if passphrase is not None:
-        read_fd, write_fd = os.pipe()
-        os.write(write_fd, (passphrase + "\n").encode())
-        os.close(write_fd)
-        argv += ["--passphrase-fd", str(read_fd)]
-        fds = (read_fd,)
-    try:
-        return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
-                              start_new_session=True, pass_fds=fds, cwd=ROOT,
-                              env=env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_")))
-    finally:
-        if read_fd is not None:
-            os.close(read_fd)
-
-
-def ok(r: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert r.returncode == 0, f"{' '.join(map(str, r.args))} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
-    return r
+    return installed(claude_path(), INSTALLER, "Claude Code", "Claude Code",
+                     env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
 
 
 # -- one scene: a project with a victim, a state dir, the stub, Claude Code -----------------
-class Scene:
+class Scene(AgentRun):
+    name, source = "Claude Code", "claude-code:"
+    ars = staticmethod(ars)
+
     def __init__(self, tmp: Path, claude: Path):
         self.claude = claude
         self.project = tmp / "project"
@@ -141,70 +92,21 @@ class Scene:
                 cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 start_new_session=True)
 
-    def stop_claude(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 15)  # its own session: Claude Code and the hook it waits on
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-                self.proc.wait(10)
-
-    def pending(self) -> list[dict]:
-        return json.loads(ok(ars("inbox", "list", "--status", "pending", "--json", "--state", str(self.state))).stdout)
-
-    def wait_for_held(self) -> dict:
-        """The held call as it appears in ``ars inbox list --status pending``."""
-        deadline = time.monotonic() + PENDING_WAIT
-        while time.monotonic() < deadline:
-            held = [r for r in self.pending() if r["source"].startswith("claude-code:")]
-            if held:
-                return held[0]
-            assert self.proc.poll() is None, f"Claude Code exited ({self.proc.returncode}) before its call was held"
-            time.sleep(0.25)
-        raise AssertionError(f"no held request in the inbox after {PENDING_WAIT:g} s")
-
     def wait_exit(self) -> dict:
         """Claude Code's exit, and its JSON result."""
-        try:
-            rc = self.proc.wait(EXIT_WAIT)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"Claude Code still running {EXIT_WAIT:g} s after the decision") from None
-        out = self.out_path.read_text(errors="replace")
-        assert rc == 0, f"Claude Code exited {rc}"
+        out = self.wait_exit_code()
         try:
             return json.loads(out)
         except ValueError:
             raise AssertionError("Claude Code's stdout is not its JSON result") from None
 
     def diagnostics(self) -> str:
-        def read(p: Path) -> str:
-            return p.read_text(errors="replace")[-6000:] if p.exists() else "(none)"
-
-        rc = None if self.proc is None else self.proc.poll()
-        try:
-            inbox = ars("inbox", "list", "--json", "--state", str(self.state), timeout=30).stdout[-4000:]
-        except Exception as exc:  # noqa: BLE001 - diagnostics must not hide the failure
-            inbox = f"(cannot list: {exc})"
         settings = self.project / ".claude" / "settings.json"
         debug = self.debug_path.read_text(errors="replace").splitlines() if self.debug_path.exists() else []
         hooks = "\n".join(ln[:400] for ln in debug if "hook" in ln.lower() or "ERROR" in ln)[-8000:]
         return (f"\n--- Claude Code's debug log, hook and error lines ({self.debug_path}):\n{hooks or '(none)'}"
-                f"\n--- claude exit code: {rc}\n--- claude stdout:\n{read(self.out_path)}"
-                f"\n--- claude stderr:\n{read(self.err_path)}\n--- stub log:\n{self.stub.dump_log()}"
-                f"\n--- inbox:\n{inbox}\n--- {settings}:\n{read(settings)}"
-                f"\n--- hook-ingest.log:\n{read(self.state / 'hook-ingest.log')}")
-
-    @contextmanager
-    def explained(self):
-        """An assertion that fails carries Claude Code's output and the stub's log."""
-        try:
-            yield self
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}{self.diagnostics()}") from None
+                f"{super().diagnostics()}\n--- stub log:\n{self.stub.dump_log()}"
+                f"\n--- {settings}:\n{tail(settings)}\n--- hook-ingest.log:\n{tail(self.state / 'hook-ingest.log')}")
 
 
 @pytest.fixture
@@ -214,7 +116,7 @@ def scene(tmp_path: Path, claude: Path):
     try:
         yield s
     finally:
-        s.stop_claude()
+        s.stop()
         s.stub.stop()
 
 

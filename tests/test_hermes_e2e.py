@@ -24,22 +24,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from agent_run import PASSPHRASE, ROOT, AgentRun, installed, ok, tail
+from agent_run import ars as _ars
 from agents_stub.openai_server import FINAL_TEXT, StubOpenAI
-from conftest import env_without_ars, passphrase_pipe
+from conftest import env_without_ars
 
-ROOT = Path(__file__).resolve().parents[1]
 INSTALLER = ROOT / "scripts" / "agents" / "install-hermes"
-SCRIPT = Path(sys.executable).parent / "ars"
-PASSPHRASE = "correct horse battery staple"
-PENDING_WAIT = 120.0  # s: Hermes' start (it imports a lot), the first model turn, the gate
-EXIT_WAIT = 120.0     # s: after a decision, the command, the model's last turn, Hermes' exit
+ars = partial(_ars, drop=("ARS_", "HERMES_"))
 
 
 def hermes_path() -> Path | None:
@@ -50,40 +47,15 @@ def hermes_path() -> Path | None:
 
 @pytest.fixture(scope="module")
 def hermes() -> Path:
-    path = hermes_path()
-    problem = None
-    if path is None:
-        problem = f"Hermes Agent is not installed (run {INSTALLER.relative_to(ROOT)})"
-    else:
-        try:
-            r = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=120,
-                               stdin=subprocess.DEVNULL)
-            if r.returncode != 0 or "Hermes Agent" not in r.stdout:
-                problem = f"{path} --version did not say Hermes Agent: {(r.stdout + r.stderr).strip()[:200]}"
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            problem = f"{path} does not run: {exc}"
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(problem)  # CI installs it (.ci/run): missing there is a defect, not a skip
-        pytest.skip(problem)
-    return path
+    return installed(hermes_path(), INSTALLER, "Hermes Agent", "Hermes Agent")
 
 
-def ars(*args: str, passphrase: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """``ars ARGS`` with no terminal: stdin /dev/null, a new session, the passphrase (if any) on a pipe."""
-    base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
-    with passphrase_pipe(passphrase) as pp:
-        return subprocess.run(base + list(args) + pp.args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout, start_new_session=True, pass_fds=pp.fds, cwd=ROOT,
-                              env=env_without_ars(("ARS_", "HERMES_")))
+class Scene(AgentRun):
+    name, source = "Hermes", "hermes:"
+    pending_wait = 120.0  # s: Hermes' start (it imports a lot), the first model turn, the gate
+    exit_wait = 120.0     # s: after a decision, the command, the model's last turn, Hermes' exit
+    ars = staticmethod(ars)
 
-
-def ok(r: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert r.returncode == 0, f"{' '.join(map(str, r.args))} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
-    return r
-
-
-class Scene:
     def __init__(self, tmp: Path, hermes: Path):
         self.hermes = hermes
         self.project = tmp / "project"
@@ -118,38 +90,8 @@ class Scene:
                 cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 start_new_session=True)
 
-    def stop_hermes(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 15)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-                self.proc.wait(10)
-
-    def pending(self) -> list[dict]:
-        return json.loads(ok(ars("inbox", "list", "--status", "pending", "--json", "--state", str(self.state))).stdout)
-
-    def wait_for_held(self) -> dict:
-        deadline = time.monotonic() + PENDING_WAIT
-        while time.monotonic() < deadline:
-            held = [r for r in self.pending() if r["source"].startswith("hermes:")]
-            if held:
-                return held[0]
-            assert self.proc.poll() is None, f"Hermes exited ({self.proc.returncode}) before its call was held"
-            time.sleep(0.25)
-        raise AssertionError(f"no held request in the inbox after {PENDING_WAIT:g} s")
-
     def wait_exit(self) -> str:
-        try:
-            rc = self.proc.wait(EXIT_WAIT)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"Hermes still running {EXIT_WAIT:g} s after the decision") from None
-        assert rc == 0, f"Hermes exited {rc}"
-        return self.out_path.read_text(errors="replace")
+        return self.wait_exit_code()
 
     def tool_result(self) -> str:
         ours = [t for t in self.stub.tool_results if t["tool_call_id"] == self.stub.call_id]
@@ -157,25 +99,9 @@ class Scene:
         return ours[-1]["text"]
 
     def diagnostics(self) -> str:
-        def read(p: Path) -> str:
-            return p.read_text(errors="replace")[-6000:] if p.exists() else "(none)"
-
-        try:
-            inbox = ars("inbox", "list", "--json", "--state", str(self.state), timeout=30).stdout[-4000:]
-        except Exception as exc:  # noqa: BLE001 - diagnostics must not hide the failure
-            inbox = f"(cannot list: {exc})"
-        logs = "\n".join(f"--- {p}:\n{read(p)}" for p in sorted((self.hermes_home / "logs").glob("*.log")))
-        return (f"\n--- hermes exit code: {None if self.proc is None else self.proc.poll()}"
-                f"\n--- hermes stdout:\n{read(self.out_path)}\n--- hermes stderr:\n{read(self.err_path)}"
-                f"\n--- stub log:\n{self.stub.dump_log()[-4000:]}\n--- inbox:\n{inbox}"
-                f"\n--- config.yaml:\n{read(self.hermes_home / 'config.yaml')}\n{logs[-6000:]}")
-
-    @contextmanager
-    def explained(self):
-        try:
-            yield self
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}{self.diagnostics()}") from None
+        logs = "\n".join(f"--- {p}:\n{tail(p)}" for p in sorted((self.hermes_home / "logs").glob("*.log")))
+        return (f"{super().diagnostics()}\n--- stub log:\n{self.stub.dump_log()[-4000:]}"
+                f"\n--- config.yaml:\n{tail(self.hermes_home / 'config.yaml')}\n{logs[-6000:]}")
 
 
 @pytest.fixture
@@ -186,7 +112,7 @@ def scene(tmp_path: Path, hermes: Path):
     try:
         yield s
     finally:
-        s.stop_hermes()
+        s.stop()
         s.stub.stop()
 
 

@@ -21,25 +21,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from agent_run import PASSPHRASE, ROOT, AgentRun, installed, ok, tail
+from agent_run import ars as _ars
 from agents_stub.openai_server import FINAL_TEXT, MODEL, StubOpenAI
-from conftest import env_without_ars, passphrase_pipe
+from conftest import env_without_ars
 
-ROOT = Path(__file__).resolve().parents[1]
 INSTALLER = ROOT / "scripts" / "agents" / "install-openclaw"
-SCRIPT = Path(sys.executable).parent / "ars"
-PASSPHRASE = "correct horse battery staple"
-PENDING_WAIT = 150.0  # s: OpenClaw's start (15-20 s here: its SQLite, plugins, 64 tools), the first turn, the gate
-EXIT_WAIT = 120.0     # s: after a decision, the command and the model's last turn
 ENV_PREFIXES = ("ARS_", "OPENCLAW_", "OPENAI_", "ANTHROPIC_")
-
-pytestmark = pytest.mark.timeout_budget
+ars = partial(_ars, drop=ENV_PREFIXES)
 
 
 def openclaw_path() -> Path | None:
@@ -50,41 +45,16 @@ def openclaw_path() -> Path | None:
 
 @pytest.fixture(scope="module")
 def openclaw() -> Path:
-    path = openclaw_path()
-    problem = None
-    if path is None:
-        problem = f"OpenClaw is not installed (run {INSTALLER.relative_to(ROOT)})"
-    else:
-        try:
-            r = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60,
-                               stdin=subprocess.DEVNULL)
-            if r.returncode != 0 or "OpenClaw" not in r.stdout:
-                problem = f"{path} --version did not say OpenClaw: {(r.stdout + r.stderr).strip()[:200]}"
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            problem = f"{path} does not run: {exc}"
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(problem)  # CI installs it (.ci/run): missing there is a defect, not a skip
-        pytest.skip(problem)
-    return path
+    return installed(openclaw_path(), INSTALLER, "OpenClaw", "OpenClaw")
 
 
-def ars(*args: str, passphrase: str | None = None, env: dict | None = None,
-        timeout: float = 60) -> subprocess.CompletedProcess:
-    """``ars ARGS`` with no terminal (stdin /dev/null, a new session); ``passphrase`` on a pipe."""
-    base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
-    with passphrase_pipe(passphrase) as pp:
-        return subprocess.run(base + list(args) + pp.args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout, start_new_session=True, pass_fds=pp.fds, cwd=ROOT,
-                              env=env or env_without_ars(ENV_PREFIXES))
+class Scene(AgentRun):
+    name, source = "OpenClaw", "openclaw:"
+    pending_wait = 150.0  # s: OpenClaw's start (15-20 s here: its SQLite, plugins, 64 tools), the first turn, the gate
+    exit_wait = 120.0     # s: after a decision, the command and the model's last turn
+    poll = 0.5
+    ars = staticmethod(ars)
 
-
-def ok(r: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert r.returncode == 0, f"{' '.join(map(str, r.args))} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
-    return r
-
-
-class Scene:
     def __init__(self, tmp: Path, openclaw: Path):
         self.openclaw = openclaw
         self.project = tmp / "project"
@@ -123,62 +93,16 @@ class Scene:
                 cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                 start_new_session=True)
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 15)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-                self.proc.wait(10)
-
-    def pending(self) -> list[dict]:
-        return json.loads(ok(ars("inbox", "list", "--status", "pending", "--json", "--state", str(self.state))).stdout)
-
-    def wait_for_held(self) -> dict:
-        deadline = time.monotonic() + PENDING_WAIT
-        while time.monotonic() < deadline:
-            held = [r for r in self.pending() if r["source"].startswith("openclaw:")]
-            if held:
-                return held[0]
-            assert self.proc.poll() is None, f"OpenClaw exited ({self.proc.returncode}) before its call was held"
-            time.sleep(0.5)
-        raise AssertionError(f"no held request in the inbox after {PENDING_WAIT:g} s")
-
     def wait_exit(self) -> dict:
-        try:
-            rc = self.proc.wait(EXIT_WAIT)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"OpenClaw still running {EXIT_WAIT:g} s after the decision") from None
-        assert rc == 0, f"OpenClaw exited {rc}"
-        out = self.out_path.read_text(errors="replace")
+        out = self.wait_exit_code()
         try:
             return json.loads(out[out.index("{"):])
         except ValueError:
             raise AssertionError("OpenClaw's stdout is not its JSON result") from None
 
     def diagnostics(self) -> str:
-        def read(p: Path, n: int = 5000) -> str:
-            return p.read_text(errors="replace")[-n:] if p.exists() else "(none)"
-
-        try:
-            inbox = ars("inbox", "list", "--json", "--state", str(self.state), timeout=30).stdout[-4000:]
-        except Exception as exc:  # noqa: BLE001 - diagnostics must not hide the failure
-            inbox = f"(cannot list: {exc})"
-        return (f"\n--- openclaw exit code: {None if self.proc is None else self.proc.poll()}"
-                f"\n--- openclaw stderr:\n{read(self.err_path)}\n--- openclaw stdout:\n{read(self.out_path, 3000)}"
-                f"\n--- stub log:\n{self.stub.dump_log()[-4000:]}\n--- tool results: {self.stub.tool_results}"
-                f"\n--- inbox:\n{inbox}\n--- {self.config}:\n{read(self.config)}")
-
-    @contextmanager
-    def explained(self):
-        try:
-            yield self
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}{self.diagnostics()}") from None
+        return (f"{super().diagnostics()}\n--- stub log:\n{self.stub.dump_log()[-4000:]}"
+                f"\n--- tool results: {self.stub.tool_results}\n--- {self.config}:\n{tail(self.config, 5000)}")
 
 
 @pytest.fixture
