@@ -23,10 +23,14 @@ Run it by hand: ``python tests/agents_stub/anthropic_server.py --command 'rm -rf
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+try:
+    from agents_stub.serving import StubServer
+except ImportError:  # run by hand as a script: its own folder is on sys.path
+    from serving import StubServer
 
 FINAL_TEXT = "ARS-STUB-DONE: the command has been dealt with."
 OTHER_TEXT = "Stub session"  # what a request without the Bash tool (a title, a summary) gets
@@ -56,7 +60,7 @@ def _has_tool(body: dict, name: str) -> bool:
     return any(isinstance(t, dict) and t.get("name") == name for t in body.get("tools") or [])
 
 
-class StubAnthropic:
+class StubAnthropic(StubServer):
     """The server; ``with StubAnthropic(command) as stub: ... stub.url``.
 
     ``log`` holds one entry per request (method, path, a summary of the body
@@ -64,52 +68,23 @@ class StubAnthropic:
     Code sent back (id, is_error, text), i.e. what the agent saw of the call.
     """
 
+    thread_name = "anthropic-stub"
+
     def __init__(self, command: str, description: str = "Remove the directory"):
+        super().__init__()
         self.command = command
         self.description = description
-        self.log: list[dict] = []
         self.tool_results: list[dict] = []
         self.tool_use_id = "toolu_stub_" + uuid.uuid4().hex[:20]
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- life cycle --------------------------------------------------------------------
-    def start(self) -> "StubAnthropic":
-        stub = self
-
-        class Handler(_Handler):
-            owner = stub
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="anthropic-stub", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "StubAnthropic":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def handler_class(self) -> type:
+        return _Handler
 
     @property
     def url(self) -> str:
-        assert self._server is not None, "start() the stub first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.origin
 
     # -- what a test reads ---------------------------------------------------------------
-    def record(self, entry: dict) -> None:
-        with self._lock:
-            self.log.append(entry)
-
     def saw_tool_result(self, block: dict) -> None:
         item = {"tool_use_id": block.get("tool_use_id"), "is_error": bool(block.get("is_error")),
                 "text": _text_of(block)}
@@ -121,11 +96,6 @@ class StubAnthropic:
         with self._lock:
             return [e for e in self.log if path is None or e["path"] == path]
 
-    def dump_log(self) -> str:
-        with self._lock:
-            return "\n".join(json.dumps(e, ensure_ascii=False) for e in self.log)
-
-    # -- the script ------------------------------------------------------------------------
     def reply_for(self, body: dict) -> tuple[list[dict], str]:
         """(content blocks, stop_reason) for one /v1/messages request."""
         if not _has_tool(body, "Bash"):

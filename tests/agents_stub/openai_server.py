@@ -23,10 +23,14 @@ Standard library only: ``http.server`` in a daemon thread on 127.0.0.1.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+try:
+    from agents_stub.serving import StubServer
+except ImportError:  # run by hand as a script: its own folder is on sys.path
+    from serving import StubServer
 
 FINAL_TEXT = "ARS-STUB-DONE: the command has been dealt with."
 OTHER_TEXT = "Stub session"
@@ -51,56 +55,26 @@ def _tool_names(body: dict) -> list[str]:
     return names
 
 
-class StubOpenAI:
+class StubOpenAI(StubServer):
     """The server; ``with StubOpenAI("exec", {"command": ...}) as stub: ... stub.url``."""
 
+    thread_name = "openai-stub"
+
     def __init__(self, tool: str, arguments: dict):
+        super().__init__()
         self.tool = tool
         self.arguments = arguments
         self.call_id = "call_stub_" + uuid.uuid4().hex[:20]
-        self.log: list[dict] = []
         self.tool_results: list[dict] = []
         self.first_prompt = ""  # every message's text of the first tool-offering request (what the agent added)
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
-    def start(self) -> "StubOpenAI":
-        stub = self
-
-        class Handler(_Handler):
-            owner = stub
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="openai-stub", daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "StubOpenAI":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def handler_class(self) -> type:
+        return _Handler
 
     @property
     def url(self) -> str:
         """The base URL an OpenAI client takes (with ``/v1``)."""
-        assert self._server is not None, "start() the stub first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def record(self, entry: dict) -> None:
-        with self._lock:
-            self.log.append(entry)
-
-    def dump_log(self) -> str:
-        with self._lock:
-            return "\n".join(json.dumps(e, ensure_ascii=False) for e in self.log)
+        return self.origin + "/v1"
 
     def reply_for(self, body: dict) -> dict:
         """The assistant message for one chat-completions request."""
