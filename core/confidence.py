@@ -33,9 +33,9 @@ class Cue:
     level: str  # strong | partial | weak
 
     def text(self) -> str:
-        """``2/2 words · cos 0.62 · strong``."""
+        """``2/2 terms · cos 0.62 · strong`` (the query's tokens: words, CJK pairs)."""
         cos = f" · cos {self.cosine:.2f}" if self.cosine is not None else ""
-        return f"{self.matched}/{self.of} words{cos} · {self.level}"
+        return f"{self.matched}/{self.of} terms{cos} · {self.level}"
 
 
 def _cosine(hit: Hit) -> float | None:
@@ -73,5 +73,5 @@ def weak_result(result: RecallResult) -> str:
     if best.level != "weak":
         return ""
     cos = f", best cosine {best.cosine:.2f}" if best.cosine is not None else ""
-    return (f"weak matches only: no hit contains most of the query ({best.matched}/{best.of} words at best{cos}); "
+    return (f"weak matches only: no hit contains most of the query ({best.matched}/{best.of} terms at best{cos}); "
             "the scores are relative to this result, not a sign that the memory is there")

@@ -78,12 +78,12 @@ def test_the_confidence_cue_tells_a_weak_best_hit_from_a_strong_one(demo: Path):
     assert weak_result(strong) == ""
     top = cue(strong.hits[0], strong.tokens)
     assert top.level == "strong" and top.matched == top.of == 2
-    assert top.text().startswith("2/2 words")
+    assert top.text().startswith("2/2 terms")
     # the issue's case: 备份's hit #1 normalised to 1.000 by the dense tier alone, cosine 0.175
     dense = Hit(episode_id="e1", tier="dense", rank=1, score=0.175, breakdown={"cosine": 0.175})
     weak = RecallResult(query="备份", tokens=["备份"], k=5, tiers=[], degraded=False,
                         hits=[Hit(episode_id="e1", tier="fused", rank=1, score=1.0, per_tier={"dense": dense})])
     c = cue(weak.hits[0], weak.tokens)
     assert (c.level, c.matched, c.of, c.cosine) == ("weak", 0, 1, 0.175)
-    assert c.text() == "0/1 words · cos 0.17 · weak" or c.text() == "0/1 words · cos 0.18 · weak"
+    assert c.text() == "0/1 terms · cos 0.17 · weak" or c.text() == "0/1 terms · cos 0.18 · weak"
     assert "weak matches only" in weak_result(weak) and "best cosine 0.1" in weak_result(weak)

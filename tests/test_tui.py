@@ -62,7 +62,8 @@ async def test_live_update_from_another_process_and_notification(demo: Path):
         await wait_for(pilot, lambda: app.store.states[fork.loop_id].status == "done", what="the watcher")
         await pilot.pause()
         after = table.get_row(fork.loop_id)
-        assert after[1].plain.endswith("done") and before[1].plain.endswith("active")
+        # before: active, and paused while no process ran it yet (issue 24: not "● active" when idle)
+        assert after[1].plain.endswith("done") and before[1].plain.endswith(("active", "paused"))
         assert after[0] == before[0]  # the same row, updated in place
         # a loop that turns waiting_human elsewhere raises a notification here
         with open_ars(demo) as other:
@@ -249,13 +250,14 @@ async def test_recall_shows_per_tier_ranks_and_components(demo: Path):
         screen = app.screen
         hits = screen.query_one("#hits")
         labels = [str(c.label) for c in hits.columns.values()]
-        assert labels[3] == "n·s·f"  # neo4j · sqlite · files ranks side by side
+        assert labels[3] == "fit" and labels[4] == "n·s·f"  # the absolute fit, then each tier's rank
+        assert str(hits.get_row_at(0)[3]).startswith("2/2")  # both words of the query in the top hit
         first = hits.get_row_at(0)
         assert str(first[1]) == "openclaw:s-0412:0"
         h = screen.result.hits[0]
-        assert str(first[3]) == "·".join(str(h.per_tier[t].rank) if t in h.per_tier else "-"
+        assert str(first[4]) == "·".join(str(h.per_tier[t].rank) if t in h.per_tier else "-"
                                          for t in ("neo4j", "sqlite", "files"))
-        assert str(first[3]).startswith("-·1·")  # neo4j skipped, sqlite first
+        assert str(first[4]).startswith("-·1·")  # neo4j skipped, sqlite first
         tierbar = str(screen.query_one("#tierbar").render())
         assert "neo4j skipped" in tierbar and "sqlite ok" in tierbar and "files ok" in tierbar
         from rich.console import Console

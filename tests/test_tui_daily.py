@@ -520,7 +520,7 @@ async def test_k_up_and_down_page_past_the_cut_off_and_explain_a_miss_picked_by_
         await pilot.press("m")
         await wait_for(pilot, lambda: len(screen.result.hits) > 1, what="the page past the cut-off")
         assert screen.cut == 1
-        second = str(screen.query_one("#hits").get_row_at(1)[4])
+        second = str(screen.query_one("#hits").get_row_at(1)[5])  # the snippet (after score, fit, ranks)
         assert second.startswith("▸ past cut-off")
         missed = "openclaw:8c2d4e1a-5b7f-4c3e-9a10-6f2e8b9d0c41:0"  # the Chinese session about the outage
         await pilot.press("x")

@@ -116,7 +116,7 @@ class RecallScreen(DashboardView):
         hits.add_column("#", key="rank", width=3)
         hits.add_column("episode", key="episode", width=ID_WIDTH)
         hits.add_column("score", key="score", width=6)
-        hits.add_column("fit", key="fit", width=8)  # absolute: query words found · cosine (core/confidence.py)
+        hits.add_column("fit", key="fit", width=7)  # absolute: query words found · cosine (core/confidence.py)
         hits.add_column("n·s·f", key="tiers", width=8)
         hits.add_column("snippet", key="snippet")
         self.query_one("#hit-pane").border_title = "Score"
