@@ -24,6 +24,13 @@ SCRIPT = Path(sys.executable).parent / "ars"
 PASSPHRASE = "correct horse battery staple"
 
 
+def agent_path(variable: str, name: str) -> Path | None:
+    """``$<variable>``, else ``.agents/bin/<name>`` (where scripts/agents/install-* put it), when executable."""
+    explicit = os.environ.get(variable)
+    path = Path(explicit) if explicit else ROOT / ".agents" / "bin" / name
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
 def installed(path: Path | None, installer: Path, says: str, name: str, env: dict | None = None) -> Path:
     """``path`` when it runs and its ``--version`` says ``says``; else skip (fail under CI=true)."""
     problem = None
@@ -80,6 +87,17 @@ class AgentRun:
     out_path: Path
     err_path: Path
     proc: subprocess.Popen | None = None
+
+    def __init__(self, tmp: Path, out_name: str):
+        """A project holding ``victim/nested/keep.txt`` (what the model asks to ``rm -rf``), a state
+        directory, a home, and where the agent's output goes."""
+        self.project = tmp / "project"
+        self.victim = self.project / "victim"
+        (self.victim / "nested").mkdir(parents=True)
+        (self.victim / "nested" / "keep.txt").write_text("precious\n")
+        self.state = tmp / "state"
+        self.home = tmp / "home"
+        self.out_path, self.err_path = tmp / f"{out_name}.out", tmp / f"{out_name}.err"
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

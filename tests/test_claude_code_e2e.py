@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_run import PASSPHRASE, ROOT, AgentRun, installed, ok, tail
+from agent_run import PASSPHRASE, ROOT, AgentRun, agent_path, installed, ok, tail
 from agent_run import ars as _ars
 from agents_stub.anthropic_server import FINAL_TEXT, StubAnthropic
 from conftest import env_without_ars
@@ -39,10 +39,7 @@ ars = partial(_ars, drop=("ARS_", "CLAUDE_", "ANTHROPIC_"))
 
 
 def claude_path() -> Path | None:
-    """``$ARS_TEST_CLAUDE``, else the one the installer put in .agents/."""
-    explicit = os.environ.get("ARS_TEST_CLAUDE")
-    path = Path(explicit) if explicit else ROOT / ".agents" / "bin" / "claude"
-    return path if path.is_file() and os.access(path, os.X_OK) else None
+    return agent_path("ARS_TEST_CLAUDE", "claude")
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +55,8 @@ class Scene(AgentRun):
 
     def __init__(self, tmp: Path, claude: Path):
         self.claude = claude
-        self.project = tmp / "project"
-        self.victim = self.project / "victim"
-        (self.victim / "nested").mkdir(parents=True)
-        (self.victim / "nested" / "keep.txt").write_text("precious\n")
-        self.state = tmp / "state"
-        self.home = tmp / "home"
+        super().__init__(tmp, "claude")
         self.home.mkdir()
-        self.out_path, self.err_path = tmp / "claude.out", tmp / "claude.err"
         self.debug_path = tmp / "claude-debug.log"  # Claude Code's own log: what it made of each hook's answer
         self.stub = StubAnthropic(f"rm -rf {self.victim}", "Remove the victim directory")
         self.proc: subprocess.Popen | None = None

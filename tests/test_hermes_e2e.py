@@ -22,7 +22,6 @@ Hermes' output, the stub's log and the inbox.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from functools import partial
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_run import PASSPHRASE, ROOT, AgentRun, installed, ok, tail
+from agent_run import PASSPHRASE, ROOT, AgentRun, agent_path, installed, ok, tail
 from agent_run import ars as _ars
 from agents_stub.openai_server import FINAL_TEXT, StubOpenAI
 from conftest import env_without_ars
@@ -40,9 +39,7 @@ ars = partial(_ars, drop=("ARS_", "HERMES_"))
 
 
 def hermes_path() -> Path | None:
-    explicit = os.environ.get("ARS_TEST_HERMES")
-    path = Path(explicit) if explicit else ROOT / ".agents" / "bin" / "hermes"
-    return path if path.is_file() and os.access(path, os.X_OK) else None
+    return agent_path("ARS_TEST_HERMES", "hermes")
 
 
 @pytest.fixture(scope="module")
@@ -58,16 +55,10 @@ class Scene(AgentRun):
 
     def __init__(self, tmp: Path, hermes: Path):
         self.hermes = hermes
-        self.project = tmp / "project"
-        self.victim = self.project / "victim"
-        (self.victim / "nested").mkdir(parents=True)
-        (self.victim / "nested" / "keep.txt").write_text("precious\n")
-        self.state = tmp / "state"
-        self.home = tmp / "home"
+        super().__init__(tmp, "hermes")
         self.home.mkdir()
         self.hermes_home = tmp / "hermes-home"
         self.hermes_home.mkdir()
-        self.out_path, self.err_path = tmp / "hermes.out", tmp / "hermes.err"
         self.stub = StubOpenAI("terminal", {"command": f"rm -rf {self.victim}"})
         self.proc: subprocess.Popen | None = None
 

@@ -19,7 +19,6 @@ OpenClaw's output, the stub's request log and the inbox.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from functools import partial
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_run import PASSPHRASE, ROOT, AgentRun, installed, ok, tail
+from agent_run import PASSPHRASE, ROOT, AgentRun, agent_path, installed, ok, tail
 from agent_run import ars as _ars
 from agents_stub.openai_server import FINAL_TEXT, MODEL, StubOpenAI
 from conftest import env_without_ars
@@ -38,9 +37,7 @@ ars = partial(_ars, drop=ENV_PREFIXES)
 
 
 def openclaw_path() -> Path | None:
-    explicit = os.environ.get("ARS_TEST_OPENCLAW")
-    path = Path(explicit) if explicit else ROOT / ".agents" / "bin" / "openclaw"
-    return path if path.is_file() and os.access(path, os.X_OK) else None
+    return agent_path("ARS_TEST_OPENCLAW", "openclaw")
 
 
 @pytest.fixture(scope="module")
@@ -57,14 +54,8 @@ class Scene(AgentRun):
 
     def __init__(self, tmp: Path, openclaw: Path):
         self.openclaw = openclaw
-        self.project = tmp / "project"
-        self.victim = self.project / "victim"
-        (self.victim / "nested").mkdir(parents=True)
-        (self.victim / "nested" / "keep.txt").write_text("precious\n")
-        self.state = tmp / "state"
-        self.home = tmp / "home"
+        super().__init__(tmp, "openclaw")
         self.config = self.home / ".openclaw" / "openclaw.json"
-        self.out_path, self.err_path = tmp / "openclaw.out", tmp / "openclaw.err"
         self.stub = StubOpenAI("exec", {"command": f"rm -rf {self.victim}"})
         self.proc: subprocess.Popen | None = None
 
