@@ -58,7 +58,7 @@ snap() {  # snap NAME: keep the screen for the report
 }
 
 "${T[@]}" new-session -d -s "$SESSION" -x "$W" -y "$H" "$ARS_BIN demo --state $STATE"
-wait_for "8 loops" 60
+wait_for "✓ done" 60  # the loops are listed (at 80 columns the header says whose decisions count, not "8 loops")
 wait_for "? waiting"
 snap loops
 echo "ok: loops view (${SIZE})"
@@ -98,7 +98,7 @@ keys "["
 keys "]"
 snap checkpoints
 keys f
-wait_for "9 loops" 30
+wait_for "Forked:" 30  # the notice (one line at the top right)
 echo "ok: checkpoints: [ ] stepped, f forked"
 
 keys 1
