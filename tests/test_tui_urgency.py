@@ -217,3 +217,19 @@ async def test_the_request_pane_shows_the_agents_last_turns(demo: Path, tmp_path
         pane = _pane(app)
         assert "please ship the hotfix" in pane and "tool Bash: pytest -q" in pane and "result: 12 passed" in pane
         assert "related memories" in pane or "recall failed" not in pane
+
+
+async def test_a_request_its_hook_gave_up_on_stays_a_minute_marked_expired(demo: Path):
+    r = _ask(demo, "Bash: make publish", "make publish", expires_in=50)
+    app = make_app(demo, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")
+        await wait_for(pilot, lambda: r.id in app.screen.cells, what="the request row")
+        with open_ars(demo) as ars:  # the hook's deadline passed: it ends the request and tells its agent
+            assert ars.inbox.end(r.id, "expire", "the hook gave up after 50 s")
+        await wait_for(pilot, lambda: _cell(app, r.id, "kind") == "expired", timeout=8, what="the row to expire")
+        select_row(app.screen.query_one("#inbox-table"), r.id)
+        await wait_for(pilot, lambda: "outcome: expired" in _pane(app), what="the ending in the pane")
+        assert "the hook gave up" in _pane(app) and app.screen.allowed() == ()
+        assert app.screen.query_one("#inbox-table").cursor_row == app.screen.query_one("#inbox-table").row_count - 1

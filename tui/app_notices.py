@@ -47,8 +47,8 @@ class AppNotices:
         except Exception:  # noqa: BLE001 - an unreadable inbox leaves the loops' requests
             return
         recent = datetime.now(timezone.utc) - timedelta(seconds=EXPIRED_SHOWN_S)
-        pending = [r for r in every if r.status == "pending" or (
-            r.status == "expired" and r.decision is None and r.expires_at is not None and r.expires_at > recent)]
+        pending = [r for r in every if r.status == "pending" or (r.status in ("expired", "withdrawn") and (
+            (r.decision.decided_at if r.decision is not None else r.expires_at or r.created_at) > recent))]
         self.post_message(AgentsChanged(pending, [r for r in every if r.status != "pending"]))
 
     def on_agents_changed(self, msg: AgentsChanged) -> None:

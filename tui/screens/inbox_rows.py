@@ -84,7 +84,7 @@ def waiting_row(app, r: InboxRequest, short: str, busy: bool) -> tuple:
     if busy:
         runs = Text("… decision sent, waiting for the loop", style="dim")
     kind = Text(KIND_LABEL.get(r.kind, r.kind), style=theme_style(app, kind_var, bold=True)) if open_ else \
-        Text("expired", style="dim")
+        Text("withdrawn" if r.status == "withdrawn" else "expired", style="dim")
     if not open_:
         runs.stylize("dim")
     return (short, one_line(source_of(r), 60), kind,
