@@ -120,3 +120,41 @@ def test_view_160x48(view: str, demo: Path, snap_compare):
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_view_80x24(view: str, demo: Path, snap_compare):
     assert snap_compare(app_on(demo), terminal_size=(80, 24), run_before=VIEWS[view])
+
+
+def _agent_requests(state: Path, monkeypatch) -> None:
+    """A Claude Code call held on its hook's deadline and a decided one, with fixed ids."""
+    import itertools
+    import uuid
+
+    from tuihelp import open_ars
+
+    counter = itertools.count(1)
+    with monkeypatch.context() as mp:
+        mp.setattr(uuid, "uuid4", lambda: uuid.UUID(int=next(counter) << 96))  # req-000000010000, ...
+        with open_ars(state) as ars:
+            ars.inbox.create(source="claude-code:s-1", kind="approval", summary="Bash: terraform apply",
+                             detail="terraform apply -auto-approve", risk="high", binds="Bash", expires_in=50,
+                             meta={"cwd": "/srv/infra"})
+            done = ars.inbox.create(source="claude-code:s-1", kind="approval", summary="Bash: make release",
+                                    detail="make release", risk="medium", binds="Bash")
+            ars.inbox.decide(done.id, "reject", "not on a Friday", by="ops@desk")
+
+
+async def _inbox_urgent(pilot):
+    await _inbox(pilot)
+
+
+async def _inbox_decided(pilot):
+    await loaded(pilot)
+    await pilot.press("2", "d")
+    await wait_for(pilot, lambda: pilot.app.screen.cells, what="the decided requests")
+    await settle(pilot)
+
+
+@pytest.mark.parametrize("view", ["urgent", "decided"])
+def test_inbox_160x48(view: str, demo: Path, snap_compare, monkeypatch):
+    """The Inbox with a held call first (its countdown) and the decided filter (the audit)."""
+    _agent_requests(demo, monkeypatch)
+    assert snap_compare(app_on(demo), terminal_size=(160, 48),
+                        run_before=_inbox_urgent if view == "urgent" else _inbox_decided)

@@ -19,6 +19,7 @@ from .status import age, one_line, stamp
 
 HEAD = {"approval": "[b $warning]Approval needed[/]", "question": "[b $warning]Question[/]",
         "blocker": "[b $error]Blocked[/]"}
+DECIDED_HEAD = {"approval": "[b]Approval request[/]", "question": "[b]Question[/]", "blocker": "[b]Blocker[/]"}
 KEYS = {"approve": "[b]a[/] approve (optional note)", "reject": "[b]r[/] reject (reason)",
         "edit": "[b]e[/] edit args", "respond": "[b]enter[/] respond"}
 OUTCOME = {"approved": "[b $success]approved[/]", "rejected": "[b $error]rejected[/]",
@@ -31,6 +32,8 @@ def seconds_left(r: InboxRequest, now: datetime | None = None) -> float | None:
     """Seconds until the request's waiter gives up (None: nobody waits on a deadline)."""
     if r.expires_at is None:
         return None
+    if status.STILL and not r.expired(status.clock()):
+        return 50.0  # snapshots: a countdown that does not move
     return (r.expires_at - (now or status.clock())).total_seconds()
 
 
@@ -59,7 +62,8 @@ def request_markup(r: InboxRequest, s: LoopState | None, allowed: tuple[str, ...
                 f"[dim]goal:[/] {escape(one_line(s.goal.goal, 300))}", ""]
     else:
         out += [f"[b]{escape(r.source)}[/]  [dim]{escape(r.id)}[/]", ""]
-    out.append(f"{HEAD[r.kind]}  [dim]risk[/] {risk}  [dim]· asked {age(r.created_at)} ago · "
+    head = HEAD[r.kind] if r.decision is None else DECIDED_HEAD[r.kind]
+    out.append(f"{head}  [dim]risk[/] {risk}  [dim]· asked {age(r.created_at)} ago · "
                f"{escape(str(r.meta.get('request_id', r.id)))}[/]")
     out.extend(_deadline(r))
     out.append(escape(r.summary))
