@@ -150,3 +150,19 @@ async def test_a_notice_is_one_line_at_the_top_right_and_held_over_a_dialog(demo
         await pilot.press("n")
         await wait_for(pilot, lambda: any("while deciding" in str(t.render()) for t in app.screen.query(Toast)),
                        what="the held notice")
+
+
+def test_a_fork_has_one_history_entry_as_the_readme_says(demo: Path):
+    """The README said a fork copies the history up to its entry; it starts one of its own there."""
+    from tuihelp import open_ars
+
+    with open_ars(demo) as ars:
+        done = next(s for s in ars.loop_list()[0] if s.goal_id == "release-notes-0.2" and s.status == "done")
+        entries = ars.loop_history(done.loop_id)
+        at = next(e.index for e in entries if e.state.status not in ("done", "aborted") and e.index > 1)
+        fork = ars.loop_fork(done.loop_id, at)
+        history = ars.loop_history(fork.loop_id)
+    assert len(history) == 1 and fork.parent.loop_id == done.loop_id and fork.parent.index == at
+    readme = (ROOT / "README.md").read_text()
+    assert "its own history begins there, one entry" in " ".join(readme.split())
+    assert "copies a loop's history up to the entry" not in " ".join(readme.split())
