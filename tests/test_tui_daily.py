@@ -168,6 +168,30 @@ async def test_notices_never_cover_a_decision_and_the_log_keeps_them(demo: Path)
         assert log.display and "long notice number 2" in text_of(log.query_one("#event-log-body"))
 
 
+async def test_the_event_log_is_kept_across_runs(demo: Path):
+    """A notice of one dashboard run is in the next run's event log (``l``), with its day when
+    it was not today; a damaged journal line is skipped, not a reason not to start."""
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        app.notify("the first run saw this", title="Approved")
+    from tui import event_journal
+
+    with open(demo / event_journal.FILE, "a") as fh:
+        fh.write("{not json\n")
+        fh.write('{"ts": "2026-01-02T03:04:05+00:00", "severity": "warning", "title": "Expired", '
+                 '"message": "an old one"}\n')
+    again = make_app(demo, watch=False)
+    async with again.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        messages = [e.message for e in again.events]
+        assert "the first run saw this" in messages and "an old one" in messages
+        await pilot.press("l")
+        await pilot.pause()
+        body = text_of(again.screen.query_one("#event-log").query_one("#event-log-body"))
+        assert "the first run saw this" in body and "01-02" in body and "an old one" in body
+
+
 async def test_recall_at_80x24_one_scrollbar_and_ids_told_apart(demo: Path):
     app = make_app(demo, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:

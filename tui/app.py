@@ -35,6 +35,7 @@ from core.api import ARS
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
+from . import event_journal
 from .idle_gc import IdleCollector
 from .app_engine import LoopActions
 from .app_notices import AppNotices
@@ -114,7 +115,8 @@ class ArsApp(AppNotices, LoopActions, App[None]):
         self.announced: str | None = None  # the row key of the request announced last (n goes there)
         self.term = TerminalNotifier(self)  # bell, desktop notification, window title
         self._agents_seen = False  # the first listing is not news
-        self.events: deque[Event] = deque(maxlen=EVENTS_KEPT)  # the event log (l)
+        self.events: deque[Event] = deque(event_journal.load(ars.state_dir, EVENTS_KEPT),
+                                          maxlen=EVENTS_KEPT)  # the event log (l), earlier runs' too
         self._held: list[dict[str, Any]] = []  # notices held while a decision dialog is open
         self.next_first = False  # n from another view: the Inbox selects its oldest item when it shows
         self.recall_samples: deque[tuple[float, float]] = deque(maxlen=300)  # (monotonic s, recall ms)

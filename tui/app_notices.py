@@ -13,6 +13,7 @@ from typing import Any
 from textual import work
 from textual.notifications import SeverityLevel
 
+from . import event_journal
 from .messages import AgentsChanged, EventLogged
 from .modals import ConfirmModal, InputModal
 from .widgets.event_log import Event
@@ -85,7 +86,9 @@ class AppNotices:
         it cut to one short line, and not while a decision dialog is open (it
         would cover what the person is reading): held until the dialog closes."""
         text = str(message)
-        self.events.append(Event(datetime.now(timezone.utc), severity, title, text))
+        event = Event(datetime.now(timezone.utc), severity, title, text)
+        self.events.append(event)
+        event_journal.append(self.ars.state_dir, event)  # the next run starts with it (tui/event_journal.py)
         for view in self._views:
             view.post_message(EventLogged())
         # one line: the title leads the text (a title line of its own, and a long text wrapped in the

@@ -1,6 +1,6 @@
-"""The event log: every notification and decision of this session, newest
-last, so a notice that vanished from the corner can be read again (``l``
-shows or hides the pane in every view)."""
+"""The event log: every notification and decision, newest last, so a notice
+that vanished from the corner can be read again (``l`` shows or hides the pane
+in every view); it starts with earlier runs' (tui/event_journal.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,10 @@ class Event:
     message: str
 
     def line(self) -> str:
-        clock = "09:00:00" if status.STILL else f"{self.ts.astimezone():%H:%M:%S}"
+        local = self.ts.astimezone()
+        # an earlier run's event (tui/event_journal.py) carries its day
+        clock = "09:00:00" if status.STILL else \
+            f"{local:%H:%M:%S}" if local.date() == datetime.now().astimezone().date() else f"{local:%m-%d %H:%M}"
         var = SEVERITY_VAR.get(self.severity, "$foreground")
         title = f"[b {var}]{escape(self.title)}[/] " if self.title else f"[{var}]·[/] "
         return f"[dim]{clock}[/] {title}{escape(status.one_line(self.message, 400))}"
