@@ -278,5 +278,7 @@ def test_a_store_from_a_newer_ars_is_refused_with_the_fix(tmp_path):
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
-    with pytest.raises(sqlite3.OperationalError, match="newer than this ARS.*ars rebuild"):
+    from core.sqlite_lib import sqlite3 as ars_sqlite  # the SQLite ARS opens its files with (core/sqlite_lib.py)
+
+    with pytest.raises(ars_sqlite.OperationalError, match="newer than this ARS.*ars rebuild"):
         SqliteStore(path)
