@@ -199,8 +199,11 @@ class Memory:
         return self.files
 
     def close(self) -> None:
-        for pool in self._pools.values():
-            pool.shutdown(wait=False, cancel_futures=True)
+        for name, pool in self._pools.items():
+            # the SQLite tiers' threads hold a connection each (thread-local): waiting for them
+            # (their searches stop at the deadline) closes those before close() returns, so the
+            # WAL is gone and the files stay still (a copy of the state made now is whole)
+            pool.shutdown(wait=name in ("sqlite", "dense"), cancel_futures=True)
         if self._sqlite is not None:
             self._sqlite.close()
         if self._vectors is not None:

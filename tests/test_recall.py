@@ -187,3 +187,18 @@ def test_breaker_with_a_probe_probes_in_the_background():
         time.sleep(0.05)
     b.before_call()
     assert b.snapshot().state == "closed"
+
+
+def test_close_closes_every_connection_so_the_files_stay_still(tmp_path):
+    """Recall's SQLite tiers run on pool threads, each with its own connection: close()
+    returns only when those are closed too (the WAL is gone), so a copy of the state
+    directory made right after is whole (a dashboard test copying a freshly seeded
+    template once found its WAL vanishing mid-copy)."""
+    state = tmp_path / "state"
+    m = make_memory(state, embedder="off")
+    ingest(m, [SAMPLE])
+    for q in ("neo4j outage", "第一性原理", "deploy rollback"):
+        m.recall(q, k=5)
+    assert (state / "memory.sqlite-wal").exists()  # connections are open
+    m.close()
+    assert not (state / "memory.sqlite-wal").exists(), sorted(p.name for p in state.iterdir())
