@@ -40,7 +40,12 @@ from .team.scope import OVERFETCH, Scope, keep_in_scope, parse_scope
 ANSWERED = ("ok", "empty")
 FAILED = ("down", "timeout", "error")
 EXPLAIN_DEADLINE = 10.0
-PREPARE_TIMEOUT = 10.0  # a tier's one-time set-up (it opens files, creates a driver: no network)
+# A tier's one-time set-up (it opens files, loads a model, creates a driver: no network), at
+# least this long, and PREPARE_PER_DEADLINE times the tier's own deadline: who gives a tier
+# 10 s to answer gives its set-up longer too (a model load on a machine four times
+# oversubscribed took over 10 s, and the tier then sat out the whole query)
+PREPARE_TIMEOUT = 10.0
+PREPARE_PER_DEADLINE = 4.0
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_TOKENS = 200
 
@@ -472,7 +477,8 @@ class Memory:
                 ready = getattr(tier, "prepare", None)
                 if ready is not None:
                     # on the tier's own pool: the thread that will search has its connection
-                    self._pools[name].submit(ready).result(timeout=PREPARE_TIMEOUT)
+                    budget = max(PREPARE_TIMEOUT, PREPARE_PER_DEADLINE * self.deadlines.get(name, 0.0))
+                    self._pools[name].submit(ready).result(timeout=budget)
             except Exception as exc:  # noqa: BLE001 - a store that cannot open is a status
                 failure = TierReport(tier=name, status="error", error=one_line(exc))
             self._prepared[name] = failure

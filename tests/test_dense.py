@@ -360,7 +360,7 @@ def test_cli_sync_run_embeds_without_neo4j_and_status_shows_the_backlog(tmp_path
     roomy = {"ARS_DENSE_DEADLINE": "10", "ARS_SQLITE_DEADLINE": "10"}
     out = json.loads(_ars("recall", "trekking outdoors with a pet", "--json", state=state, env=roomy).stdout)
     assert [t["tier"] for t in out["tiers"]][:3] == ["neo4j", "sqlite", "dense"]
-    assert out["hits"][0]["episode_id"] == "d:hike"
+    assert out["hits"] and out["hits"][0]["episode_id"] == "d:hike", out["tiers"]
 
 
 def test_bad_embedder_setting_is_one_line(tmp_path):
