@@ -142,6 +142,15 @@ class ARS:
                 report.error = "; ".join(e for e in (report.error, f"embeddings: {emb.error}") if e)
         return report
 
+    def embed_new(self, max_seconds: float = 60.0):
+        """Embed the episodes written since the last run (a loop's own, after it ran), unless
+        embedding is off or another process is at it (then None): what ``ars sync run`` does
+        for embeddings, without waiting for it."""
+        if self.settings.embedder == "off":
+            return None
+        report = self.memory.embeddings.run(max_seconds=max_seconds, wait=False)
+        return None if report.busy else report
+
     def backfill(self, clear: bool = False) -> SyncReport:
         if self.memory.neo4j is None:
             raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Neo4j)")

@@ -148,6 +148,37 @@ async def test_approve_by_keypress_resumes_the_loop_to_its_next_exit(demo: Path)
         assert s.loop_id not in app.screen.cells
 
 
+async def test_a_loop_run_in_the_dashboard_has_its_episodes_embedded(demo: Path):
+    """The loop's own episodes are recallable by meaning without an `ars sync run`: after a
+    run the dashboard starts the embedding consumer (one process at a time: .embed.lock)."""
+    from core.embed import VECTORS_FILE
+    from core.sqlite_lib import sqlite3
+
+    def vectors_of(loop_id: str) -> int:
+        path = demo / VECTORS_FILE
+        if not path.exists():
+            return 0
+        conn = sqlite3.connect(path)
+        try:
+            return conn.execute("SELECT count(*) FROM vectors WHERE episode_id LIKE ?",
+                                (f"loop:{loop_id}:%",)).fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+        finally:
+            conn.close()
+
+    app = make_app(demo)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        s = await _inbox_select(pilot, app, "hotfix-1.4.2-staging")
+        assert vectors_of(s.loop_id) == 0  # the seeding ran no embedding
+        await pilot.press("a")
+        await _confirm_shown(pilot, app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.store.states[s.loop_id].status == "done", what="the loop to finish")
+        await wait_for(pilot, lambda: vectors_of(s.loop_id) > 0, timeout=60, what="the loop's episodes embedded")
+
+
 async def test_no_at_the_confirmation_writes_nothing(demo: Path):
     app = make_app(demo, watch=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -47,6 +47,15 @@ class LoopActions:
             return None
         finally:
             self._mine(loop_id, False)
+            self.embed_new()  # the loop's own episodes: recallable by meaning too, without `ars sync run`
+
+    @work(thread=True, group="embed", exclusive=False)
+    def embed_new(self) -> None:
+        """Embed what the ledger gained (a worker of its own: a loop's next run does not wait on it)."""
+        try:
+            self.ars.embed_new()
+        except Exception as exc:  # noqa: BLE001 - the loop ran; its vectors come with the next sync
+            self._say(f"embedding the new episodes failed: {exc}", "warning", "Embedding")
 
     @work(thread=True, group="engine")
     def decide(self, loop_id: str, kind: str, request_id: str, note: str = "",

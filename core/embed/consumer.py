@@ -29,7 +29,10 @@ only.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Iterator
 
@@ -61,6 +64,23 @@ class EmbedReport(BaseModel):
     ok: bool = True
     error: str = ""
     seconds: float = 0.0
+    busy: bool = False  # another process held the embedding lock (run(wait=False))
+
+
+@contextmanager
+def _embed_lock(state_dir, wait: bool) -> Iterator[bool]:
+    """``state/.embed.lock``: two consumers (``ars sync run`` and a dashboard) never embed the
+    same events at once. An ``flock``: a killed process never leaves it held."""
+    fd = os.open(os.path.join(os.fspath(state_dir), ".embed.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _now() -> str:
@@ -90,9 +110,17 @@ class EmbedSync:
         if end != offset:
             yield end, last_id, n, latest
 
-    def run(self, max_seconds: float = 3600.0, on_batch=None) -> EmbedReport:
+    def run(self, max_seconds: float = 3600.0, on_batch=None, wait: bool = True) -> EmbedReport:
         """Embed what the ledger holds after the cursor, then copy the new
-        vectors to Neo4j. ``on_batch(report)`` is called after each commit."""
+        vectors to Neo4j. ``on_batch(report)`` is called after each commit.
+        One process at a time (``.embed.lock``): ``wait=False`` returns at once,
+        ``busy`` set, when another one is at it (the dashboard after a loop ran)."""
+        with _embed_lock(self.memory.state_dir, wait) as got:
+            if not got:
+                return EmbedReport(busy=True)
+            return self._run(max_seconds, on_batch)
+
+    def _run(self, max_seconds: float, on_batch) -> EmbedReport:
         t0 = time.monotonic()
         report = EmbedReport()
         embedder = embedder_for(self.memory.settings)
