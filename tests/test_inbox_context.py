@@ -87,3 +87,28 @@ def test_the_confidence_cue_tells_a_weak_best_hit_from_a_strong_one(demo: Path):
     assert (c.level, c.matched, c.of, c.cosine) == ("weak", 0, 1, 0.175)
     assert c.text() == "0/1 terms · cos 0.17 · weak" or c.text() == "0/1 terms · cos 0.18 · weak"
     assert "weak matches only" in weak_result(weak) and "best cosine 0.1" in weak_result(weak)
+
+
+def test_a_hermes_request_shows_the_sessions_last_messages_from_state_db(tmp_path: Path):
+    """A Hermes hook names its state.db and session: the pane shows the session's last
+    messages (tool calls and results, no system prompt, no rewound rows), read-only."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "agent_stores"))
+    from hermes_store import conformance_store
+
+    db = tmp_path / ".hermes" / "state.db"
+    conformance_store(db)
+    before = sorted(p.name for p in db.parent.iterdir())
+    lines = request_context({"hermes_db": str(db), "session_id": "20260909_100000_abc123"}, turns=4)
+    assert lines[-2:] == ["user: Now reload nginx on edge-2 only", "assistant: Reloaded edge-2."], lines
+    assert not any("SYSTEM-PROMPT" in x or "REWOUND" in x for x in lines)
+    every = request_context({"hermes_db": str(db), "session_id": "20260909_100000_abc123"}, turns=50)
+    assert any("tool terminal" in x and "nginx -t" in x for x in every), every
+    assert any(x.startswith("result of terminal: syntax is ok") for x in every), every
+    assert sorted(p.name for p in db.parent.iterdir()) == before  # read-only: no -wal/-shm made
+    assert request_context({"hermes_db": str(db), "session_id": "nope"}) == [f"no session nope in {db}"]
+    fifo = tmp_path / "state.db.fifo"
+    os.mkfifo(fifo)
+    assert "not read" in request_context({"hermes_db": str(fifo), "session_id": "x"})[0]
+    assert "cannot be read" in request_context({"hermes_db": str(tmp_path / "x" / "state.db"), "session_id": "x"})[0]

@@ -1,6 +1,7 @@
 """What an agent did before it asked: the last turns of its transcript (Claude
-Code's ``transcript_path`` JSONL, named in the request's meta by the hook), or
-a loop's last steps, one line each, for a person deciding the request.
+Code's ``transcript_path`` JSONL, or Hermes' session in its ``state.db``, named
+in the request's meta by the hook), or a loop's last steps, one line each, for
+a person deciding the request.
 
 The path comes from the agent (its hook input), so it is read carefully: only
 a regular ``.jsonl`` file (a FIFO or device would block or never end), only its
@@ -139,8 +140,55 @@ def loop_steps(state: "LoopState", steps: int = TURNS) -> list[str]:
 
 
 def request_context(meta: dict[str, Any], turns: int = TURNS) -> list[str]:
-    """The last turns of the transcript a request names (``transcript_path``), or []."""
-    path = meta.get("transcript_path") if isinstance(meta, dict) else None
-    if not isinstance(path, str) or not path:
+    """The last turns of the transcript a request names: Claude Code's ``transcript_path``,
+    or Hermes' session in its ``state.db`` (``hermes_db`` and ``session_id``); else []."""
+    if not isinstance(meta, dict):
         return []
-    return transcript_tail(path, turns)
+    path = meta.get("transcript_path")
+    if isinstance(path, str) and path:
+        return transcript_tail(path, turns)
+    db, session = meta.get("hermes_db"), meta.get("session_id")
+    if isinstance(db, str) and db and isinstance(session, str) and session:
+        return hermes_tail(db, session, turns)
+    return []
+
+
+def hermes_tail(db: str | os.PathLike, session: str, turns: int = TURNS) -> list[str]:
+    """The last ``turns`` messages of a Hermes session, one redacted line each, read from its
+    ``state.db`` read-only as ingest reads it (core/ingest/stores/hermes_db.py); only a
+    regular file named ``state.db``; what cannot be read is one line saying why."""
+    from ..govern.redact import redact_text
+    from ..ingest.stores.hermes_db import decode_content, read_sessions
+
+    p = Path(db)
+    try:
+        ok = p.name == "state.db" and stat.S_ISREG(os.lstat(p).st_mode)
+    except OSError as exc:
+        return [f"Hermes store {p} cannot be read ({exc.strerror or exc})"]
+    if not ok:
+        return [f"Hermes store {p} not read: only a regular state.db is read"]
+    try:
+        found = read_sessions(p, [session])
+    except Exception as exc:  # noqa: BLE001 - a damaged or busy store is one line, never an error
+        return [f"Hermes store {p} cannot be read ({_one_line(exc, 120)})"]
+    if not found:
+        return [f"no session {session} in {p}"]
+    out: list[str] = []
+    for m in found[0][1]:
+        role = m.get("role")
+        if role not in ("user", "assistant", "tool"):
+            continue  # the system prompt is not what the agent did
+        text = _content_text(decode_content(m.get("content"))) if m.get("content") is not None else ""
+        calls = m.get("tool_calls")
+        try:
+            calls = json.loads(calls) if isinstance(calls, str) else calls
+        except ValueError:
+            calls = None
+        for c in calls if isinstance(calls, list) else []:
+            fn = c.get("function") if isinstance(c, dict) else None
+            if isinstance(fn, dict):
+                text += f" tool {fn.get('name', '?')}: {str(fn.get('arguments', ''))[:LINE_CHARS]}"
+        if text.strip():
+            label = f"result of {m.get('tool_name')}" if role == "tool" and m.get("tool_name") else role
+            out.append(_one_line(redact_text(f"{label}: {text.strip()}")))
+    return out[-turns:] if turns > 0 else []

@@ -235,7 +235,9 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
                 call_id=str(extra.get("tool_call_id") or ""), tool_name="Bash" if plain else tool_name,
                 tool_input=tool_input,
                 meta={"cwd": cwd, "hermes_tool": tool_name, "task_id": extra.get("task_id"),
-                      "turn_id": extra.get("turn_id")})
+                      "turn_id": extra.get("turn_id"), "session_id": str(event.get("session_id") or ""),
+                      # where the supervisor's context comes from (core/inbox/context.py: hermes_tail)
+                      "hermes_db": os.path.join(hermes_home(), "state.db")})
     outcome = hold(call, matches, gate, state, args.pin, wait=max(1.0, args.timeout - MARGIN), say=_say)
     if outcome.verdict == "allow":
         _say(outcome.reason)
