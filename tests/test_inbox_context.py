@@ -112,3 +112,23 @@ def test_a_hermes_request_shows_the_sessions_last_messages_from_state_db(tmp_pat
     os.mkfifo(fifo)
     assert "not read" in request_context({"hermes_db": str(fifo), "session_id": "x"})[0]
     assert "cannot be read" in request_context({"hermes_db": str(tmp_path / "x" / "state.db"), "session_id": "x"})[0]
+
+
+def test_an_openclaw_request_shows_the_sessions_last_turns_from_its_agent_database(tmp_path: Path):
+    """The OpenClaw hook names the agent database and the session (the key hooks see, which
+    session_nodes maps to the transcript's id when OpenClaw keeps one): the last turns, as
+    ingest words them, plain and zstd events alike."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "agent_stores"))
+    from openclaw_store import OpenClawStore, assistant, header, user
+
+    store = OpenClawStore(tmp_path / ".openclaw").create()
+    store.add_events("sess-a", [header("sess-a"), user("k1", None, "Where does the VPN config live?", 1),
+                                assistant("k2", "k1", "In vault path secret/vpn.", 2)])
+    db = store.db
+    lines = request_context({"openclaw_db": str(db), "session_id": "sess-a"})
+    assert any("Where does the VPN config live?" in x for x in lines), lines
+    assert any("In vault path secret/vpn." in x for x in lines), lines
+    assert request_context({"openclaw_db": str(db), "session_id": "nope"})[0].startswith("no messages of session nope")
+    assert "not read" in request_context({"openclaw_db": str(tmp_path / "x.sqlite"), "session_id": "sess-a"})[0]

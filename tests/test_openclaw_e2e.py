@@ -154,6 +154,11 @@ def test_held_rm_waits_agent_approval_does_nothing_supervisor_approval_runs_it(s
         assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
         # the plugin's before_prompt_build gave the session ARS's startup context (SessionStart's counterpart)
         assert "ARS memory for this session" in s.stub.first_prompt, s.stub.first_prompt[-3000:]
+        # what the supervisor reads before deciding: the session's last turns, from OpenClaw's own store
+        from core.inbox.context import request_context
+
+        context = request_context(held["meta"], turns=10)
+        assert any("Remove the victim directory" in line for line in context), (context, held["meta"])
 
         # the agent (same user, no terminal, no passphrase) cannot approve it
         agent = ars("inbox", "approve", held["id"], "--state", str(s.state))

@@ -147,10 +147,50 @@ def request_context(meta: dict[str, Any], turns: int = TURNS) -> list[str]:
     path = meta.get("transcript_path")
     if isinstance(path, str) and path:
         return transcript_tail(path, turns)
-    db, session = meta.get("hermes_db"), meta.get("session_id")
-    if isinstance(db, str) and db and isinstance(session, str) and session:
-        return hermes_tail(db, session, turns)
+    session = meta.get("session_id")
+    if not isinstance(session, str) or not session:
+        return []
+    for key, tail in (("hermes_db", hermes_tail), ("openclaw_db", openclaw_tail)):
+        db = meta.get(key)
+        if isinstance(db, str) and db:
+            return tail(db, session, turns)
     return []
+
+
+def _store_problem(p: Path, name: str, what: str) -> str | None:
+    """Why the agent store ``p`` named by a request is not read, or None: only a regular file
+    of its own name (the path comes from the agent's hook input)."""
+    try:
+        ok = p.name == name and stat.S_ISREG(os.lstat(p).st_mode)
+    except OSError as exc:
+        return f"{what} {p} cannot be read ({exc.strerror or exc})"
+    return None if ok else f"{what} {p} not read: only a regular {name} is read"
+
+
+def openclaw_tail(db: str | os.PathLike, session: str, turns: int = TURNS) -> list[str]:
+    """The last ``turns`` lines of an OpenClaw session, from its agent database read-only
+    (core/ingest/stores/openclaw_db.py), as ingest words them; redacted."""
+    from ..govern.redact import redact_text
+    from ..ingest.formats.openclaw import _message
+    from ..ingest.stores.openclaw_db import session_events
+
+    p = Path(db)
+    problem = _store_problem(p, "openclaw-agent.sqlite", "OpenClaw store")
+    if problem:
+        return [problem]
+    try:
+        events = session_events(p, session)
+    except Exception as exc:  # noqa: BLE001 - a damaged or busy store is one line, never an error
+        return [f"OpenClaw store {p} cannot be read ({_one_line(exc, 120)})"]
+    out: list[str] = []
+    for e in events:
+        if isinstance(e, dict) and e.get("type") == "message" and isinstance(e.get("message"), dict):
+            m = _message(e["message"], 0, None)
+            if m is not None:
+                out.extend(_one_line(redact_text(line)) for line in m.text.splitlines() if line.strip())
+    if not out:
+        return [f"no messages of session {session} in {p}"]
+    return out[-turns:] if turns > 0 else []
 
 
 def hermes_tail(db: str | os.PathLike, session: str, turns: int = TURNS) -> list[str]:
@@ -161,12 +201,9 @@ def hermes_tail(db: str | os.PathLike, session: str, turns: int = TURNS) -> list
     from ..ingest.stores.hermes_db import decode_content, read_sessions
 
     p = Path(db)
-    try:
-        ok = p.name == "state.db" and stat.S_ISREG(os.lstat(p).st_mode)
-    except OSError as exc:
-        return [f"Hermes store {p} cannot be read ({exc.strerror or exc})"]
-    if not ok:
-        return [f"Hermes store {p} not read: only a regular state.db is read"]
+    problem = _store_problem(p, "state.db", "Hermes store")
+    if problem:
+        return [problem]
     try:
         found = read_sessions(p, [session])
     except Exception as exc:  # noqa: BLE001 - a damaged or busy store is one line, never an error

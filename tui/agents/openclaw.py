@@ -158,6 +158,16 @@ def serve(state: str, pin: str | None, stream) -> int:
     return 0
 
 
+def _store_of(event: dict) -> dict:
+    """Where the supervisor's context is read (core/inbox/context.py: openclaw_tail): the
+    agent's database under OpenClaw's state directory, and the session's id in it."""
+    sid, agent = event.get("session_id") or event.get("session"), event.get("agent_id") or "main"
+    if not isinstance(sid, str) or not sid or not isinstance(agent, str) or "/" in agent or agent in (".", ".."):
+        return {}
+    home = os.environ.get("OPENCLAW_STATE_DIR") or os.path.join(os.path.expanduser("~"), ".openclaw")
+    return {"session_id": sid, "openclaw_db": os.path.join(home, "agents", agent, "agent", "openclaw-agent.sqlite")}
+
+
 def before_tool_call(event: dict, state: str, pin: str | None) -> int:
     gate, matches, bound_name, bound_input = check(event, state, pin)
     if not matches:
@@ -167,7 +177,7 @@ def before_tool_call(event: dict, state: str, pin: str | None) -> int:
     call = held_call.Call(agent=AGENT, label=LABEL, session=str(event.get("session") or "unknown"),
                           call_id=str(event.get("call_id") or ""), tool_name=bound_name, tool_input=bound_input,
                           meta={"openclaw_tool": tool, "cwd": event.get("cwd"), "agent_id": event.get("agent_id"),
-                                "run_id": event.get("run_id")})
+                                "run_id": event.get("run_id"), **_store_of(event)})
     # the plugin's budget for this call (its handler timeout less a margin): the wait never outlasts it,
     # or a late approval would show in the inbox for a call OpenClaw already blocked
     wait = event.get("wait")

@@ -159,6 +159,21 @@ def _read_events(conn: sqlite3.Connection, sids: list[str]) -> dict[str, list[An
     return out
 
 
+def session_events(db: Path, session: str) -> list[Any]:
+    """One session's live events from the agent database, decoded, in ``seq`` order (read-only).
+    ``session``: its id, or its key (``agent:main:main``: hooks see the key), which
+    ``session_nodes`` maps to the key's current session."""
+    def read(conn: sqlite3.Connection) -> list[Any]:
+        if not has_table(conn, "transcript_events"):
+            return []
+        sid = session
+        if has_table(conn, "session_nodes"):
+            row = conn.execute("SELECT current_session_id FROM session_nodes WHERE session_key = ?", (session,)).fetchone()
+            sid = row[0] if row and row[0] else session
+        return _read_events(conn, [sid])[sid]
+    return read_store(db, read)
+
+
 def preload(agent: OpenClawAgent, sessions: list[SessionCopies]) -> dict[str, list[Any]]:
     """The live events of several sessions in one read (one connection, one snapshot), by copy unit."""
     sids = [s.session_id for s in sessions if any(c.unit == f"db:{s.session_id}" for c in s.copies)]

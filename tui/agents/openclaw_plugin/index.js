@@ -184,6 +184,7 @@ const plugin = {
       const held = {
         event: "before_tool_call", ...request, session, call_id: event.toolCallId ?? ctx?.toolCallId ?? "",
         agent_id: ctx?.agentId, run_id: event.runId ?? ctx?.runId, wait: s.wait,
+        session_id: ctx?.sessionId,  // where the supervisor's context is read from (the agent's store)
       };
       const mirror = s.mirror === "always" || (s.mirror === "auto" && hasApprovalRoute(ctx));
       if (mirror) return mirrorHeld({ argv: s.base, held, ctx, wait: s.wait, budgetMs, log, api });
