@@ -468,3 +468,14 @@ def test_an_agent_that_edits_what_the_request_shows_voids_the_approval(supervise
     decision, reason, err = _answer(proc)
     assert decision == "ask" and "showed other text" in err, (reason, err)
     assert (project / "victim").is_dir()
+
+
+def test_every_wrong_passphrase_is_said_as_one(tmp_path):
+    """A wrong passphrase usually fails the key's padding check, but about one time in 256 the
+    garbage passes it and fails the parse: that is a wrong passphrase too, never "not a
+    supervisor key" (a CI run met it)."""
+    state = tmp_path / "state"
+    signing.init(state, b"the right one")
+    for i in range(400):
+        with pytest.raises(signing.BadPassphrase):
+            signing.unlock(state, f"wrong {i}".encode())

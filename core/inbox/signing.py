@@ -186,7 +186,10 @@ def unlock(state_dir: str | os.PathLike, passphrase: bytes) -> Signer:
         key = serialization.load_pem_private_key(pem, password=passphrase)
     except (ValueError, TypeError) as exc:
         text = str(exc).lower()
-        if "password" in text or "decrypt" in text or "bad decrypt" in text:
+        # a wrong passphrase usually fails the padding check ("bad decrypt"), but about one time in
+        # 256 the garbage it decrypts to passes it and fails the parse instead: an encrypted key
+        # that does not open is a wrong passphrase either way
+        if "password" in text or "decrypt" in text or b"-----BEGIN ENCRYPTED PRIVATE KEY-----" in pem:
             raise BadPassphrase("wrong supervisor passphrase: nothing was decided") from None
         raise SigningError(f"{path} is not a supervisor key ({' '.join(str(exc).split())[:120]}): "
                            "run `ars supervisor init --rotate`, or restore it from a backup") from None
