@@ -933,14 +933,14 @@ def p_big_query(ctx):
     note = ""
     if r.spawn_error:
         # Linux refuses one argv string over MAX_ARG_STRLEN (128 KiB): 1 MB cannot be an argument of
-        # any exec'd process. Run the same ars entry point (tui.cli:main) in a fresh process, with
+        # any exec'd process. Run the same ars entry point (tui.cli.main:main) in a fresh process, with
         # the query put into sys.argv from a file instead of by execve.
         qf = state.parent / "query.txt"
         qf.write_text(q, encoding="utf-8")
-        code = ("import sys; from tui.cli import main; q = open(sys.argv[1], encoding='utf-8').read(); "
+        code = ("import sys; from tui.cli.main import main; q = open(sys.argv[1], encoding='utf-8').read(); "
                 "sys.argv = ['ars', 'recall', q, '--state', sys.argv[2], '--json']; sys.exit(main())")
         r = run([str(PY), "-c", code, str(qf), str(state)])
-        note = "argv E2BIG; via tui.cli:main in a fresh process; "
+        note = "argv E2BIG; via tui.cli.main:main in a fresh process; "
     d = r.json()
     tiers = {t["tier"]: t["status"] for t in d.get("tiers", [])} if isinstance(d, dict) else {}
     ok = not r.hung and r.code == 0 and tiers.get("sqlite") == "ok" and r.wall < 5

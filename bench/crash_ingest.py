@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from core.config import Settings  # noqa: E402
-from core.ledger import Ledger  # noqa: E402
-from core.recall import Memory  # noqa: E402
+from core.ledger.ledger import Ledger  # noqa: E402
+from core.memory.memory import Memory  # noqa: E402
 
 
 def write_corpus(path: Path, n: int, seed: int) -> None:
@@ -64,7 +64,7 @@ def child(state: str, corpus: str, batch: int, neo4j_uri: str | None) -> None:
 
 
 def ars(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "tui.cli.main", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -136,7 +136,7 @@ def main() -> None:
 
             server = Neo4jServer()
             uri = server.start()
-        from core.tiers.neo4j_tier import Neo4jStore
+        from core.memory.tiers.neo4j_tier import Neo4jStore
 
         store = Neo4jStore(uri)
     results = []

@@ -63,12 +63,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 import numpy as np  # noqa: E402
 
 from core.config import Settings  # noqa: E402
-from core.embed.base import embedder_for, embed_text  # noqa: E402
-from core.embed.store import VectorRow, VectorStore, text_key  # noqa: E402
+from core.memory.embed.base import embedder_for, embed_text  # noqa: E402
+from core.memory.embed.store import VectorRow, VectorStore, text_key  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
-from core import scoring  # noqa: E402
-from core.recall import Memory  # noqa: E402
-from core.scoring import FUSION_DEPTH  # noqa: E402
+from core.memory import scoring  # noqa: E402
+from core.memory.memory import Memory  # noqa: E402
+from core.memory.scoring import FUSION_DEPTH  # noqa: E402
 from synthetic import make_queries, write_corpus  # noqa: E402
 
 TARGET_FUSED_P95 = 60.0
@@ -182,14 +182,14 @@ def fill_vectors(mem: Memory, sample_vecs: np.ndarray, model: str, seed: int, no
 
 def set_embed_cursor_to_end(mem: Memory, model: str) -> None:
     """The filled vectors stand for the consumer's work: its cursor at the ledger's end."""
-    from core.embed.store import Cursor
+    from core.memory.embed.store import Cursor
 
     mem.vectors.save_cursor(Cursor("embed", mem.ledger.size(), "", model))
 
 
 # -- 5. recall latency -------------------------------------------------------------------------
 def latency(mem: Memory, queries: list[str], systems: list[tuple], warmup: int) -> list:
-    """(label, tiers[, fusion depth]) per system: a depth sets ``core.scoring.FUSION_DEPTH``
+    """(label, tiers[, fusion depth]) per system: a depth sets ``core.memory.scoring.FUSION_DEPTH``
     for that system's queries (1: each tier asked for k hits, as before the depth)."""
     out = []
     default_depth = scoring.FUSION_DEPTH
@@ -235,8 +235,8 @@ def latency(mem: Memory, queries: list[str], systems: list[tuple], warmup: int) 
 
 # -- 6. vector search alone --------------------------------------------------------------------
 def vector_search_rows(mem: Memory, queries: list[str], base: Path, with_sqlite_vec: bool) -> list:
-    from core.embed.index import VectorIndex
-    from core.embed.query import query_vector
+    from core.memory.embed.index import VectorIndex
+    from core.memory.embed.query import query_vector
 
     emb = embedder_for(mem.settings)
     model = emb.model_id
@@ -260,7 +260,7 @@ def vector_search_rows(mem: Memory, queries: list[str], base: Path, with_sqlite_
     index = VectorIndex(VectorStore(mem.state_dir), model)
     index.refresh()
     t_load = time.perf_counter() - t0
-    from core.embed.index import EXACT_MAX, RESCORE
+    from core.memory.embed.index import EXACT_MAX, RESCORE
 
     t_s, t_x, agree = [], [], 0
     for qv in qvs:
@@ -280,7 +280,7 @@ def vector_search_rows(mem: Memory, queries: list[str], base: Path, with_sqlite_
     if with_sqlite_vec:
         rows.extend(sqlite_vec_rows(index, qvs, base))
     if mem.neo4j is not None:
-        from core.embed import neo4j_vectors
+        from core.memory.embed import neo4j_vectors
 
         t_n = []
         for qv in qvs[:5]:
@@ -372,7 +372,7 @@ def run(args) -> None:
         finally:
             proc.terminate()
             proc.wait(10)
-        from core.embed.e5_embedder import cpu_problem
+        from core.memory.embed.e5_embedder import cpu_problem
 
         if not cpu_problem() and args.e5_sample:
             e5_sample = sample_corpus(corpus, args.e5_sample, base / "sample-e5.jsonl")

@@ -5,7 +5,7 @@
 MADial-zh dev (../shared/data/madial-zh, conventions of ../shared/data/README.md):
 each query is the dialogue before its test turn; candidates are the user's
 memories. Dense retrieval alone, per embedder: R@1/3/5/10 for a window of the
-last N lines (N = 1..6, and all lines), and for core/embed/query.py's choice,
+last N lines (N = 1..6, and all lines), and for core/memory/embed/query.py's choice,
 the mean of the vectors of the last 1..W lines (W = 2..6). A sharp peak at one
 N is a fit to this data; the mean should hold near the best window without
 choosing it. Paired-bootstrap 95 % CI of R@5 for mean-of-windows(W=4) minus the
@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from core.embed.base import normalised  # noqa: E402
-from core.embed.query import dialogue_windows  # noqa: E402
+from core.memory.embed.base import normalised  # noqa: E402
+from core.memory.embed.query import dialogue_windows  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "madial-zh"
 KS = (1, 3, 5, 10)
@@ -48,11 +48,11 @@ def load(mem_path: Path, dia_path: Path):
 
 def make(name: str):
     if name == "usem3":
-        from core.embed.usem3_embedder import Usem3Embedder
+        from core.memory.embed.usem3_embedder import Usem3Embedder
 
         e = Usem3Embedder()
     else:
-        from core.embed.e5_embedder import E5Embedder
+        from core.memory.embed.e5_embedder import E5Embedder
 
         e = E5Embedder()
     e.load()

@@ -99,7 +99,7 @@ def inproc_rows(state: Path, ep_id: str) -> list[tuple[str, str, str, str]]:
         secs = time.perf_counter() - t
     finally:
         ars.close()
-    from core.sqlite_lib import VERSION
+    from core.infra.sqlite_lib import VERSION
 
     merge = getattr(ars.memory.sqlite, "forget_merge_seconds", None)
     how = (f"SQLite {VERSION}: no safe FTS5 secure-delete, so the old postings go only with a merge"
@@ -115,8 +115,8 @@ def _first(stdout: str) -> str:
 def propagation(base: Path, n: int, uri: str) -> list[tuple[str, str, str, str]]:
     from core.govern import forget as F
     from core.ingest.pipeline import ingest
-    from core.recall import Memory
-    from core.team.pull import pull
+    from core.memory.memory import Memory
+    from core.consumers.team_pull import pull
 
     corpus = base / "team.jsonl"
     write_corpus(corpus, n, seed=11)

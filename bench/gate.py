@@ -114,7 +114,7 @@ def hook_table(world: dict, runs: int) -> float:
     state.mkdir(exist_ok=True)
     script = Path(sys.executable).parent / "ars"
     cmd = [str(script), "hook", "claude-code", "--state", str(state)] if script.exists() else \
-        [sys.executable, "-m", "tui.cli", "hook", "claude-code", "--state", str(state)]
+        [sys.executable, "-m", "tui.cli.main", "hook", "claude-code", "--state", str(state)]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("ARS_")}
     env["CLAUDE_PROJECT_DIR"] = world["project"]
     env["ARS_RECALL_DAEMON"] = "off"

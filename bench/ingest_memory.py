@@ -96,7 +96,7 @@ def write_transcript(path: Path, fmt: str, mb: float, seed: int = 7) -> int:
 def peak_rss_of_ingest(path: Path, state: Path) -> tuple[float, float, int]:
     """(peak RSS in MB, seconds, exit code) of one `ars ingest` child process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "ingest", str(path), "--state", str(state), "--json"], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli.main", "ingest", str(path), "--state", str(state), "--json"], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert proc.stderr is not None
     stderr = proc.stderr.read().decode("utf-8", "replace")

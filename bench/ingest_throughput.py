@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from core.config import Settings  # noqa: E402
 from core.ingest.parsers import PARSERS  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
-from core.recall import Memory  # noqa: E402
+from core.memory.memory import Memory  # noqa: E402
 
 TRANSCRIPTS = ROOT.parent / "shared" / "data" / "transcripts" / "claude-code"
 
@@ -153,7 +153,7 @@ def main() -> None:
             corpus = base / "synthetic.jsonl"
             n_msgs = synthetic_messages(corpus, args.messages)
             mb = corpus.stat().st_size / 1e6
-            from core.tiers.neo4j_tier import Neo4jStore
+            from core.memory.tiers.neo4j_tier import Neo4jStore
 
             store = Neo4jStore(uri)
             runs = [measured_run(store, uri, base / f"s1-{i}", [corpus], "jsonl") for i in range(args.repeats)]

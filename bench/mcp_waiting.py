@@ -76,7 +76,7 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 def ars(*args: str, state: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state)], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "tui.cli.main", *args, "--state", str(state)], cwd=ROOT,
                        env=child_env(), capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"ars {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
@@ -122,7 +122,7 @@ class Transport:
 
     def __init__(self, name: str, state: Path, tmp: Path, pin: str):
         self.name, self.state, self.tmp = name, state, tmp
-        self.args = ["-m", "tui.cli", "mcp", "--state", str(state), "--supervisor", pin]
+        self.args = ["-m", "tui.cli.main", "mcp", "--state", str(state), "--supervisor", pin]
         self.proc: subprocess.Popen | None = None
         self.url = ""
 

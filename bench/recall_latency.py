@@ -46,9 +46,9 @@ from core.config import Settings  # noqa: E402
 from core.ingest.parsers import parse_episodes  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
 from core.models import Episode  # noqa: E402
-from core.recall import Memory, prepare_query  # noqa: E402
-from core.sources import SourceRegistry  # noqa: E402
-from core.text import tokenize  # noqa: E402
+from core.memory.memory import Memory, prepare_query  # noqa: E402
+from core.memory.sources import SourceRegistry  # noqa: E402
+from core.memory.text import tokenize  # noqa: E402
 from synthetic import make_queries, write_corpus  # noqa: E402
 
 K = 10
@@ -357,7 +357,7 @@ def load_corpus(memory: Memory, corpus: Path, n: int, mode: str, batch: int) -> 
         t_neo = time.perf_counter() - t0
         if not srep.ok or srep.pending:
             progress(f"sync incomplete: {srep}")
-        from core.tiers.neo4j_tier import WRITE_BATCH
+        from core.memory.tiers.neo4j_tier import WRITE_BATCH
 
         rows.append(["Neo4j: sync worker `memory.sync.run()` (reads the ledger from its cursor, one write"
                      f" transaction and cursor save per {WRITE_BATCH:,} episodes, the next batch built while"
@@ -677,7 +677,7 @@ def reset_shared_breaker(state: Path) -> bool:
     """Remove the Neo4j breaker the processes of a state directory share (if this core has
     one), so a row does not start with the verdict the previous condition left."""
     try:
-        from core.shared_breaker import FILE
+        from core.infra.shared_breaker import FILE
     except ImportError:
         return False
     path = state / FILE
@@ -736,8 +736,8 @@ def fresh_series(out: Out, args, state: Path, queries: list[str], server=None) -
 
     la0 = loadavg()
     series("baseline: `python -c 'import sys'`", None, cmd=[py, "-c", "import sys"])
-    series("baseline: `python -c 'import tui.cli'` (the CLI's imports, no recall)", None,
-           cmd=[py, "-c", "import tui.cli"])
+    series("baseline: `python -c 'import tui.cli.main'` (the CLI's imports, no recall)", None,
+           cmd=[py, "-c", "import tui.cli.main"])
     series("Neo4j not configured", None)
     if server is not None and server.uri:
         if not server.running:

@@ -23,7 +23,7 @@ fusion without that tier); ``fused-rrf60`` / ``fused-rrf10`` / ``fused-score`` /
 default fusion with one tier's weight changed, e.g. ``fused-wdense0.5``); ``fused-atk`` (each R@k
 from its own ``recall(k=k)`` call, as a caller asking for k gets it: the other systems take every
 R@k from one call at the largest k) and ``fused-atk-depthN`` (the same with
-``core.scoring.FUSION_DEPTH`` = N; 1 asks each tier for k hits only). A ``-noctx`` suffix
+``core.memory.scoring.FUSION_DEPTH`` = N; 1 asks each tier for k hits only). A ``-noctx`` suffix
 runs the system on a second state ingested without session context (the
 baseline of the context change, same run). ``--pairs a:b`` prints the paired
 bootstrap 95 % CI of a - b (R@10 LoCoMo, R@5 MADial) and in how many LoCoMo
@@ -50,11 +50,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from rank_bm25 import BM25Okapi  # noqa: E402
 
-from core import context as ctx  # noqa: E402
-from core import scoring  # noqa: E402
+from core.memory import context as ctx  # noqa: E402
+from core.memory import scoring  # noqa: E402
 from core.config import Settings  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
-from core.recall import Memory  # noqa: E402
+from core.memory.memory import Memory  # noqa: E402
 
 SYSTEMS = ["bm25", "neo4j", "sqlite", "files", "dense", "fused", "fused-nodense", "fused3", "sqlite-noctx",
            "fused-noctx"]
@@ -421,7 +421,7 @@ def main() -> None:
             server = Neo4jServer()
             uri = server.start()
         settings_kw["neo4j_uri"] = uri
-        from core.tiers.neo4j_tier import Neo4jStore
+        from core.memory.tiers.neo4j_tier import Neo4jStore
 
         store = Neo4jStore(uri)
     saved: dict = {}

@@ -134,7 +134,7 @@ def messages(path: Path, n: int, secrets: list[dict]) -> int:
 def throughput(n: int, repeats: int, secrets: list[dict]) -> None:
     import core.ingest.pipeline as pipeline
     from core.config import Settings
-    from core.recall import Memory
+    from core.memory.memory import Memory
 
     real = pipeline.redact_episodes
     with tempfile.TemporaryDirectory(prefix="ars-redact-bench-") as tmp:

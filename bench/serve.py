@@ -67,7 +67,7 @@ def seed(state: Path, n: int) -> list[str]:
 def start(state: Path) -> tuple[subprocess.Popen, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
     env["ARS_RECALL_DAEMON"] = "off"
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", "--state", str(state), "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli.main", "serve", "--state", str(state), "--port", "0"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     m = URL_LINE.search(proc.stdout.readline())
     if m is None:

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from core.config import Settings  # noqa: E402
-from core.recall import Memory  # noqa: E402
+from core.memory.memory import Memory  # noqa: E402
 
 BATCH = 500  # episodes per ingest batch (one ledger fsync each)
 
@@ -293,7 +293,7 @@ def recall_p95(state: Path, uri: str, ns: str, host: str, queries: list[str]) ->
 
 def backfill_pull(state: Path, uri: str) -> dict:
     """A host added to the team: its first pull reads the whole namespace."""
-    from core.team.pull import pull
+    from core.consumers.team_pull import pull
 
     mem = Memory(settings(state, uri, "team", "team-new"))
     try:
@@ -373,7 +373,7 @@ def main() -> None:
 
         server = Neo4jServer()
         uri = server.start()
-    from core.tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j_tier import Neo4jStore
 
     admin = Neo4jStore(uri)
     results: dict = {"machine": f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start"}

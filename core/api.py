@@ -9,21 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .config import Settings, load_settings
-from .fsutil import private_dir, tighten_tree
-from .models import Explanation, RecallResult, TierReport
-from .recall import BadQuery, Memory
+from core.config import Settings, load_settings
+from core.infra.fsutil import private_dir, tighten_tree
+from core.models import Explanation, RecallResult, TierReport
+from core.memory.memory import BadQuery, Memory
 
 from typing import TYPE_CHECKING  # -- loops: type names only
 
 if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loop, ingestion nor the sync
-    from .ingest.pipeline import FileSummary, IngestReport
-    from .sync import SyncReport
-    from .loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
-    from .loop.rehydrate import RehydrateReport
+    from core.ingest.pipeline import FileSummary, IngestReport
+    from core.consumers.neo4j_push import SyncReport
+    from core.loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
+    from core.loop.rehydrate import RehydrateReport
     from datetime import datetime
 
-    from .inbox import Inbox, InboxRequest
+    from core.inbox import Inbox, InboxRequest
 
 BadInput = BadQuery
 
@@ -78,7 +78,7 @@ class ARS:
     def pull(self, reset: bool = False, max_seconds: float = 300.0):
         """Pull the namespace's other hosts' episodes into SQLite now;
         ``reset``: from the start (a new graph, or to check every host again)."""
-        from .team import pull as team_pull
+        from core.consumers import team_pull
 
         if self.memory.neo4j is None:
             raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Running a team)")
@@ -94,13 +94,13 @@ class ARS:
                progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False,
                on_wait: Callable[[str], None] | None = None) -> IngestReport:
         """``on_wait`` hears, once, that another writer holds the state directory."""
-        from .ingest.pipeline import ingest
+        from core.ingest.pipeline import ingest
 
         return ingest(self.memory, paths, fmt=fmt, progress=progress, force=force, on_wait=on_wait)
 
     def watcher(self, paths: Iterable[str | Path], fmt: str = "auto", idle_seconds: float = 300.0,
                 on_report=None, on_finalized=None):
-        from .ingest.watch import Watcher
+        from core.ingest.watch import Watcher
 
         return Watcher(self.memory, paths, fmt=fmt, idle_seconds=idle_seconds,
                        on_report=on_report, on_finalized=on_finalized)
@@ -118,7 +118,7 @@ class ARS:
         try:
             status["embeddings"] = self.memory.embeddings.status()
         except Exception as exc:  # noqa: BLE001 - one consumer's trouble never hides the others'
-            from .tiers.base import one_line
+            from core.memory.tiers.base import one_line
 
             status["embeddings"] = {"embedder": self.settings.embedder, "last_error": one_line(exc)}
         return status
@@ -127,7 +127,7 @@ class ARS:
         """Drain every ledger consumer: Neo4j (when configured), then the
         embeddings (vectors.sqlite, and their copy in Neo4j's vector index).
         Works without Neo4j; ``ok`` is false when any consumer failed."""
-        from .sync import SyncReport
+        from core.consumers.neo4j_push import SyncReport
 
         if self.memory.neo4j is not None:
             report = self.memory.sync.run(max_seconds=max_seconds)
@@ -174,7 +174,7 @@ class ARS:
         (upgraded, still pending). Upgrades go through the ledger like any write."""
         if not self.settings.openai_base_url and not self.settings.openai_api_key:
             raise BadInput("no model configured: set ARS_OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one)")
-        from .enrich.llm import enrich_pending
+        from core.enrich.llm import enrich_pending
 
         result = enrich_pending(self.memory, self.settings, store=self.memory.store, limit=limit)
         self.memory.sync_neo4j(retries=0)
@@ -242,7 +242,7 @@ class ARS:
     @property
     def loops(self):
         """The loop engine of this state directory (created on first use)."""
-        from .loop.engine import Engine
+        from core.loop.engine import Engine
 
         if getattr(self, "_loops", None) is None:
             self._loops = Engine(self.state_dir, self.memory, self.settings)
@@ -251,14 +251,14 @@ class ARS:
 
     def load_goal(self, goal: "str | Path | dict[str, Any]") -> "GoalFrame":
         """A GoalFrame from a goal file path, a dict, or plain goal text (``str``)."""
-        from .loop.goals import load_goal
+        from core.loop.goals import load_goal
 
         return load_goal(goal)
 
     def loop_start(self, goal: "str | Path | dict[str, Any] | GoalFrame", policy: str = "offline",
                    run: bool = True) -> "LoopState":
         """Create a loop for ``goal`` and (by default) run it to its first exit."""
-        from .loop.models import GoalFrame
+        from core.loop.models import GoalFrame
 
         frame = goal if isinstance(goal, GoalFrame) else self.load_goal(goal)
         state = self.loops.create(frame, policy)
@@ -288,7 +288,7 @@ class ARS:
                     request_id: str | None = None, resume: bool = True, signer: Any = None) -> "LoopState":
         """Record a person's decision (exactly once per request) and resume the loop.
         With a supervisor key set up, the decision must be signed (``signer``)."""
-        from .loop.decisions import decide
+        from core.loop.decisions import decide
 
         self._require_signer(signer)
         decide(self.state_dir, loop_id, kind, note=note, args=args, request_id=request_id,
@@ -321,15 +321,15 @@ class ARS:
     def supervisor_fingerprint(self) -> str | None:
         """The fingerprint of the supervisor key in this state directory, or None before
         ``ars supervisor init``. What a verifier trusts is the pinned one, not this."""
-        from .inbox.signing import public_fingerprint
+        from core.inbox.signing import public_fingerprint
 
         return public_fingerprint(self.state_dir)
 
     def supervisor_init(self, passphrase: bytes, old_passphrase: bytes | None = None) -> str:
         """Create (or, with the current passphrase, replace) the supervisor's key; its fingerprint."""
-        from .inbox.signing import init
+        from core.inbox.signing import init
 
-        from .ledger import Event, Ledger, content_id
+        from core.ledger.ledger import Event, Ledger, content_id
 
         fp = init(self.state_dir, passphrase, old_passphrase=old_passphrase)
         Ledger(self.state_dir).append([Event(content_id("supervisor.key", fp), "supervisor.key",
@@ -338,13 +338,13 @@ class ARS:
 
     def supervisor_unlock(self, passphrase: bytes) -> Any:
         """The supervisor's key unlocked in this process's memory (a ``signing.Signer``)."""
-        from .inbox.signing import unlock
+        from core.inbox.signing import unlock
 
         return unlock(self.state_dir, passphrase)
 
     def _require_signer(self, signer: Any) -> None:
-        from .inbox.signing import has_key
-        from .inbox.store import SignatureRequired
+        from core.inbox.signing import has_key
+        from core.inbox.store import SignatureRequired
 
         if signer is None and has_key(self.state_dir):
             raise SignatureRequired(
@@ -369,7 +369,7 @@ class ARS:
         100,000 entries take seconds, not minutes; ``stop()`` ends it early."""
         import json as _json
 
-        from .loop.checkpoints import CHECKPOINTS
+        from core.loop.checkpoints import CHECKPOINTS
 
         words = [w.casefold() for w in text.split()][:8]
         if not words:
@@ -427,7 +427,7 @@ class ARS:
     @staticmethod
     def check(text: str) -> "CheckResult":
         """First-principles verdicts (SOUL.md) on reasoning text, with evidence."""
-        from .loop.checker import check_text
+        from core.loop.checker import check_text
 
         if not isinstance(text, str) or not text.strip():
             raise BadInput("nothing to check: give the reasoning as an argument or on stdin (ars check -)")
@@ -436,7 +436,7 @@ class ARS:
     def rehydrate(self, write: bool = True) -> "RehydrateReport":
         """Open loops, their next steps and memories, sync health, a next focus;
         also written to ``<state>/startup-context.md`` unless ``write`` is false."""
-        from .loop.rehydrate import rehydrate
+        from core.loop.rehydrate import rehydrate
 
         return rehydrate(self.state_dir, self.memory, self.loops.store, write=write)
 
@@ -450,7 +450,7 @@ class ARS:
     @property
     def inbox(self) -> "Inbox":
         """The inbox of this state directory (agents' requests)."""
-        from .inbox import Inbox
+        from core.inbox import Inbox
 
         if getattr(self, "_inbox", None) is None:
             self._inbox = Inbox(self.state_dir)
@@ -460,8 +460,8 @@ class ARS:
                    since: "datetime | None" = None) -> "list[InboxRequest]":
         """Agents' requests and every loop's open request or blocker, newest first;
         ``every``: loops' decided requests too (the audit); ``since``: made or decided then or later."""
-        from .inbox.audit import loop_decided, since_filter
-        from .inbox.loops import from_pending
+        from core.inbox.audit import loop_decided, since_filter
+        from core.inbox.loops import from_pending
 
         items = list(self.inbox.list(status))
         states: list = []
@@ -479,7 +479,7 @@ class ARS:
     @staticmethod
     def inbox_request_of(state: "LoopState") -> "InboxRequest | None":
         """A loop's open request as the inbox shows it (no I/O), or None."""
-        from .inbox.loops import from_pending
+        from core.inbox.loops import from_pending
 
         return from_pending(state)
 
@@ -487,19 +487,19 @@ class ARS:
     def inbox_context(request: "InboxRequest", state: "LoopState | None" = None, turns: int = 6) -> list[str]:
         """What the agent did before asking, one line each (core/inbox/context.py): a loop's
         last steps, or the last turns of the transcript its request names."""
-        from .inbox.context import loop_steps, request_context
+        from core.inbox.context import loop_steps, request_context
 
         return loop_steps(state, turns) if state is not None else request_context(request.meta, turns)
 
     def inbox_get(self, request_id: str) -> "InboxRequest":
         """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""
-        from .inbox.loops import decided, from_pending, is_loop_id, split_id
+        from core.inbox.loops import decided, from_pending, is_loop_id, split_id
 
         if not is_loop_id(request_id):
             return self.inbox.get(request_id)
-        from .inbox import UnknownRequest
-        from .loop.checkpoints import LoopNotFound
-        from .loop.decisions import CorruptDecision, read_decision
+        from core.inbox import UnknownRequest
+        from core.loop.checkpoints import LoopNotFound
+        from core.loop.decisions import CorruptDecision, read_decision
 
         loop_id, req_id = split_id(request_id)
         try:
@@ -524,14 +524,14 @@ class ARS:
         """Decide a request exactly once. A loop's goes through ``loop_decide`` (the
         loop resumes, as with ``ars loop approve``); an agent's through ``Inbox.decide``.
         With a supervisor key set up, only a signed decision (``signer``) is taken."""
-        from .inbox.loops import decided, is_loop_id, split_id
+        from core.inbox.loops import decided, is_loop_id, split_id
 
         if not is_loop_id(request_id):
             if signer is None and self.inbox.get(request_id).status == "pending":
                 self._require_signer(signer)  # one that is not pending says who decided, or that it ended
             return self.inbox.decide(request_id, verdict, note, signer=signer)
-        from .loop.decisions import describe, read_decision
-        from .once import AlreadyDecided
+        from core.loop.decisions import describe, read_decision
+        from core.infra.once import AlreadyDecided
 
         if verdict not in ("approve", "reject", "respond", "edit"):
             raise BadInput(f"unknown verdict {verdict!r}: approve, reject or respond")
@@ -578,8 +578,8 @@ class ARS:
 
         from pydantic import ValidationError
 
-        from .errors import first_error
-        from .models import Episode
+        from core.errors import first_error
+        from core.models import Episode
 
         if not isinstance(text, str) or not text.strip():
             raise BadInput("nothing to remember: give the text to store")
@@ -598,7 +598,7 @@ class ARS:
             raise BadInput("session_id is over 500 characters")
         # secrets never enter memory: the text, summary and topics are stored redacted,
         # and the id is of the redacted text (the same memory, whatever secret it held)
-        from .govern.redact import redact_episode, redact_text
+        from core.govern.redact import redact_episode, redact_text
 
         text = redact_text(text)
         h = hashlib.blake2b(digest_size=10)
@@ -658,7 +658,7 @@ class ARS:
     def loop_states(self, loop_ids: Iterable[str]) -> "tuple[dict[str, LoopState], set[str], list[str]]":
         """The latest state of each loop; the ids that no longer exist; one line
         per checkpoint that cannot be read."""
-        from .loop.checkpoints import CorruptCheckpoint, LoopNotFound
+        from core.loop.checkpoints import CorruptCheckpoint, LoopNotFound
 
         states: dict[str, LoopState] = {}
         gone: set[str] = set()
@@ -681,7 +681,7 @@ class ARS:
     def loop_run_alone(self, loop_id: str) -> "LoopState":
         """Run a loop to its next exit on an engine of its own, so a front end can
         run several loops at once from threads (one engine runs one loop at a time)."""
-        from .loop.engine import Engine
+        from core.loop.engine import Engine
 
         engine = Engine(self.state_dir, self.memory, self.settings, tools=self.loops.tools,
                         store=self.loops.store)
@@ -692,7 +692,7 @@ class ARS:
     def forget_select(self, ids: Sequence[str] = (), *, session: str | None = None, source: str | None = None,
                       query: str | None = None) -> "Selection":
         """What ``forget`` would remove (listed before it goes); BadQuery when nothing."""
-        from .govern.forget import select
+        from core.govern.forget import select
 
         return select(self.memory, ids=ids, session=session, source=source, query=query)
 
@@ -700,14 +700,14 @@ class ARS:
         """Forget ``selection`` from every file of this state directory before returning
         (Neo4j at the next sync, the team's hosts at their next pull). With a supervisor
         key it takes the supervisor's unlocked signer: forgetting is their decision."""
-        from .govern.forget import forget
+        from core.govern.forget import forget
 
         self._require_signer(signer)
         return forget(self.memory, selection, why=why, signer=signer)
 
     def redact_scan(self, dry_run: bool = False, signer: Any = None) -> "ScanReport":
         """Secrets already stored, rewritten as placeholders everywhere (core/govern/rescan.py)."""
-        from .govern.rescan import scan
+        from core.govern.rescan import scan
 
         if not dry_run:
             self._require_signer(signer)
@@ -716,7 +716,7 @@ class ARS:
     def export(self, fmt: str = "jsonl", *, since: str | None = None, session: str | None = None,
                scope: str | None = None) -> "Iterator[str]":
         """The episodes as they are now (forgotten ones excluded), as lines of ``fmt``."""
-        from .govern.export import export
+        from core.govern.export import export
 
         return export(self.memory, fmt, since=since, session=session, scope=scope)
 

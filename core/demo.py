@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from .sqlite_lib import sqlite3
+from core.infra.sqlite_lib import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from .api import ARS, BadInput
-from .config import Settings, load_settings
-from .ledger import LEDGER
+from core.api import ARS, BadInput
+from core.config import Settings, load_settings
+from core.ledger.ledger import LEDGER
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"

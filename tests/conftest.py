@@ -52,7 +52,7 @@ def env_without_ars(prefixes: tuple[str, ...] = ("ARS_",)) -> dict[str, str]:
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from core.config import Settings  # noqa: E402
-from core.recall import Memory  # noqa: E402
+from core.memory.memory import Memory  # noqa: E402
 
 
 class Neo4jHandle:
@@ -128,7 +128,7 @@ def neo4j_server():
 @pytest.fixture
 def neo4j_uri(neo4j_server) -> str:
     """A running, empty Neo4j."""
-    from core.tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j_tier import Neo4jStore
 
     if neo4j_server.server is not None and not neo4j_server.server.running:
         neo4j_server.start()  # a test that stopped it failed before restarting

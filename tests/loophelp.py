@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from core.config import Settings
-from core.ledger import Ledger
+from core.ledger.ledger import Ledger
 from core.loop.engine import Engine
 from core.loop.models import GoalFrame
-from core.recall import Memory
+from core.memory.memory import Memory
 from conftest import env_without_ars
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def ars(*args: str, state: Path | None = None, env: dict | None = None, stdin: s
         timeout: float = 120) -> subprocess.CompletedProcess:
     e = env_without_ars()
     e.update(env or {})
-    cmd = [sys.executable, "-m", "tui.cli", *args] + (["--state", str(state)] if state is not None else [])
+    cmd = [sys.executable, "-m", "tui.cli.main", *args] + (["--state", str(state)] if state is not None else [])
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=e, input=stdin, timeout=timeout)
 
 

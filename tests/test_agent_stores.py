@@ -304,7 +304,7 @@ def test_a_no_change_reingest_answers_fast_with_the_full_clis_json(tmp_path, sta
     hermes = conformance_store(tmp_path / ".hermes" / "state.db")
     paths = [str(store.home), str(hermes.path)]
     assert ars("ingest", *paths, "--json", state=state_dir).returncode == 0
-    full = subprocess.run([sys.executable, "-c", "import sys; from tui.cli import main; main()", "ingest", *paths,
+    full = subprocess.run([sys.executable, "-c", "import sys; from tui.cli.main import main; main()", "ingest", *paths,
                            "--json", "--state", str(state_dir)], capture_output=True, text=True, cwd=HERE.parent)
     from tui.fast_ingest import unchanged
 

@@ -177,7 +177,7 @@ def test_structured_premises_hypotheses_and_decisions():
 # -- ars check ---------------------------------------------------------------------------------
 def ars_check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     env = env_without_ars()
-    return subprocess.run([sys.executable, "-m", "tui.cli", "check", *args], input=stdin, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tui.cli.main", "check", *args], input=stdin, capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=60)
 
 

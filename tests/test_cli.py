@@ -12,7 +12,7 @@ import pytest
 
 from conftest import env_without_ars, SAMPLE
 
-ARS = [sys.executable, "-m", "tui.cli"]
+ARS = [sys.executable, "-m", "tui.cli.main"]
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from core import scoring
+from core.memory import scoring
 from core.ingest.pipeline import ingest
 from core.models import Hit
-from core.recall import prepare_query
-from core.tiers.sqlite_tier import SCHEMA_VERSION, SqliteStore
+from core.memory.memory import prepare_query
+from core.memory.tiers.sqlite_tier import SCHEMA_VERSION, SqliteStore
 
 from conftest import make_memory
 
@@ -138,7 +138,7 @@ def test_neo4j_context_property_is_synced_updated_and_searched(state_dir, tmp_pa
 def test_neo4j_graph_without_the_context_property_gets_the_new_index(neo4j_uri):
     """A graph an older ARS wrote: its full-text index covers terms only; it is
     rebuilt over both properties, and the episodes stay searchable."""
-    from core.tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j_tier import Neo4jStore
 
     store = Neo4jStore(neo4j_uri)
     try:
@@ -278,7 +278,7 @@ def test_a_store_from_a_newer_ars_is_refused_with_the_fix(tmp_path):
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
-    from core.sqlite_lib import sqlite3 as ars_sqlite  # the SQLite ARS opens its files with (core/sqlite_lib.py)
+    from core.infra.sqlite_lib import sqlite3 as ars_sqlite  # the SQLite ARS opens its files with (core/infra/sqlite_lib.py)
 
     with pytest.raises(ars_sqlite.OperationalError, match="newer than this ARS.*ars rebuild"):
         SqliteStore(path)

@@ -58,7 +58,7 @@ def test_seed_refuses_a_directory_with_other_data_and_reuses_its_own(tmp_path: P
 
 def test_ars_demo_no_tui_and_tui_needs_a_terminal(tmp_path: Path):
     state = tmp_path / "state"
-    env_cmd = [sys.executable, "-m", "tui.cli"]
+    env_cmd = [sys.executable, "-m", "tui.cli.main"]
     r = subprocess.run([*env_cmd, "demo", "--state", str(state), "--no-tui", "--json"], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -93,7 +93,7 @@ def test_ars_tui_fast_path_says_what_the_cli_says(tmp_path: Path):
     empty = tmp_path / "empty"
     empty.mkdir()
     state = tmp_path / "state"
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "demo", "--state", str(state), "--no-tui", "--json"],
+    r = subprocess.run([sys.executable, "-m", "tui.cli.main", "demo", "--state", str(state), "--no-tui", "--json"],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     cases = [["--state", str(empty)], ["--state", str(state), "--view", "bogus"], [f"--state={state}"],
@@ -101,9 +101,9 @@ def test_ars_tui_fast_path_says_what_the_cli_says(tmp_path: Path):
     for args in cases:
         fast, cli = (subprocess.run([sys.executable, "-m", mod, "tui", *args], cwd=ROOT, capture_output=True,
                                     text=True, timeout=60, stdin=subprocess.DEVNULL)
-                     for mod in ("tui.entry", "tui.cli"))
+                     for mod in ("tui.entry", "tui.cli.main"))
         assert fast.returncode == cli.returncode == 2, (args, fast.stderr, cli.stderr)
-        said = " ".join(fast.stderr.replace("tui.entry", "tui.cli").split())  # usage names the program run
+        said = " ".join(fast.stderr.replace("tui.entry", "tui.cli.main").split())  # usage names the program run
         assert said == " ".join(cli.stderr.split()), args
         assert fast.stderr.strip(), args
     assert "holds no ARS state yet" in subprocess.run(

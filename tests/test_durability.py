@@ -14,7 +14,7 @@ import pytest
 from core.api import ARS
 from core.config import Settings
 from core.ingest.pipeline import ingest
-from core.ledger import Event, Ledger, content_id
+from core.ledger.ledger import Event, Ledger, content_id
 from core.models import Episode
 
 from conftest import SAMPLE, make_memory, write_episodes
@@ -50,7 +50,7 @@ def test_torn_last_line_is_ignored_then_repaired(state_dir):
 def test_concurrent_appends_from_processes_never_interleave(state_dir):
     code = (
         "import sys; sys.path.insert(0, %r)\n"
-        "from core.ledger import Ledger, Event\n"
+        "from core.ledger.ledger import Ledger, Event\n"
         "led = Ledger(%r)\n"
         "for i in range(200): led.append([Event(f'p{sys.argv[1]}-{i}', 'test', {'pad': 'x' * 3000})])\n"
     ) % (str(ROOT), str(state_dir))

@@ -19,7 +19,7 @@ SCRIPT = Path(sys.executable).parent / "ars"
 
 
 def ars(state: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli.main"]
     env = env_without_ars(("ARS_", "CLAUDE_"))
     env.update({"ARS_STATE_DIR": str(state), "ARS_EMBEDDER": "off"})
     return subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=120, cwd=ROOT,

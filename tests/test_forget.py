@@ -21,7 +21,7 @@ from conftest import env_without_ars, make_memory, passphrase_pipe, write_episod
 from core.govern import forget as F
 from core.govern.tombstone import FORGET_EVENT, PENDING_FILE
 from core.ingest.pipeline import ingest
-from core.ledger import Ledger
+from core.ledger.ledger import Ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "ars"
@@ -51,7 +51,7 @@ def _env(state: Path, **extra: str) -> dict:
 
 def ars(state: Path, *args: str, passphrase: str | None = None, preexec=None,
         **extra: str) -> subprocess.CompletedProcess:
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli.main"]
     with passphrase_pipe(passphrase) as pp:
         return subprocess.run(cmd + list(args) + pp.args, capture_output=True, text=True, timeout=120, cwd=ROOT,
                               stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=pp.fds,
@@ -158,9 +158,9 @@ def test_bad_input_one_line_nothing_lost(ingested, args, code, words):
 
 KILL_POINTS = {
     # after forget.pending is written, before the tombstone reaches the ledger
-    "before-tombstone": "core.ledger.Ledger.append",
-    "before-ledger-scrub": "core.ledger.Ledger.patch",
-    "before-sqlite": "core.tiers.sqlite_tier.SqliteStore.forget",
+    "before-tombstone": "core.ledger.ledger.Ledger.append",
+    "before-ledger-scrub": "core.ledger.ledger.Ledger.patch",
+    "before-sqlite": "core.memory.tiers.sqlite_tier.SqliteStore.forget",
     "before-vectors": "core.govern.forget._forget_vectors",
     "before-checkpoints": "core.govern.forget._scrub_checkpoints",
     "before-done": "core.govern.tombstone.clear_pending",
@@ -305,7 +305,7 @@ def test_neo4j_drops_it_at_the_next_sync_and_a_peer_at_its_next_pull(tmp_path, n
             h.episode_id != "manual:s1:0" for h in b.recall(SECRET, tiers="sqlite").hits)
         assert holders(b_state) == []
         # a reset pull does not bring it back
-        from core.team.pull import pull, reset
+        from core.consumers.team_pull import pull, reset
 
         reset(b)
         pull(b)
@@ -322,7 +322,7 @@ OLD_PW = "Sup3rS3cretPw"
 
 def older_store(tmp_path: Path) -> Path:
     """A state written before redaction existed: its events go to the ledger as they were."""
-    from core.ledger import Event, content_id
+    from core.ledger.ledger import Event, content_id
 
     state = tmp_path / "old"
     state.mkdir(mode=0o700)
@@ -364,7 +364,7 @@ def test_redact_scan_rewrites_stored_secrets_everywhere(tmp_path):
 
 def test_redact_scan_killed_mid_way_is_finished_by_the_next_command(tmp_path):
     state = older_store(tmp_path)
-    code = KILLER.format(root=str(ROOT), target="core.ledger.Ledger.patch", state=str(state)).replace(
+    code = KILLER.format(root=str(ROOT), target="core.ledger.ledger.Ledger.patch", state=str(state)).replace(
         'ars.forget(ars.forget_select(["manual:s1:0"]), why="killed mid-way")', "ars.redact_scan()")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                        env=_env(state), cwd=ROOT)
@@ -424,7 +424,7 @@ def test_the_sqlite_that_forgets_without_a_merge_is_installed_and_used(ingested)
     """make install builds pysqlite3 on SQLite >= 3.54 (scripts/sqlite/build); forget then
     removes the postings with FTS5 secure-delete instead of merging the whole index, and
     turns the option off again so ordinary writes do not pay for it."""
-    from core import sqlite_lib
+    from core.infra import sqlite_lib
 
     if os.environ.get("CI") == "true" or sqlite_lib.FTS_SECURE_DELETE:
         assert sqlite_lib.FTS_SECURE_DELETE, f"SQLite {sqlite_lib.VERSION}: run scripts/sqlite/build"
@@ -443,7 +443,7 @@ def test_a_sqlite_too_old_for_the_forgotten_index_says_what_to_run(ingested):
     """A state forgotten in with secure-delete, opened by an ARS on the system SQLite 3.40
     (the build failed there): recall keeps working from the other tiers, and the
     SQLite tier says why it is down and what to run, not a bare FTS5 error."""
-    from core import sqlite_lib
+    from core.infra import sqlite_lib
 
     if not sqlite_lib.FTS_SECURE_DELETE:
         pytest.skip("needs the SQLite of scripts/sqlite/build to write the index first")
@@ -497,7 +497,7 @@ def test_a_peer_obeys_only_tombstones_its_writers_supervisor_signed(tmp_path, ne
         for eid, decision in (("manual:s1:1", forged), ("manual:s2:0", {})):
             a.neo4j._run("MERGE (f:Forgotten {namespace: $ns, host: 'host-a', id: $id}) "
                          "SET f.team_id = $id, f.decision = $d", write=True, id=eid, d=json.dumps(decision))
-        from core.team.pull import pull
+        from core.consumers.team_pull import pull
 
         rep = pull(b)
         assert rep.ok, rep.error

@@ -389,7 +389,7 @@ def _hook(world, payload: dict, env_extra: dict, background: bool = False):
     env = env_without_ars(("ARS_", "CLAUDE_"))
     env.update(env_extra)
     script = Path(sys.executable).parent / "ars"
-    cmd = ([str(script)] if script.exists() else [sys.executable, "-m", "tui.cli"]) + \
+    cmd = ([str(script)] if script.exists() else [sys.executable, "-m", "tui.cli.main"]) + \
         ["hook", "claude-code", "--state", world["state"]]
     # bypassPermissions: PreToolUse holds whatever the gate matches (else PermissionRequest would)
     event = {"session_id": "gate-test", "transcript_path": "/dev/null", "permission_mode": "bypassPermissions",

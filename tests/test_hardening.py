@@ -20,9 +20,9 @@ import pytest
 
 from conftest import env_without_ars, make_memory, SAMPLE
 from core.ingest.pipeline import ingest
-from core.recall import MAX_QUERY_CHARS, prepare_query
-from core.tiers.files_tier import FilesTier
-from core.writer_lock import writer_lock
+from core.memory.memory import MAX_QUERY_CHARS, prepare_query
+from core.memory.tiers.files_tier import FilesTier
+from core.infra.writer_lock import writer_lock
 from loophelp import ROOT, ars
 
 SESSIONS = ROOT / "samples" / "sessions"
@@ -141,7 +141,7 @@ def test_concurrent_ingests_serialise(tmp_path: Path):
     assert ars("ingest", str(SESSIONS), state=alone).returncode == 0
     expected = json.loads(ars("sync", "status", "--json", state=alone).stdout)["counts"]["sqlite"]
 
-    cmd = [sys.executable, "-m", "tui.cli", "ingest", str(SESSIONS), "--json", "--state", str(state)]
+    cmd = [sys.executable, "-m", "tui.cli.main", "ingest", str(SESSIONS), "--json", "--state", str(state)]
     env = env_without_ars()
     procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(3)]
@@ -161,7 +161,7 @@ def test_a_waiting_writer_says_who_it_waits_for(tmp_path: Path):
     state = tmp_path / "state"
     state.mkdir()
     with writer_lock(state, "the test"):
-        cmd = [sys.executable, "-m", "tui.cli", "ingest", str(SAMPLE), "--state", str(state)]
+        cmd = [sys.executable, "-m", "tui.cli.main", "ingest", str(SAMPLE), "--state", str(state)]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = proc.stderr.readline()  # blocks until it has something to say: it waits for us
         assert proc.poll() is None
@@ -299,7 +299,7 @@ def test_files_scan_answers_timeout_past_its_deadline(seeded: Path, use_rg: bool
 def test_recall_never_waits_for_a_writer(seeded: Path):
     """Opening a state directory repairs SQLite from the ledger, but not while
     another process writes: that writer applies its own events."""
-    from core.ledger import Event, Ledger
+    from core.ledger.ledger import Event, Ledger
 
     done = threading.Event()
     with writer_lock(seeded, "a long ingest"):

@@ -27,7 +27,7 @@ PASS = "the supervisor's passphrase"
 
 
 def _argv(*args: str) -> list[str]:
-    return ([str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]) + list(args)
+    return ([str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli.main"]) + list(args)
 
 
 def _hook_cmd(state: Path, timeout: float = 60, pin: str | None = "auto") -> list[str]:
@@ -302,7 +302,7 @@ def test_an_approval_the_agent_wrote_itself_is_refused_and_the_call_blocked(proj
     """The agent (same user) writes an unsigned approval into the inbox: the hook sets it
     aside loudly, waits on for the supervisor, and blocks when Hermes' time is up."""
     from core.inbox.models import InboxDecision
-    from core.once import create_once
+    from core.infra.once import create_once
 
     proc = hook_bg(event("pre_tool_call", project, "terminal", {"command": "rm -rf photos"}), state, timeout=12)
     req = wait_for_request(state, proc)

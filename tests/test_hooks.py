@@ -1,6 +1,6 @@
 """Claude Code hooks (`ars hook claude-code`) and `ars install claude-code`, as
 real processes: event JSON in the shapes of Claude Code's hook reference piped
-into the console script or `python -m tui.cli`, decisions taken by
+into the console script or `python -m tui.cli.main`, decisions taken by
 `ars inbox approve|reject` in other processes, a real Claude Code transcript
 for SessionEnd, real settings files for install. Nothing of ARS is mocked.
 Tests never assert timings: a subprocess timeout only guards against a hang."""
@@ -45,7 +45,7 @@ def _cmd(state: Path, via: str = "script") -> list[str]:
     tail = ["--state", str(state)] + (["--supervisor", pin] if pin else [])
     if via == "script" and SCRIPT.exists():
         return [str(SCRIPT), "hook", "claude-code", *tail]
-    return [sys.executable, "-m", "tui.cli", "hook", "claude-code", *tail]
+    return [sys.executable, "-m", "tui.cli.main", "hook", "claude-code", *tail]
 
 
 def event(name: str, project: Path, **fields) -> dict:
@@ -82,7 +82,7 @@ def hook_bg(payload: dict, state: Path, via: str = "script") -> subprocess.Popen
 def ars(*args: str, state: Path, timeout: float = 60) -> subprocess.CompletedProcess:
     """`ars ARGS`; an inbox decision is made as the supervisor makes it: the passphrase on a pipe."""
     with _passphrase(args, state) as pp:
-        return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state), *pp.args],
+        return subprocess.run([sys.executable, "-m", "tui.cli.main", *args, "--state", str(state), *pp.args],
                               capture_output=True, text=True, timeout=timeout, env=_env(), cwd=ROOT, pass_fds=pp.fds,
                               stdin=subprocess.DEVNULL)
 
@@ -213,7 +213,7 @@ def test_the_non_matching_path_imports_only_the_standard_library(project, state)
              "assert is_hook(['hook', 'claude-code', '--state', sys.argv[1], '--supervisor', sys.argv[2]])\n"
              "code = hook(['--state', sys.argv[1], '--supervisor', sys.argv[2]])\n"
              "heavy = [m for m in ('typer', 'rich', 'pydantic', 'core.api', 'core.inbox.store', 'core.inbox.models',"
-             " 'core.recall', 'textual', 'mcp', 'neo4j', 'openai', 'sqlite3') if m in sys.modules]\n"
+             " 'core.memory.memory', 'textual', 'mcp', 'neo4j', 'openai', 'sqlite3') if m in sys.modules]\n"
              "sys.stderr.write(repr((code, heavy)))\n")
     r = subprocess.run([sys.executable, "-c", probe, str(state), signing.public_fingerprint(state)],
                        input=json.dumps(bash(project, "ls -la")).encode(),
@@ -267,7 +267,7 @@ def test_two_decisions_from_the_cli_at_once_one_wins(project, state):
     procs = []
     for c in cmds:
         with _passphrase(tuple(c), state) as pp:
-            procs.append(subprocess.Popen([sys.executable, "-m", "tui.cli", *c, "--state", str(state), *pp.args],
+            procs.append(subprocess.Popen([sys.executable, "-m", "tui.cli.main", *c, "--state", str(state), *pp.args],
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
                                           cwd=ROOT, pass_fds=pp.fds, stdin=subprocess.DEVNULL))
     results = [(pr.wait(timeout=60), pr.stdout.read(), pr.stderr.read()) for pr in procs]
@@ -433,7 +433,7 @@ OTHER_MCP = {"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelc
 
 
 def _install(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli.main"]
     return subprocess.run([*cmd, "install", "claude-code", *args], capture_output=True, text=True, timeout=60,
                           env=env or _env(), cwd=ROOT)
 

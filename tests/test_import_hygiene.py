@@ -15,12 +15,12 @@ def loaded_after(code: str) -> set[str]:
 
 
 def test_core_imports_without_ui():
-    mods = loaded_after("import core, core.api, core.recall, core.ingest.pipeline, core.tiers.neo4j_tier")
+    mods = loaded_after("import core, core.api, core.memory.memory, core.ingest.pipeline, core.memory.tiers.neo4j_tier")
     assert not (mods & set(UI)), mods & set(UI)
 
 
 def test_ars_recall_does_not_load_textual():
-    mods = loaded_after("import tui.cli")
+    mods = loaded_after("import tui.cli.main")
     assert "textual" not in mods
 
 
@@ -38,8 +38,8 @@ def test_a_fresh_recall_loads_only_what_recall_needs():
     """Every CLI call and agent hook is a fresh process: `ars recall` must not
     pay for ingestion, the sync worker, the extractor, pydantic-settings, or
     the Neo4j driver when no Neo4j is configured (see core/config.py, core/api.py)."""
-    out = subprocess.run([sys.executable, "-c", "import sys; import tui.cli; print(' '.join(sys.modules))"],
+    out = subprocess.run([sys.executable, "-c", "import sys; import tui.cli.main; print(' '.join(sys.modules))"],
                          capture_output=True, text=True, cwd=ROOT, check=True).stdout.split()
-    heavy = {"core.ingest.parsers", "core.sync", "core.enrich.extract", "pydantic_settings", "neo4j",
+    heavy = {"core.ingest.parsers", "core.consumers.neo4j_push", "core.enrich.extract", "pydantic_settings", "neo4j",
              "core.loop.engine", "asyncio"}
     assert heavy.isdisjoint(out), heavy & set(out)

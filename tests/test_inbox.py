@@ -19,8 +19,8 @@ import pytest
 from core.api import ARS, BadInput
 from core.config import Settings
 from core.inbox import AlreadyDecided, Inbox, UnknownRequest
-from core.ledger import Ledger
-from core.recall import BadQuery
+from core.ledger.ledger import Ledger
+from core.memory.memory import BadQuery
 
 from loophelp import ROOT, ars, engine, goal
 from conftest import env_without_ars
@@ -172,7 +172,7 @@ def test_two_cli_processes_deciding_at_once_one_wins_the_other_names_the_winner(
     env = env_without_ars()
     cmds = [["inbox", "approve", req.id, "--note", "approver A"],
             ["inbox", "reject", req.id, "--reason", "rejecter B"]]
-    procs = [subprocess.Popen([sys.executable, "-m", "tui.cli", *c, "--state", str(state)], cwd=ROOT, env=env,
+    procs = [subprocess.Popen([sys.executable, "-m", "tui.cli.main", *c, "--state", str(state)], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
     results = [(p.wait(120), p.stdout.read(), p.stderr.read()) for p in procs]
     for p in procs:
@@ -406,7 +406,7 @@ def test_two_processes_approving_one_loop_request_through_the_inbox_at_once(stat
     _waiting_loop(state, out)
     [lr] = _ars(state).inbox_list()
     env = env_without_ars()
-    procs = [subprocess.Popen([sys.executable, "-m", "tui.cli", "inbox", "approve", lr.id, "--note", f"approver {i}",
+    procs = [subprocess.Popen([sys.executable, "-m", "tui.cli.main", "inbox", "approve", lr.id, "--note", f"approver {i}",
                                "--state", str(state)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(2)]
     results = [(p.wait(120), p.stdout.read(), p.stderr.read()) for p in procs]

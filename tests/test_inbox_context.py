@@ -1,5 +1,5 @@
 """core/inbox/context.py: the last turns of an agent's transcript, read safely
-(a FIFO, a missing file, a huge file, damage, secrets), and core/confidence.py:
+(a FIFO, a missing file, a huge file, damage, secrets), and core/memory/confidence.py:
 an absolute cue beside a recall's normalised scores (issue 24). Real files,
 a real FIFO, a real recall on the seeded demo."""
 
@@ -70,7 +70,7 @@ def test_what_cannot_be_read_is_one_line_never_a_hang(tmp_path: Path):
 
 
 def test_the_confidence_cue_tells_a_weak_best_hit_from_a_strong_one(demo: Path):
-    from core.confidence import cue, weak_result
+    from core.memory.confidence import cue, weak_result
     from core.models import Hit, RecallResult
 
     with open_ars(demo) as ars:

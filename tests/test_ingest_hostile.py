@@ -43,7 +43,7 @@ def ars_ingest(*args: str | Path, state: Path, timeout: float = 30) -> subproces
     """`ars ingest ARGS --state STATE`; a hang is a failure (TimeoutExpired), not a stuck test run."""
     env = env_without_ars()
     env["COLUMNS"] = "500"  # the table and error lines unwrapped, whatever the temporary paths' length
-    cmd = [sys.executable, "-m", "tui.cli", "ingest", *map(os.fspath, args), "--state", os.fspath(state)]
+    cmd = [sys.executable, "-m", "tui.cli.main", "ingest", *map(os.fspath, args), "--state", os.fspath(state)]
     return subprocess.run(cmd, capture_output=True, cwd=ROOT, env=env, timeout=timeout)
 
 
@@ -110,7 +110,7 @@ def test_parsers_and_detection_never_block_on_a_fifo(tmp_path):
 def test_a_file_swapped_for_a_fifo_after_the_check_is_not_read(tmp_path):
     """The check is made on the opened descriptor, so a path that was a
     regular file when listed and a FIFO when opened is refused, not read."""
-    from core.sources import NotRegularFile, open_regular
+    from core.memory.sources import NotRegularFile, open_regular
 
     path = tmp_path / "s.jsonl"
     write_episodes(path, [{"id": "x", "text": "x"}])

@@ -89,7 +89,7 @@ def test_file_without_read_permission(tmp_path):
     if os.geteuid() == 0:
         prefix = ["setpriv", "--inh-caps=-dac_override,-dac_read_search",
                   "--bounding-set=-dac_override,-dac_read_search"]
-    r = subprocess.run([*prefix, sys.executable, "-m", "tui.cli", "ingest", str(secret), str(ok), "--state",
+    r = subprocess.run([*prefix, sys.executable, "-m", "tui.cli.main", "ingest", str(secret), str(ok), "--state",
                         str(state), "--json"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert r.returncode == 1, r.stderr  # some inputs failed, the rest ingested
     rep = json.loads(r.stdout)
@@ -110,16 +110,16 @@ def test_ars_enrich_pending_end_to_end(chat_server, tmp_path):
     env.update({"ARS_STATE_DIR": str(tmp_path / "state"), "ARS_OPENAI_BASE_URL": chat_server.base_url,
                 "OPENAI_API_KEY": "sk-test", "ARS_ENRICH_WITH_LLM": "true", "ARS_OPENAI_TIMEOUT": "5"})
     chat_server.mode = "quota"
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "ingest", str(OPENCLAW), "--json"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "tui.cli.main", "ingest", str(OPENCLAW), "--json"], capture_output=True,
                        text=True, cwd=ROOT, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["episodes_added"] == 3
     chat_server.mode = "good"
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "enrich", "--pending", "--json"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "tui.cli.main", "enrich", "--pending", "--json"], capture_output=True,
                        text=True, cwd=ROOT, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"upgraded": 3, "still_pending": 0}
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "recall", "NAS host key", "--json"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "tui.cli.main", "recall", "NAS host key", "--json"], capture_output=True,
                        text=True, cwd=ROOT, env=env, timeout=120)
     top = json.loads(r.stdout)["hits"][0]
     assert GOOD["summary"][:20] in top["snippet"] or top["episode_id"].startswith("openclaw:")

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from core.config import Settings
-from core.ledger import Ledger
+from core.ledger.ledger import Ledger
 from core.loop.checkpoints import CheckpointStore
-from core.recall import Memory
+from core.memory.memory import Memory
 
 from loophelp import GOALS, ROOT, ars, ars_json, engine, goal
 from conftest import env_without_ars
@@ -123,7 +123,7 @@ def test_sigkill_mid_run_then_rehydrate_and_resume(tmp_path):
     gf = tmp_path / "canary.json"
     gf.write_text(json.dumps(canary), encoding="utf-8")
     env = env_without_ars()
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "loop", "run", "--goal-file", str(gf),
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli.main", "loop", "run", "--goal-file", str(gf),
                              "--state", str(state)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -170,7 +170,7 @@ def test_two_processes_approving_at_once_exactly_one_wins_cli(tmp_path):
     out = tmp_path / "ran.txt"
     loop_id = _waiting_loop(state, out)
     env = env_without_ars()
-    procs = [subprocess.Popen([sys.executable, "-m", "tui.cli", "loop", "approve", loop_id, "--note", f"approver {i}",
+    procs = [subprocess.Popen([sys.executable, "-m", "tui.cli.main", "loop", "approve", loop_id, "--note", f"approver {i}",
                                "--state", str(state)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(2)]
     results = [(p.wait(120), p.stdout.read(), p.stderr.read()) for p in procs]

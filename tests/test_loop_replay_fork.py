@@ -9,7 +9,7 @@ import pytest
 
 from core.api import ARS
 from core.config import Settings
-from core.recall import BadQuery
+from core.memory.memory import BadQuery
 
 from loophelp import ars, ars_json, engine, sample
 

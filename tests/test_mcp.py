@@ -46,7 +46,7 @@ def ars_cli(*args: str, state: Path, env: dict | None = None, timeout: float = 6
     """`ars ARGS`; a decision is made as the supervisor makes it: the passphrase on a pipe."""
     deciding = args[:1] == ("inbox",) and args[1:2] and args[1] in ("approve", "reject", "respond")
     with passphrase_pipe(PASS if deciding else None) as pp:
-        return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state), *pp.args],
+        return subprocess.run([sys.executable, "-m", "tui.cli.main", *args, "--state", str(state), *pp.args],
                               capture_output=True, text=True, cwd=ROOT, env=env or child_env(), timeout=timeout,
                               pass_fds=pp.fds, stdin=subprocess.DEVNULL)
 
@@ -385,7 +385,7 @@ def test_the_server_loads_neither_textual_nor_neo4j_nor_openai(state):
 import sys, anyio
 from pathlib import Path
 from mcp import Client
-import tui.cli
+import tui.cli.main
 from core.api import ARS
 from core.config import load_settings
 from tui.agents.mcp_server import build_server
@@ -408,7 +408,7 @@ print(" ".join(sys.modules))
 
 
 def test_importing_the_cli_loads_no_mcp():
-    r = subprocess.run([sys.executable, "-c", "import sys, tui.cli; print(' '.join(sys.modules))"],
+    r = subprocess.run([sys.executable, "-c", "import sys, tui.cli.main; print(' '.join(sys.modules))"],
                        capture_output=True, text=True, cwd=ROOT, env=child_env(), check=True)
     loaded = {m.split(".")[0] for m in r.stdout.split()}
     assert not loaded & {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
@@ -416,7 +416,7 @@ def test_importing_the_cli_loads_no_mcp():
 
 # -- real processes -----------------------------------------------------------------------
 async def test_stdio_session_with_a_real_ars_mcp_process(state):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "tui.cli", "mcp", "--state", str(state)],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tui.cli.main", "mcp", "--state", str(state)],
                                    cwd=str(ROOT))
     async with Client(params) as c:
         first = await c.call_tool("recall", {"query": "neo4j outage", "k": 2})
@@ -430,7 +430,7 @@ async def test_a_stdio_client_that_goes_away_withdraws_its_waiting_request(state
     """The agent's session ends (the client closes the pipe) while request_approval waits in a
     real ``ars mcp`` process: the request is withdrawn, so it leaves the pending list and a
     late approval is refused."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "tui.cli", "mcp", "--state", str(state)],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "tui.cli.main", "mcp", "--state", str(state)],
                                    cwd=str(ROOT), env=child_env())
     inbox = Inbox(state)
     async with anyio.create_task_group() as tg:
@@ -463,7 +463,7 @@ class HttpServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.err_path = tmp / f"mcp-{self.port}.err"
-        self.proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "mcp", "--http", "--port", str(self.port),
+        self.proc = subprocess.Popen([sys.executable, "-m", "tui.cli.main", "mcp", "--http", "--port", str(self.port),
                                       "--state", str(state)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=open(self.err_path, "w"))
         deadline = time.monotonic() + 60
@@ -603,7 +603,7 @@ async def test_an_approval_not_signed_by_the_pinned_key_is_unverified(ars, state
     """The agent marks its own request approved (a decision file it writes, or one signed
     with a key it made): request_approval and check_approval say "unverified", never "approved"."""
     from core.inbox.models import InboxDecision
-    from core.once import create_once
+    from core.infra.once import create_once
 
     inbox = Inbox(state)
     async with client(ars) as c:

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from core.prefetch import prefetch
+from core.infra.prefetch import prefetch
 
 
 def test_yields_every_item_in_order():

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from core.breaker import CircuitBreaker, CircuitOpen
+from core.infra.breaker import CircuitBreaker, CircuitOpen
 from core.ingest.pipeline import ingest
-from core.recall import BadQuery
+from core.memory.memory import BadQuery
 
 from conftest import SAMPLE, make_memory, write_episodes
 

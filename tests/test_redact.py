@@ -288,7 +288,7 @@ def test_an_ingested_transcripts_secrets_are_nowhere_in_memory(tmp_path):
     assert "postgres://app:[secret:password]@db.internal:5432/orders" in stored
 
     # ars recall, as a process
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "recall", "zebracorn", "--state", str(state), "--json",
+    r = subprocess.run([sys.executable, "-m", "tui.cli.main", "recall", "zebracorn", "--state", str(state), "--json",
                         "-k", "10"], capture_output=True, text=True, cwd=ROOT, env=env(), timeout=120)
     assert r.returncode == 0, r.stderr[-500:]
     leaked = leaks(r.stdout + r.stderr, s)  # kinds only: an assertion never shows a secret
@@ -297,7 +297,7 @@ def test_an_ingested_transcripts_secrets_are_nowhere_in_memory(tmp_path):
     assert result["hits"] and "[secret:" in r.stdout
 
     # the files tier alone, reading the raw session file
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "recall", "zebracorn", "--tiers", "files", "--state",
+    r = subprocess.run([sys.executable, "-m", "tui.cli.main", "recall", "zebracorn", "--tiers", "files", "--state",
                         str(state), "--json", "-k", "10"], capture_output=True, text=True, cwd=ROOT, env=env(),
                        timeout=120)
     assert r.returncode == 0, r.stderr[-500:]
@@ -335,7 +335,7 @@ def test_an_ingested_transcripts_secrets_are_nowhere_in_memory(tmp_path):
     project.mkdir()
     event = {"session_id": "s-redact", "transcript_path": str(src), "cwd": str(project),
              "hook_event_name": "SessionStart", "source": "startup"}
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "hook", "claude-code", "--state", str(state)],
+    r = subprocess.run([sys.executable, "-m", "tui.cli.main", "hook", "claude-code", "--state", str(state)],
                        input=json.dumps(event), capture_output=True, text=True, cwd=ROOT, env=env(), timeout=120)
     assert r.returncode == 0, r.stderr[-500:]
     leaked = leaks(r.stdout + r.stderr, s)  # kinds only: an assertion never shows a secret
@@ -412,7 +412,7 @@ def test_the_hook_holds_a_command_with_a_secret_and_the_supervisors_approval_run
     feed = tmp_path / "event.json"
     feed.write_text(json.dumps(event))
     with open(feed, "rb") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "hook", "claude-code", "--state", str(state),
+        proc = subprocess.Popen([sys.executable, "-m", "tui.cli.main", "hook", "claude-code", "--state", str(state),
                                  "--supervisor", pin], stdin=fh, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 cwd=ROOT, env=e)
     inbox = Inbox(state)
@@ -431,7 +431,7 @@ def test_the_hook_holds_a_command_with_a_secret_and_the_supervisors_approval_run
     os.write(w, PASS.encode() + b"\n")
     os.close(w)
     try:
-        d = subprocess.run([sys.executable, "-m", "tui.cli", "inbox", "approve", req.id, "--state", str(state),
+        d = subprocess.run([sys.executable, "-m", "tui.cli.main", "inbox", "approve", req.id, "--state", str(state),
                             "--passphrase-fd", str(r)], capture_output=True, text=True, cwd=ROOT, env=env(),
                            timeout=90, pass_fds=(r,), stdin=subprocess.DEVNULL)
     finally:

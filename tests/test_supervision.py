@@ -35,7 +35,7 @@ def _env(**extra: str) -> dict:
 
 
 def _ars_cmd() -> list[str]:
-    return [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli"]
+    return [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli.main"]
 
 
 def ars(*args: str, passphrase: str | None = None, env: dict | None = None,
@@ -230,7 +230,7 @@ def test_a_forged_decision_never_becomes_allow(supervised, project, tmp_path, fo
     proc = _hook_bg(state, fp, _pre(project, f"rm -rf {project / 'victim'}"), project)
     req = _waiting(state, proc)
     from core.inbox.models import InboxDecision
-    from core.once import create_once
+    from core.infra.once import create_once
 
     fields = {}
     if forgery == "agent-key":  # the agent's own `ars supervisor init`, over the real key files

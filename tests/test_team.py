@@ -19,9 +19,9 @@ import pytest
 
 from conftest import make_memory, push_at_once
 from core.errors import BadQuery
-from core.ledger import Ledger
+from core.ledger.ledger import Ledger
 from core.models import Entity, Episode
-from core.text import index_text
+from core.memory.text import index_text
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
@@ -148,7 +148,7 @@ def test_pull_pages_through_tied_seqs_in_push_order_with_the_writers_terms(tmp_p
     """A backfill gives all its episodes one seq: small pages must walk those
     ties (by id) without skipping or repeating one, then the later pushes; a
     pulled episode is indexed with the index terms its writer stored."""
-    from core.team.pull import pull
+    from core.consumers.team_pull import pull
 
     a = host(tmp_path, "a", neo4j_uri)
     b = host(tmp_path, "b", neo4j_uri)
@@ -184,7 +184,7 @@ def test_pull_pages_through_tied_seqs_in_push_order_with_the_writers_terms(tmp_p
 PUSHER = """
 import sys
 from core.config import Settings
-from core.recall import Memory
+from core.memory.memory import Memory
 m = Memory(Settings(state_dir=sys.argv[1], neo4j_uri=sys.argv[2], namespace="team", host_id="victim"))
 print("go", flush=True)
 r = m.sync.run(max_events=int(sys.argv[3]))
@@ -261,7 +261,7 @@ def test_routing_uri_reads_its_own_writes(tmp_path, neo4j_uri):
 def cli(*args: str, state: Path, env: dict) -> subprocess.CompletedProcess:
     e = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
     e.update({"ARS_RECALL_DAEMON": "off", "ARS_EMBEDDER": "off", **env})
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state)],
+    return subprocess.run([sys.executable, "-m", "tui.cli.main", *args, "--state", str(state)],
                           capture_output=True, text=True, cwd=ROOT, env=e, timeout=180)
 
 

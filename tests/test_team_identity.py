@@ -44,7 +44,7 @@ def episodes_of(mem, host_id: str) -> int:
 def cli(*args: str, state: Path, env: dict) -> subprocess.CompletedProcess:
     e = env_without_ars()
     e.update({"ARS_EMBEDDER": "off", **env})
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args, "--state", str(state)],
+    return subprocess.run([sys.executable, "-m", "tui.cli.main", *args, "--state", str(state)],
                           capture_output=True, text=True, cwd=ROOT, env=e, timeout=180)
 
 
@@ -70,7 +70,7 @@ def test_a_second_directory_with_the_same_host_id_is_refused_before_it_writes(tm
             assert part in r2.error, (part, r2.error)
         assert graph(first, "MATCH (n) RETURN count(n) AS c")[0]["c"] == before  # nothing written
         # nor by the vector copy of the same run (it would make nodes for its own ids under 'laptop')
-        from core.embed import neo4j_vectors
+        from core.memory.embed import neo4j_vectors
 
         with pytest.raises(HostClaimed):
             neo4j_vectors.push(second.neo4j, [{"id": "two:0", "model": "m", "vec": [0.5, 0.5]}])
@@ -178,7 +178,7 @@ def test_a_copied_state_directory_is_caught_by_the_fence(tmp_path, neo4j_uri):
         # both pass the claim while they hold the same events; the write checks it again, in its
         # transaction: once the original has pushed, the copy's next write is refused
         from core.team.claim import claim, ensure_instance
-        from core.tiers.neo4j_tier import GraphBatch
+        from core.memory.tiers.neo4j_tier import GraphBatch
 
         claim(copy.neo4j, ensure_instance(copy.state_dir, copy.identity), copy.ledger, copy.state_dir)
         original.store([ep("o:first-after", "the original's first note after the copy", i=9)])
@@ -398,7 +398,7 @@ def test_a_team_name_taken_during_a_write_is_given_again(tmp_path, neo4j_uri):
     write would run again: the same end)."""
     import threading
 
-    from core.tiers.neo4j_tier import GraphBatch
+    from core.memory.tiers.neo4j_tier import GraphBatch
 
     p, q = host(tmp_path, "p", neo4j_uri), host(tmp_path, "q", neo4j_uri)
     entered, release, errors, got = threading.Event(), threading.Event(), [], {}

@@ -2,7 +2,7 @@
 
 from hypothesis import given, settings, strategies as st
 
-from core.text import index_terms, query_terms, snippet, tokenize
+from core.memory.text import index_terms, query_terms, snippet, tokenize
 
 
 def test_article_example():

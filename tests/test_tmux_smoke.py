@@ -29,7 +29,7 @@ def tmux() -> str:
 
 @pytest.mark.parametrize("size", ["160x48", "80x24"])
 def test_dashboard_in_tmux(tmux: str, size: str, tmp_path: Path):
-    env = {**os.environ, "ARS_BIN": f"{sys.executable} -m tui.cli"}
+    env = {**os.environ, "ARS_BIN": f"{sys.executable} -m tui.cli.main"}
     env.pop("ARS_NEO4J_URI", None)  # the demo without Neo4j: fast and the same on every machine
     env.pop("ARS_STATE_DIR", None)
     r = subprocess.run(["bash", str(ROOT / "scripts" / "tmux_smoke.sh"), "--size", size, "--out", str(tmp_path)],

@@ -151,8 +151,8 @@ async def test_approve_by_keypress_resumes_the_loop_to_its_next_exit(demo: Path)
 async def test_a_loop_run_in_the_dashboard_has_its_episodes_embedded(demo: Path):
     """The loop's own episodes are recallable by meaning without an `ars sync run`: after a
     run the dashboard starts the embedding consumer (one process at a time: .embed.lock)."""
-    from core.embed import VECTORS_FILE
-    from core.sqlite_lib import sqlite3
+    from core.memory.embed import VECTORS_FILE
+    from core.infra.sqlite_lib import sqlite3
 
     def vectors_of(loop_id: str) -> int:
         path = demo / VECTORS_FILE

@@ -287,7 +287,7 @@ def test_short_ids_keep_the_part_that_differs():
 
 def test_loop_list_keeps_loop_ids_whole_at_80_columns(demo: Path):
     env = {**os.environ, "COLUMNS": "80", "TERM": "xterm-256color"}
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "loop", "list", "--state", str(demo)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "tui.cli.main", "loop", "list", "--state", str(demo)], cwd=ROOT,
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     with open_ars(demo) as ars:

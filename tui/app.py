@@ -35,16 +35,16 @@ from core.api import ARS
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
-from . import event_journal
-from .idle_gc import IdleCollector
-from .app_engine import LoopActions
-from .app_notices import AppNotices
-from .messages import LoopsArriving, LoopsChanged, LoopsListed, StoreChanged
-from .modals import HelpModal, InputModal
-from .screens.loops import LoopsScreen
-from .store import ATTENTION, LoopStore
-from .widgets.event_log import Event
-from .widgets.notify_term import TerminalNotifier
+from tui import event_journal
+from tui.idle_gc import IdleCollector
+from tui.app_engine import LoopActions
+from tui.app_notices import AppNotices
+from tui.messages import LoopsArriving, LoopsChanged, LoopsListed, StoreChanged
+from tui.modals import HelpModal, InputModal
+from tui.screens.loops import LoopsScreen
+from tui.store import ATTENTION, LoopStore
+from tui.widgets.event_log import Event
+from tui.widgets.notify_term import TerminalNotifier
 
 STYLES = Path(__file__).resolve().parents[1] / "styles"
 WATCH_DEBOUNCE_MS = 150
@@ -151,7 +151,7 @@ class ArsApp(AppNotices, LoopActions, App[None]):
         self.exit()
 
     def _where(self, what: str) -> str:
-        from .widgets import status
+        from tui.widgets import status
 
         state = self.ars.state_dir.name if status.STILL else str(self.ars.state_dir)
         if len(state) > 40:

@@ -11,7 +11,7 @@ from textual import work
 from core.api import BadInput
 from core.loop.models import LoopState
 
-from .messages import LoopsChanged, SelectLoop
+from tui.messages import LoopsChanged, SelectLoop
 
 RAN_TITLE = {"done": "Loop done", "waiting_human": "Loop waits for you", "blocked": "Loop blocked",
              "aborted": "Loop aborted", "active": "Loop paused"}

@@ -13,12 +13,12 @@ from typing import Any
 from textual import work
 from textual.notifications import SeverityLevel
 
-from . import event_journal
-from .messages import AgentsChanged, EventLogged
-from .modals import ConfirmModal, InputModal
-from .widgets.event_log import Event
-from .widgets.request_pane import is_open
-from .widgets.status import one_line
+from tui import event_journal
+from tui.messages import AgentsChanged, EventLogged
+from tui.modals import ConfirmModal, InputModal
+from tui.widgets.event_log import Event
+from tui.widgets.request_pane import is_open
+from tui.widgets.status import one_line
 
 EXPIRED_SHOWN_S = 60.0  # a request whose agent gave up stays in the Inbox this long, marked expired
 TOAST_CHARS = 52  # a notice in the corner is one line this long (styles/app.tcss); the event log keeps it whole

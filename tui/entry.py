@@ -6,7 +6,7 @@ pydantic or core.api until a gate rule matches (then it needs them anyway).
 ``ars recall ... --json`` (how agents and hooks recall) skips the typer
 app and rich too (tui/fast_recall.py), and ``ars tui`` goes straight to the
 dashboard (tui/launch.py: a person waits for its first paint). Every other
-command line goes to the typer CLI in tui/cli.py.
+command line goes to the typer CLI in tui/cli/main.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def is_hook(argv: list[str]) -> bool:
 
 def hook(args: list[str], agent: str = "claude-code") -> int:
     """``ars hook AGENT ARGS`` without the CLI: the exit code."""
-    os.umask(os.umask(0o077) | 0o077)  # everything ARS writes is private (as tui.cli.main sets it)
+    os.umask(os.umask(0o077) | 0o077)  # everything ARS writes is private (as tui.cli.main.main sets it)
     if agent == "hermes":
         from tui.agents.hermes import run
     elif agent == "openclaw":
@@ -65,7 +65,7 @@ def main() -> None:
         code = tui_main(argv[1:])
         if code is not None:
             sys.stdout.flush()
-            os._exit(code)  # the terminal is restored; every acknowledged write was fsync'd (tui.cli._exit_now)
+            os._exit(code)  # the terminal is restored; every acknowledged write was fsync'd (tui.cli.main._exit_now)
     if argv[:1] == ["ingest"]:  # a store re-ingest that finds nothing new: no CLI framework (tui/fast_ingest.py)
         from tui.fast_ingest import unchanged
 
@@ -73,7 +73,7 @@ def main() -> None:
         if code is not None:
             sys.stdout.flush()
             os._exit(code)
-    from tui.cli import main as cli_main
+    from tui.cli.main import main as cli_main
 
     cli_main()
 

@@ -17,7 +17,7 @@ from collections import deque
 from datetime import datetime
 from pathlib import Path
 
-from .widgets.event_log import Event
+from tui.widgets.event_log import Event
 
 FILE = "dashboard-events.jsonl"
 MAX_BYTES = 1 << 20

@@ -5,7 +5,7 @@ the typer app and loading rich cost ~100 ms of each call, a third of it.
 This path answers exactly the command lines it fully understands (a query,
 ``-k``, ``--tiers``, ``--state``, ``--json``); anything else (``--help``,
 ``--explain``, a table for a person, a malformed option) goes to the full CLI
-in tui/cli.py, which answers and reports errors as it always has. The JSON,
+in tui/cli/main.py, which answers and reports errors as it always has. The JSON,
 the one-line errors and the exit codes are the same either way (tested).
 """
 
@@ -99,7 +99,7 @@ def answer(args: RecallArgs, ars=None) -> tuple[int, str, str]:
         return 2, "", _error(f"bad configuration: {config_error(exc)}")
     except BadInput as exc:
         return 2, "", _error(str(exc))
-    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (as tui.cli.main)
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (as tui.cli.main.main)
         if os.environ.get("ARS_DEBUG"):
             raise
         code, message = failure_line(exc)

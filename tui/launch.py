@@ -1,6 +1,6 @@
 """Opening the dashboard on a state directory: the checks made before the first
 paint, shared by ``ars tui`` (straight from tui/entry.py, without the typer
-CLI: a person waits for the first paint) and ``ars demo`` (through tui/cli.py).
+CLI: a person waits for the first paint) and ``ars demo`` (through tui/cli/main.py).
 """
 
 from __future__ import annotations

@@ -5,6 +5,6 @@ episode); ``llm`` upgrades episodes through an OpenAI-compatible chat model
 and falls back to ``extract`` when that model cannot answer.
 """
 
-from .extract import Extraction, Hints, enrich_deterministic, extract, source_key
+from core.enrich.extract import Extraction, Hints, enrich_deterministic, extract, source_key
 
 __all__ = ["Extraction", "Hints", "enrich_deterministic", "extract", "source_key"]

@@ -26,8 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import Entity, Episode, Relation
-from ..text import CJK_STOP_CHARS
+from core.models import Entity, Episode, Relation
+from core.memory.text import CJK_STOP_CHARS
 
 SUMMARY_CHARS = 160
 TITLED_SUMMARY_CHARS = 220

@@ -32,11 +32,11 @@ from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..breaker import CircuitBreaker, CircuitOpen
-from ..config import Settings
-from ..errors import first_error
-from ..models import Entity, Episode, Relation
-from .extract import enrich_deterministic
+from core.infra.breaker import CircuitBreaker, CircuitOpen
+from core.config import Settings
+from core.errors import first_error
+from core.models import Entity, Episode, Relation
+from core.enrich.extract import enrich_deterministic
 
 PENDING = "deterministic:pending"
 MAX_INPUT_CHARS = 12_000

@@ -13,13 +13,13 @@ import json
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Iterator
 
-from ..errors import BadQuery
-from ..team.scope import parse_scope
-from . import tombstone
+from core.errors import BadQuery
+from core.team.scope import parse_scope
+from core.govern import tombstone
 
 if TYPE_CHECKING:
-    from ..models import Episode
-    from ..recall import Memory
+    from core.models import Episode
+    from core.memory.memory import Memory
 
 FORMATS = ("jsonl", "markdown")
 PAGE = 1000

@@ -28,21 +28,21 @@ from __future__ import annotations
 
 import json
 import os
-from ..sqlite_lib import sqlite3
+from core.infra.sqlite_lib import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..errors import BadQuery
-from ..fsutil import atomic_write
-from ..ledger import Event, content_id
-from ..writer_lock import WriterBusy
-from . import scrub, tombstone
-from .tombstone import FORGET_EVENT
+from core.errors import BadQuery
+from core.infra.fsutil import atomic_write
+from core.ledger.ledger import Event, content_id
+from core.infra.writer_lock import WriterBusy
+from core.govern import scrub, tombstone
+from core.govern.tombstone import FORGET_EVENT
 
 if TYPE_CHECKING:
-    from ..recall import Memory
+    from core.memory.memory import Memory
 
 QUERY_K = 20  # a --query forgets at most this many episodes (each listed before it goes)
 CHECKPOINTS = "checkpoints"
@@ -157,7 +157,7 @@ def decision_payload(sel: Selection, why: str, at: str) -> dict[str, Any]:
 
 def verify(data: dict[str, Any], pin: str) -> tuple[bool, str]:
     """Whether a tombstone is signed by the pinned supervisor key over exactly what it forgets."""
-    from ..inbox.signing import canonical, verify_text
+    from core.inbox.signing import canonical, verify_text
 
     text, why = verify_text(data.get("decision") or {}, pin)
     if text is None:
@@ -181,7 +181,7 @@ def forget(memory: "Memory", sel: Selection, *, why: str = "", signer: Any = Non
     data: dict[str, Any] = {"ids": sel.ids, "sessions": sel.sessions, "sources": sel.sources, "why": why, "at": at, "host": me.host, "own": own,
                             "pulled": [i for i in sel.ids if i not in set(own)]}
     if signer is not None:
-        from ..inbox.signing import canonical
+        from core.inbox.signing import canonical
 
         data["decision"] = signer.sign_text(canonical(decision_payload(sel, why, at)))
         data["decided_by"] = signer.fingerprint
@@ -274,7 +274,7 @@ def _note_touched(state: Path, event_id: str, touched: list[str]) -> None:
 
 
 def _forget_vectors(state: Path, ids: set[str]) -> int:
-    from ..embed import VECTORS_FILE
+    from core.memory.embed import VECTORS_FILE
 
     path = state / VECTORS_FILE
     if not path.exists() or not ids:

@@ -1,11 +1,11 @@
 """The tombstone's two consumers outside this state directory.
 
-* The sync worker (core/sync.py), reaching a ``memory.forget`` event in the
+* The sync worker (core/consumers/neo4j_push.py), reaching a ``memory.forget`` event in the
   ledger, deletes this host's forgotten episodes from Neo4j (with the
   entities and topics only they held), re-sends the session context of
   their neighbours (it held the forgotten terms), and leaves a
   ``Forgotten`` node per episode: (namespace, host, id, team_id), no text.
-* The pull (core/team/pull.py) of every other host reads the ``Forgotten``
+* The pull (core/consumers/team_pull.py) of every other host reads the ``Forgotten``
   nodes of its namespace and deletes its pulled copies (SQLite rows, FTS
   entries, vectors) at its next pull, and remembers them as forgotten so a
   later pull (or ``ars sync pull --reset``) never stores them again.
@@ -14,18 +14,18 @@
 from __future__ import annotations
 
 import json
-from ..sqlite_lib import sqlite3
+from core.infra.sqlite_lib import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..fsutil import atomic_write
-from ..inbox.signing import public_fingerprint
-from ..team.names import qualified
-from . import tombstone, trusted
+from core.infra.fsutil import atomic_write
+from core.inbox.signing import public_fingerprint
+from core.team.names import qualified
+from core.govern import tombstone, trusted
 
 if TYPE_CHECKING:
-    from ..recall import Memory
-    from ..tiers.neo4j_tier import Neo4jStore
+    from core.memory.memory import Memory
+    from core.memory.tiers.neo4j_tier import Neo4jStore
 
 DROP = """
 UNWIND $ids AS id
@@ -60,7 +60,7 @@ RETURN f.host AS host, f.id AS id, f.team_id AS team_id, f.decision AS decision,
 
 def drop(memory: "Memory", store: "Neo4jStore", event_id: str, data: dict[str, Any]) -> int:
     """Carry one tombstone to the graph (idempotent); returns the episodes deleted."""
-    from ..team.graph import CLEAR_ORPHANS
+    from core.team.graph import CLEAR_ORPHANS
 
     own = [str(i) for i in data.get("own") or data.get("ids") or []]
     if not own:
@@ -105,7 +105,7 @@ def drop_pulled(memory: "Memory", store: "Neo4jStore", refused: list[str] | None
     """Delete this host's pulled copies of episodes their writer's supervisor forgot
     (core/govern/trusted.py: signed); returns how many. Tombstones not obeyed: a line
     each in ``refused``."""
-    from .forget import _forget_vectors
+    from core.govern.forget import _forget_vectors
 
     rows = store._rows(TOMBSTONES, timeout=60)
     if not rows:
@@ -122,8 +122,8 @@ def drop_pulled(memory: "Memory", store: "Neo4jStore", refused: list[str] | None
     todo = [n for n in names if n not in gone]
     if not todo:
         return 0
-    from ..sqlite_in import rows_in
-    from ..team import local
+    from core.infra.sqlite_in import rows_in
+    from core.team import local
 
     mine = local.own_ids(conn, todo, memory.identity)  # this host's own episode of the same id stays
     todo = [n for n in todo if n not in mine]

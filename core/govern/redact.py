@@ -40,8 +40,8 @@ import string
 from collections import Counter
 from typing import NamedTuple
 
-from .ds_patterns import KEYWORDS as _DS_KEYWORDS
-from .ds_patterns import PRIVATE_KEY_HEADERS, PROVIDERS as _DS_PROVIDERS
+from core.govern.ds_patterns import KEYWORDS as _DS_KEYWORDS
+from core.govern.ds_patterns import PRIVATE_KEY_HEADERS, PROVIDERS as _DS_PROVIDERS
 
 __all__ = ["Finding", "Redacted", "redact", "redact_text", "redact_value", "redact_episode", "redact_episodes",
            "placeholder", "KINDS", "PLACEHOLDER_RE"]

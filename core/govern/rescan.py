@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..fsutil import atomic_write
-from ..ledger import EPISODE_EVENT, Event, content_id
-from ..sqlite_lib import FTS_SECURE_DELETE
-from ..writer_lock import WriterBusy
-from . import scrub
+from core.infra.fsutil import atomic_write
+from core.ledger.ledger import EPISODE_EVENT, Event, content_id
+from core.infra.sqlite_lib import FTS_SECURE_DELETE
+from core.infra.writer_lock import WriterBusy
+from core.govern import scrub
 
 if TYPE_CHECKING:
-    from ..recall import Memory
+    from core.memory.memory import Memory
 
 PENDING = "redact.pending"
 PAGE = 1000
@@ -56,7 +56,7 @@ class ScanReport:
 
 def find(memory: "Memory") -> tuple[ScanReport, list]:
     """Episodes of this host holding a secret, as (report, redacted episodes)."""
-    from .redact import PLACEHOLDER_RE, redact_episode
+    from core.govern.redact import PLACEHOLDER_RE, redact_episode
 
     rep, fixed = ScanReport(), []
     me = memory.identity
@@ -132,7 +132,7 @@ def finish_pending(memory: "Memory", wait: bool = True) -> bool:
 
 
 def _apply(memory: "Memory", ids: list[str], stop: int, rep: ScanReport) -> None:
-    from .forget import _forget_vectors, _scrub_checkpoints
+    from core.govern.forget import _forget_vectors, _scrub_checkpoints
 
     state = Path(memory.state_dir)
     wanted = set(ids)
@@ -141,7 +141,7 @@ def _apply(memory: "Memory", ids: list[str], stop: int, rep: ScanReport) -> None
     conn = memory.sqlite.team()
     conn.execute("PRAGMA secure_delete=ON")
     fts_option = "INSERT INTO episodes_fts(episodes_fts, rank) VALUES ('secure-delete', ?)"
-    if FTS_SECURE_DELETE:  # the replaced rows' postings go at once (core/sqlite_lib.py)
+    if FTS_SECURE_DELETE:  # the replaced rows' postings go at once (core/infra/sqlite_lib.py)
         with conn:
             conn.execute(fts_option, (1,))
     memory._apply_ledger(memory.sqlite)  # the redacted versions replace the rows (freed pages zeroed)

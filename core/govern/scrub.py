@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .tombstone import FORGOTTEN_EVENT, PLACEHOLDER
+from core.govern.tombstone import FORGOTTEN_EVENT, PLACEHOLDER
 
 _UPSERT = b'"type": "episode.upsert"'
 _DATA_ID = b'"data": {"id": '

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..fsutil import atomic_write
+from core.infra.fsutil import atomic_write
 
 FORGET_EVENT = "memory.forget"  # the tombstone (ledger event type)
 FORGOTTEN_EVENT = "episode.forgotten"  # what a scrubbed episode line becomes (same length, no text)

@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import atomic_write
+from core.infra.fsutil import atomic_write
 
 PINS_FILE = "team-supervisors.json"
 
@@ -42,7 +42,7 @@ def _pins(state: Path) -> dict[str, str]:
 
 def _names_it(decision: dict, pin: str, episode_id: str) -> str:
     """"" when ``decision`` is signed by ``pin`` and forgets ``episode_id``, else why not."""
-    from ..inbox.signing import verify_text
+    from core.inbox.signing import verify_text
 
     text, why = verify_text(decision, pin)
     if text is None:

@@ -1,6 +1,6 @@
 """One inbox for every request for a person: a loop's waiting step or blocker,
 an MCP client's ``request_approval``, a Claude Code tool call held by the gate.
-Each request is decided exactly once (see ``core.once``); the loser of a race
+Each request is decided exactly once (see ``core.infra.once``); the loser of a race
 is told who decided what and when. Front ends reach it through ``core.api.ARS``
 (``inbox_list``, ``inbox_get``, ``inbox_decide``, ``request_approval``).
 
@@ -19,8 +19,8 @@ _FROM = {"InboxDecision": "models", "InboxRequest": "models",
 __all__ = sorted(_FROM)
 
 if TYPE_CHECKING:
-    from .models import InboxDecision, InboxRequest
-    from .store import (MAX_DETAIL, MAX_META, MAX_SUMMARY, AlreadyDecided, CorruptRequest, Inbox, NobodyWaiting,
+    from core.inbox.models import InboxDecision, InboxRequest
+    from core.inbox.store import (MAX_DETAIL, MAX_META, MAX_SUMMARY, AlreadyDecided, CorruptRequest, Inbox, NobodyWaiting,
                         SignatureRequired, UnknownRequest)
 
 

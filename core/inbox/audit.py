@@ -12,12 +12,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Iterable
 
-from .loops import decided, from_pending
-from .models import InboxRequest
+from core.inbox.loops import decided, from_pending
+from core.inbox.models import InboxRequest
 
 if TYPE_CHECKING:
-    from ..loop.checkpoints import CheckpointStore
-    from ..loop.models import LoopState
+    from core.loop.checkpoints import CheckpointStore
+    from core.loop.models import LoopState
 
 # what happened to the call, in the words of the one who asked
 OUTCOME = {"pending": "waiting", "approved": "allowed", "rejected": "denied", "answered": "answered",

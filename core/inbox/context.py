@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..loop.models import LoopState
+    from core.loop.models import LoopState
 
 MAX_BYTES = 256 * 1024  # read at most this much of the transcript's end
 LINE_CHARS = 300  # each turn is cut to this many characters
@@ -94,7 +94,7 @@ def read_tail(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
 def transcript_tail(path: str | os.PathLike, turns: int = TURNS, max_bytes: int = MAX_BYTES) -> list[str]:
     """The last ``turns`` turns of a Claude Code transcript, one redacted line each; a file
     that cannot be read is one line saying which and why."""
-    from ..govern.redact import redact_text
+    from core.govern.redact import redact_text
 
     p = Path(path)
     if p.suffix != ".jsonl":
@@ -170,9 +170,9 @@ def _store_problem(p: Path, name: str, what: str) -> str | None:
 def openclaw_tail(db: str | os.PathLike, session: str, turns: int = TURNS) -> list[str]:
     """The last ``turns`` lines of an OpenClaw session, from its agent database read-only
     (core/ingest/stores/openclaw_db.py), as ingest words them; redacted."""
-    from ..govern.redact import redact_text
-    from ..ingest.formats.openclaw import _message
-    from ..ingest.stores.openclaw_db import session_events
+    from core.govern.redact import redact_text
+    from core.ingest.formats.openclaw import _message
+    from core.ingest.stores.openclaw_db import session_events
 
     p = Path(db)
     problem = _store_problem(p, "openclaw-agent.sqlite", "OpenClaw store")
@@ -197,8 +197,8 @@ def hermes_tail(db: str | os.PathLike, session: str, turns: int = TURNS) -> list
     """The last ``turns`` messages of a Hermes session, one redacted line each, read from its
     ``state.db`` read-only as ingest reads it (core/ingest/stores/hermes_db.py); only a
     regular file named ``state.db``; what cannot be read is one line saying why."""
-    from ..govern.redact import redact_text
-    from ..ingest.stores.hermes_db import decode_content, read_sessions
+    from core.govern.redact import redact_text
+    from core.ingest.stores.hermes_db import decode_content, read_sessions
 
     p = Path(db)
     problem = _store_problem(p, "state.db", "Hermes store")

@@ -274,7 +274,7 @@ class Gate:
             if rule is not None:
                 rules.append(rule)
             roots.extend(allow_under)
-        from .notify import parse_target
+        from core.inbox.notify import parse_target
 
         return cls(rules, float(timeout), path, frozenset(commands), tuple(mcp), frozenset(tools), tuple(roots),
                    notify=parse_target(doc.get("notify"), path, GateError))
@@ -370,7 +370,7 @@ class Gate:
 
 def write_defaults(state_dir: str | os.PathLike) -> str:
     """Write the default gate.toml (0600, atomically); returns its path."""
-    from core.fsutil import atomic_write, private_dir  # stdlib-only module
+    from core.infra.fsutil import atomic_write, private_dir  # stdlib-only module
 
     private_dir(state_dir)
     path = os.path.join(os.fspath(state_dir), GATE_FILE)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .models import STATUS_OF, InboxDecision, InboxRequest
-from .store import UnknownRequest
+from core.inbox.models import STATUS_OF, InboxDecision, InboxRequest
+from core.inbox.store import UnknownRequest
 
 if TYPE_CHECKING:
-    from ..loop.models import Decision, LoopState, PendingApproval
+    from core.loop.models import Decision, LoopState, PendingApproval
 
 PREFIX = "loop:"
 KIND = {"approval": "approval", "question": "question", "unblock": "blocker"}

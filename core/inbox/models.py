@@ -92,14 +92,14 @@ class InboxRequest(BaseModel):
         """The hash a decision on this request signs: of exactly what it shows will run."""
         if self.input_hash:
             return self.input_hash
-        from .signing import input_hash
+        from core.inbox.signing import input_hash
 
         return input_hash(self.binds or self.source.split(":", 1)[0], self.detail)
 
     def shown_hash(self) -> str:
         """The hash of what the request shows a person (its detail, secrets redacted):
         signed beside ``exact_hash`` so the shown text and what runs cannot part."""
-        from .signing import input_hash
+        from core.inbox.signing import input_hash
 
         return input_hash(self.binds or self.source.split(":", 1)[0], self.detail)
 

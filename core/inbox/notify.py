@@ -99,8 +99,8 @@ def target(state_dir: str | os.PathLike, gate=None) -> tuple[str, str] | None:
             return None
         return url, fmt or format_of(url)
     if gate is None:
-        from .policy import load
-        from .signing import public_fingerprint
+        from core.inbox.policy import load
+        from core.inbox.signing import public_fingerprint
 
         if not os.path.exists(os.path.join(os.fspath(state_dir), "gate.toml")):
             return None
@@ -216,7 +216,7 @@ def _log(state_dir, line: str) -> None:
 def redacted(msg: dict) -> dict:
     """``msg`` with secrets replaced again: an inbox request's fields are redacted when it is
     made, a loop's are not (its action is the loop's own); done here, off the agent's path."""
-    from ..govern.redact import redact_text
+    from core.govern.redact import redact_text
 
     return {k: redact_text(v) if isinstance(v, str) and k in ("summary", "runs", "text") else v
             for k, v in msg.items()}

@@ -17,8 +17,8 @@ import hashlib
 import json
 import os
 
-from . import gate as gate_mod
-from .signing import SETUP_HINT, canonical, verify_text
+from core.inbox import gate as gate_mod
+from core.inbox.signing import SETUP_HINT, canonical, verify_text
 
 POLICY_FILE = gate_mod.GATE_FILE
 SIG_SUFFIX = ".sig"
@@ -75,7 +75,7 @@ def load(state_dir: str | os.PathLike, pin: str | None) -> tuple["gate_mod.Gate"
 def sign(state_dir: str | os.PathLike, text: str, signer) -> str:
     """Check ``text`` parses as a policy, then write it and its signature
     (atomically, the signature last); returns the policy's path."""
-    from ..fsutil import atomic_write, private_dir
+    from core.infra.fsutil import atomic_write, private_dir
 
     path, sig_path = paths(state_dir)
     gate_mod.Gate.parse(text, path)  # GateError (one line) before anything is written

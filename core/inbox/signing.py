@@ -124,7 +124,7 @@ def init(state_dir: str | os.PathLike, passphrase: bytes, *, old_passphrase: byt
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from ..fsutil import atomic_write, private_dir
+    from core.infra.fsutil import atomic_write, private_dir
 
     if len(passphrase) < MIN_PASSPHRASE:
         raise SigningError(f"the passphrase is {len(passphrase)} characters: use at least {MIN_PASSPHRASE}")

@@ -4,7 +4,7 @@
   its ``inbox.request`` ledger event, so when ``create`` returns the request is
   durable and recorded.
 * A decision is claimed exactly once by ``link(2)`` of a complete temp file to
-  ``<id>.decision.json`` (``core.once.create_once``, the mechanism loop decisions
+  ``<id>.decision.json`` (``core.infra.once.create_once``, the mechanism loop decisions
   use): of several processes deciding at once one wins; the others get
   ``AlreadyDecided`` naming who decided what and when. The winner then appends
   an ``inbox.decision`` ledger event (stable id per request).
@@ -33,12 +33,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import first_error
-from ..fsutil import atomic_write, private_dir
-from ..ledger import Event, Ledger, content_id
-from ..once import AlreadyDecided, create_once, who
-from ..recall import BadQuery
-from .models import ENDINGS, KINDS, RISKS, STATUS_OF, STATUSES, VERDICTS, InboxDecision, InboxRequest, now
+from core.errors import first_error
+from core.infra.fsutil import atomic_write, private_dir
+from core.ledger.ledger import Event, Ledger, content_id
+from core.infra.once import AlreadyDecided, create_once, who
+from core.memory.memory import BadQuery
+from core.inbox.models import ENDINGS, KINDS, RISKS, STATUS_OF, STATUSES, VERDICTS, InboxDecision, InboxRequest, now
 
 INBOX = "inbox"
 MAX_SUMMARY = 4_000  # characters
@@ -161,8 +161,8 @@ class Inbox:
         # input as given; what is stored and shown has its secrets redacted (the ledger is
         # memory). An agent that rewrites the stored hash only makes its own request
         # unverifiable: the hook checks a signature against the hash of the real input.
-        from ..govern.redact import redact_text, redact_value
-        from .signing import input_hash
+        from core.govern.redact import redact_text, redact_value
+        from core.inbox.signing import input_hash
 
         if exact is not None and not isinstance(exact, str):
             raise BadQuery("exact must be text: the whole input that will run")
@@ -176,7 +176,7 @@ class Inbox:
                                              ts=req.created_at.isoformat())])
         private_dir(self.dir)
         atomic_write(self.request_path(req.id), json.dumps(body, ensure_ascii=False, indent=1))
-        from .notify import announce
+        from core.inbox.notify import announce
 
         announce(self.state_dir, req)  # a detached sender, when a URL is set: the caller never waits for it
         return req
@@ -268,7 +268,7 @@ class Inbox:
         if signer is not None:
             fields = signer.sign_decision(request_id=request_id, input_hash=req.exact_hash(), verdict=verdict,
                                           note=note.strip(), decided_at=at, shown_hash=req.shown_hash())
-            from .signing import short
+            from core.inbox.signing import short
 
             by = f"supervisor {short(signer.fingerprint)} ({by})"
         d = InboxDecision(verdict=verdict, note=note.strip(), decided_by=by, decided_at=at, **fields)  # type: ignore[arg-type]

@@ -24,19 +24,19 @@ from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
-from ..errors import first_error
-from ..models import Episode
-from ..sources import open_regular
-from .formats.claude_code import parse_claude_code, stream_claude_code
-from .formats.common import (
+from core.errors import first_error
+from core.models import Episode
+from core.memory.sources import open_regular
+from core.ingest.formats.claude_code import parse_claude_code, stream_claude_code
+from core.ingest.formats.common import (
     GAP_SECONDS, MAX_EPISODE_CHARS, MAX_LINE_BYTES, Malformed, Msg, Parsed, SessionBuilder, SessionTable,
     SpanCollector, Stream, block_text, collect, is_noise, iter_objects, line_failed, role_line, storable, streaming,
     strip_envelope, to_datetime,
 )
-from .formats.hermes import parse_hermes, stream_hermes
-from .formats.markdown import parse_markdown, stream_markdown
-from .formats.openclaw import parse_openclaw, stream_openclaw
-from ..enrich.extract import Hints
+from core.ingest.formats.hermes import parse_hermes, stream_hermes
+from core.ingest.formats.markdown import parse_markdown, stream_markdown
+from core.ingest.formats.openclaw import parse_openclaw, stream_openclaw
+from core.enrich.extract import Hints
 
 __all__ = [
     "GAP_SECONDS", "MAX_EPISODE_CHARS", "MAX_LINE_BYTES", "Malformed", "PARSERS", "Parsed", "STREAMS",

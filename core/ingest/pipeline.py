@@ -16,19 +16,19 @@ from typing import Callable, Iterable, Iterator
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from ..enrich.extract import source_key
-from ..govern.redact import redact_episodes
-from ..models import Episode
-from ..recall import BadQuery, Memory
-from ..sources import SourceRegistry, not_regular
-from .formats.common import Parsed, shown
-from .parsers import PARSERS, STREAMS, detect_format
-from .stores.cursor import StoreCursors
-from .stores.discover import find_stores, is_legacy_archive, not_a_transcript, nothing_readable, unsupported_reason
-from .stores.run import ingest_store, store_format, store_label
-from .stores.sqlite_ro import is_sqlite
+from core.enrich.extract import source_key
+from core.govern.redact import redact_episodes
+from core.models import Episode
+from core.memory.memory import BadQuery, Memory
+from core.memory.sources import SourceRegistry, not_regular
+from core.ingest.formats.common import Parsed, shown
+from core.ingest.parsers import PARSERS, STREAMS, detect_format
+from core.ingest.stores.cursor import StoreCursors
+from core.ingest.stores.discover import find_stores, is_legacy_archive, not_a_transcript, nothing_readable, unsupported_reason
+from core.ingest.stores.run import ingest_store, store_format, store_label
+from core.ingest.stores.sqlite_ro import is_sqlite
 
-from . import FORMATS
+from core.ingest import FORMATS
 
 assert set(FORMATS) == {"auto", *PARSERS}, "core/ingest/__init__.FORMATS must name every parser"
 
@@ -288,7 +288,7 @@ def _put(memory: Memory, writer: _GroupWriter, episodes: Iterator[Episode], summ
         chunk = redact_episodes(chunk)
         fresh = _changed(memory, chunk)
         if memory.settings.enrich_with_llm and fresh:
-            from ..enrich.llm import enrich_many
+            from core.enrich.llm import enrich_many
 
             fresh = enrich_many(fresh, memory.settings)
         writer.add(fresh)

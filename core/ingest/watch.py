@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..ledger import Event, content_id
-from ..recall import Memory
-from .pipeline import INGESTIBLE, IngestReport, ingest
-from .stores.discover import find_stores
+from core.ledger.ledger import Event, content_id
+from core.memory.memory import Memory
+from core.ingest.pipeline import INGESTIBLE, IngestReport, ingest
+from core.ingest.stores.discover import find_stores
 
 
 class Watcher:

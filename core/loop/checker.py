@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..recall import BadQuery
-from .models import CheckResult, Evidence, Hypothesis, Premise, ProposedAction, RuleVerdict
+from core.memory.memory import BadQuery
+from core.loop.models import CheckResult, Evidence, Hypothesis, Premise, ProposedAction, RuleVerdict
 
 RULES = ("decompose", "doubt", "rebuild", "no_skip")
 LIST_SECTIONS = {

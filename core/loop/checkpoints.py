@@ -43,10 +43,10 @@ from typing import Iterator
 
 from pydantic import ValidationError
 
-from ..errors import first_error
-from ..fsutil import PRIVATE_FILE, append_line, atomic_write, private_dir
-from ..recall import BadQuery
-from .models import HistoryEntry, LoopState
+from core.errors import first_error
+from core.infra.fsutil import PRIVATE_FILE, append_line, atomic_write, private_dir
+from core.memory.memory import BadQuery
+from core.loop.models import HistoryEntry, LoopState
 
 CHECKPOINTS = "checkpoints"
 GOAL_NAME_BYTES = 120

@@ -37,14 +37,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import first_error
-from ..fsutil import fsync_dir
-from ..ledger import Event, Ledger, content_id
-from ..once import AlreadyDecided, create_once, who  # noqa: F401 - who() is also this module's API
-from ..recall import BadQuery
-from .checkpoints import LOOP_NAME_BYTES, CheckpointStore, safe_name
-from .models import Decision, LoopState, PendingApproval
-from .tools import ToolRegistry
+from core.errors import first_error
+from core.infra.fsutil import fsync_dir
+from core.ledger.ledger import Event, Ledger, content_id
+from core.infra.once import AlreadyDecided, create_once, who  # noqa: F401 - who() is also this module's API
+from core.memory.memory import BadQuery
+from core.loop.checkpoints import LOOP_NAME_BYTES, CheckpointStore, safe_name
+from core.loop.models import Decision, LoopState, PendingApproval
+from core.loop.tools import ToolRegistry
 
 APPROVALS = "approvals"
 PAST = {"approve": "approved", "reject": "rejected", "edit": "edited and approved", "respond": "answered"}
@@ -238,7 +238,7 @@ def _decide_locked(state_dir: Path, store: CheckpointStore, loop_id: str, kind: 
                  original_args=dict(p.action.args) if kind == "edit" and p.action else None,
                  iteration=p.iteration, decided_by=who())
     if signer is not None:
-        from ..inbox.signing import short
+        from core.inbox.signing import short
 
         d = d.model_copy(update={"decided_by": f"supervisor {short(signer.fingerprint)} ({d.decided_by})",
                                  **signer.sign_decision(request_id=signed_request_id(d), input_hash=decided_hash(p, d),
@@ -255,8 +255,8 @@ def signed_request_id(d: Decision) -> str:
 
 def decided_hash(p: PendingApproval, d: Decision) -> str:
     """The hash a loop decision signs: of exactly what will run (the edited action for an edit)."""
-    from ..inbox.loops import action_detail
-    from ..inbox.signing import input_hash
+    from core.inbox.loops import action_detail
+    from core.inbox.signing import input_hash
 
     if d.kind == "edit" and p.action is not None:
         p = p.model_copy(update={"action": p.action.model_copy(update={"args": d.args or {}})})
@@ -268,7 +268,7 @@ def verify(state_dir: Path, p: PendingApproval, d: Decision, pin: str | None) ->
     directory with no supervisor key (and no pin) takes unverified decisions:
     ARS's own loops in the demo; with one, only a decision signed by the pinned
     key (else the key in the state directory) for this request and this action."""
-    from ..inbox.signing import public_fingerprint, verify_decision
+    from core.inbox.signing import public_fingerprint, verify_decision
 
     pin = pin or public_fingerprint(state_dir)
     if pin is None:

@@ -32,18 +32,18 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
-from ..govern.redact import redact_episode, redact_value
-from ..ledger import Event, Ledger, content_id
-from ..models import Episode
-from ..recall import BadQuery
-from . import checker
-from .checkpoints import CheckpointStore, Loaded, last_entry
-from .decisions import CorruptDecision, find_decision, record_decision_event, settle_corrupt
-from .models import (TERMINAL, Answer, Decision, GoalFrame, HistoryEntry, HitBrief, IterationRecord, LoopState,
+from core.config import Settings
+from core.govern.redact import redact_episode, redact_value
+from core.ledger.ledger import Event, Ledger, content_id
+from core.models import Episode
+from core.memory.memory import BadQuery
+from core.loop import checker
+from core.loop.checkpoints import CheckpointStore, Loaded, last_entry
+from core.loop.decisions import CorruptDecision, find_decision, record_decision_event, settle_corrupt
+from core.loop.models import (TERMINAL, Answer, Decision, GoalFrame, HistoryEntry, HitBrief, IterationRecord, LoopState,
                      Observation, ParentRef, PendingApproval, ToolResult, Verification, now, validate_transition)
-from .policies import LlmPolicy, OfflinePolicy, Policy, PolicyError
-from .tools import ToolContext, ToolRegistry, default_registry
+from core.loop.policies import LlmPolicy, OfflinePolicy, Policy, PolicyError
+from core.loop.tools import ToolContext, ToolRegistry, default_registry
 
 RECALL_K = 5
 KEEP_ITERATIONS = 20  # iteration summaries kept in the state (all of them are in the ledger and memory)
@@ -243,8 +243,8 @@ class Engine:
         asked = new.pending_approval
         if asked is not None and (old is None or old.pending_approval is None
                                   or old.pending_approval.request_id != asked.request_id):
-            from ..inbox.loops import from_pending
-            from ..inbox.notify import announce
+            from core.inbox.loops import from_pending
+            from core.inbox.notify import announce
 
             req = from_pending(new)
             if req is not None:
@@ -494,7 +494,7 @@ class Engine:
         p = state.pending_approval
         assert p is not None and p.request_id == d.request_id
         if d.kind in ("approve", "edit"):
-            from .decisions import verify
+            from core.loop.decisions import verify
 
             why = verify(self.state_dir, p, d, self.supervisor_pin)
             if why:  # never act on it: the approval is taken as a refusal, and said loudly

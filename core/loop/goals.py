@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import first_error
-from ..recall import BadQuery
-from .models import GoalFrame
+from core.errors import first_error
+from core.memory.memory import BadQuery
+from core.loop.models import GoalFrame
 
 
 MAX_DEPTH = 32  # nesting of objects and lists in a goal file or in edited arguments

@@ -21,11 +21,11 @@ from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..config import Settings
-from .models import (CheckRecord, CheckResult, Hypothesis, LoopState, Premise, ProposedAction, ScriptStep,
+from core.config import Settings
+from core.loop.models import (CheckRecord, CheckResult, Hypothesis, LoopState, Premise, ProposedAction, ScriptStep,
                      Verification)
-from .goals import MAX_DEPTH, json_depth
-from .tools import ANSWER, ToolRegistry, UnsafeTemplate, fill_shell
+from core.loop.goals import MAX_DEPTH, json_depth
+from core.loop.tools import ANSWER, ToolRegistry, UnsafeTemplate, fill_shell
 
 OnReject = Literal["skip", "block", "abort"]
 CheckOrientation = Callable[[list[Premise], list[Hypothesis]], list[CheckResult]]

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..fsutil import atomic_write
-from ..ledger import Ledger
-from .checkpoints import CheckpointStore
-from .models import OPEN_STATUSES, LoopState, PendingApproval, now
+from core.infra.fsutil import atomic_write
+from core.ledger.ledger import Ledger
+from core.loop.checkpoints import CheckpointStore
+from core.loop.models import OPEN_STATUSES, LoopState, PendingApproval, now
 
 STARTUP_FILE = "startup-context.md"
 MEMORIES_PER_LOOP = 3
@@ -205,6 +205,6 @@ def render_markdown(r: RehydrateReport) -> str:
         out += ["## Warnings", ""] + [f"- {w}" for w in r.warnings] + [""]
     # memories are stored redacted; a loop's goal, blockers and open request come from its
     # own state: the context an agent is handed at startup carries no secret either way
-    from ..govern.redact import redact_text
+    from core.govern.redact import redact_text
 
     return redact_text("\n".join(out))

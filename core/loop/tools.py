@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..models import Episode
-from .models import Risk, ToolResult
+from core.models import Episode
+from core.loop.models import Risk, ToolResult
 
 OUTPUT_LIMIT = 4000
 
@@ -40,7 +40,7 @@ OUTPUT_LIMIT = 4000
 @dataclass
 class ToolContext:
     state_dir: Path
-    memory: Any  # core.recall.Memory (duck-typed: recall, store)
+    memory: Any  # core.memory.memory.Memory (duck-typed: recall, store)
     loop_id: str = ""
     goal_id: str = ""
     iteration: int = 0
@@ -220,7 +220,7 @@ def _note(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     ep = Episode(id=f"loop:{ctx.loop_id}:note:{digest}", source="loop", session_id=ctx.loop_id, agent="ars-loop",
                  summary=args.get("summary", "") or text[:120], text=text, topics=[ctx.goal_id] if ctx.goal_id else [],
                  meta={"loop_id": ctx.loop_id, "iteration": ctx.iteration, "kind": "note"})
-    from ..govern.redact import redact_episode
+    from core.govern.redact import redact_episode
 
     ep = redact_episode(ep)  # secrets never enter memory (the id is of the text as given: a replay finds it)
     old = ctx.memory.sqlite.get(ep.id)

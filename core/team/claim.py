@@ -31,11 +31,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .identity import HostClaimed, Identity, bind, new_instance, recorded
+from core.team.identity import HostClaimed, Identity, bind, new_instance, recorded
 
 if TYPE_CHECKING:
-    from ..ledger import Ledger
-    from ..tiers.neo4j_tier import Neo4jStore
+    from core.ledger.ledger import Ledger
+    from core.memory.tiers.neo4j_tier import Neo4jStore
 
 # Claim the host id for ``$instance`` unless an instance holds it already;
 # ``fresh``: the graph records no push of this host (a new host, or one whose

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j_tier import Neo4jStore
 
 MIGRATE_BATCH = 10_000
 # Nodes and edges written before namespaces: namespace "default"; an episode's

@@ -24,8 +24,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BadQuery
-from ..fsutil import atomic_write
+from core.errors import BadQuery
+from core.infra.fsutil import atomic_write
 
 TEAM_FILE = "team.json"
 DEFAULT_NAMESPACE = "default"

@@ -12,14 +12,14 @@ episode store (``memory.sqlite``):
 
 from __future__ import annotations
 
-from ..sqlite_lib import sqlite3
+from core.infra.sqlite_lib import sqlite3
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from ..sqlite_in import rows_in
+from core.infra.sqlite_in import rows_in
 
 if TYPE_CHECKING:
-    from ..models import Episode
-    from .identity import Identity
+    from core.models import Episode
+    from core.team.identity import Identity
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS episode_origin (

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from ..errors import BadQuery
-from ..models import Hit
+from core.errors import BadQuery
+from core.models import Hit
 
 KEYS = ("agent", "host")
 OVERFETCH = 4  # candidates asked of a post-filtered tier per hit wanted

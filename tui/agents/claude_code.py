@@ -284,7 +284,7 @@ def spawn_ingest(state: str, path: str, fmt: str | None = "claude-code") -> int:
     not reach it); its output goes to ``<state>/hook-ingest.log``. Returns its pid."""
     import subprocess
 
-    from core.fsutil import PRIVATE_FILE, private_dir
+    from core.infra.fsutil import PRIVATE_FILE, private_dir
 
     state = os.path.abspath(state)
     private_dir(state)

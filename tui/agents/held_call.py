@@ -198,7 +198,7 @@ def _call_marker(state_dir, session: str, call_id: str, request_id: str) -> str 
     next event finds it with one stat and ends the request."""
     if not call_id:
         return None
-    from core.fsutil import atomic_write
+    from core.infra.fsutil import atomic_write
 
     path = marker_path(state_dir, session, call_id)
     try:
@@ -276,7 +276,7 @@ def detail_of(tool_name: str, tool_input: dict, limit: int) -> tuple[str, str | 
 
 
 def _keep_full_input(state_dir, request_id: str, tool_input: dict, full: str, say: Callable[[str], None]) -> None:
-    from core.fsutil import atomic_write
+    from core.infra.fsutil import atomic_write
 
     try:
         atomic_write(os.path.join(os.fspath(state_dir), "hooks", "held", f"{request_id}.json"),

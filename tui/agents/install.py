@@ -79,7 +79,7 @@ def ars_command() -> list[str]:
     found = shutil.which("ars")
     if found:
         return [os.path.abspath(found)]
-    return [os.path.abspath(sys.executable or "python3"), "-m", "tui.cli"]
+    return [os.path.abspath(sys.executable or "python3"), "-m", "tui.cli.main"]
 
 
 def plan(*, state: Path, project: Path | None = None, user: bool = False, home: Path | None = None,
@@ -157,7 +157,7 @@ def report(changes: list[FileChange], *, pin: str | None, unpinned: str, done: s
 
 def apply(changes: list[FileChange]) -> list[str]:
     """Write what changed (a backup of each existing file first); one line per file."""
-    from core.fsutil import atomic_write
+    from core.infra.fsutil import atomic_write
 
     report = []
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -281,4 +281,4 @@ def _is_ars_server(entry: object) -> bool:
         return False
     args = entry.get("args")
     words = [entry["command"], *(a for a in args if isinstance(a, str))] if isinstance(args, list) else [entry["command"]]
-    return "mcp" in words and any(os.path.basename(w) == "ars" or w == "tui.cli" for w in words)
+    return "mcp" in words and any(os.path.basename(w) == "ars" or w == "tui.cli.main" for w in words)

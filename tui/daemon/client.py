@@ -15,7 +15,7 @@ import socket
 import sys
 from pathlib import Path
 
-from . import address
+from tui.daemon import address
 
 # A daemon answers within its largest tier deadline (0.5 s by default); a busy CPU
 # can stretch that. Past this the process answers by itself.

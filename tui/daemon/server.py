@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import address
+from tui.daemon import address
 
 DEFAULT_IDLE = 600.0
 CHECK_EVERY = 2.0  # seconds between checks that the state directory and socket are still ours

@@ -12,10 +12,10 @@ from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Input
 
-from ..messages import EventLogged, StoreChanged
-from ..widgets.event_log import EventLog
-from ..widgets.footer import ArsFooter
-from ..widgets.header import ArsHeader
+from tui.messages import EventLogged, StoreChanged
+from tui.widgets.event_log import EventLog
+from tui.widgets.footer import ArsFooter
+from tui.widgets.header import ArsHeader
 
 WIDE = 120  # columns from which detail panes sit beside their table
 XWIDE = 150  # columns from which a detail pane gets more of the width (the table has room to spare)

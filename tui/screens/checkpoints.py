@@ -27,13 +27,13 @@ from textual.widgets.tree import TreeNode
 from core.api import BadInput
 from core.loop.models import TERMINAL, HistoryEntry, LoopState
 
-from ..diff import diff
-from ..messages import SelectLoop
-from ..modals import HistorySearch
-from ..widgets import status
-from ..widgets.scrollbar_sync import SyncedTree
-from ..widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, still, theme_style
-from .base import DashboardView
+from tui.diff import diff
+from tui.messages import SelectLoop
+from tui.modals import HistorySearch
+from tui.widgets import status
+from tui.widgets.scrollbar_sync import SyncedTree
+from tui.widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, still, theme_style
+from tui.screens.base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 MAX_DIFF_LINES = 60

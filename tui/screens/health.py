@@ -25,10 +25,10 @@ from textual.containers import Container, Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import Sparkline, Static
 
-from ..widgets import status
-from ..widgets.status import age, ms, one_line, tier_text
-from ..widgets.table import KeyedTable
-from .base import DashboardView
+from tui.widgets import status
+from tui.widgets.status import age, ms, one_line, tier_text
+from tui.widgets.table import KeyedTable
+from tui.screens.base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 POLL_S = 2.0  # a poll while the view is shown (at least 5x what the last poll cost)

@@ -29,14 +29,14 @@ from textual.widgets import DataTable, Input, Static
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
-from ..widgets.header import ArsHeader
-from ..widgets.request_pane import is_open, request_markup
-from ..widgets.table import KeyedTable
-from .base import DashboardView
-from .inbox_context import InboxContext
-from .inbox_decide import KEY_OF, InboxDecisions
-from .inbox_filter import InboxFilter
-from .inbox_rows import (COLUMNS, decided_order, decided_row, loop_decided, shorts, urgency, waiting_loop_request,
+from tui.widgets.header import ArsHeader
+from tui.widgets.request_pane import is_open, request_markup
+from tui.widgets.table import KeyedTable
+from tui.screens.base import DashboardView
+from tui.screens.inbox_context import InboxContext
+from tui.screens.inbox_decide import KEY_OF, InboxDecisions
+from tui.screens.inbox_filter import InboxFilter
+from tui.screens.inbox_rows import (COLUMNS, decided_order, decided_row, loop_decided, shorts, urgency, waiting_loop_request,
                          waiting_row, when_cell)
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"

@@ -10,8 +10,8 @@ from textual import work
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
-from ..widgets.request_pane import context_markup
-from ..widgets.status import one_line
+from tui.widgets.request_pane import context_markup
+from tui.widgets.status import one_line
 
 RELATED = 3  # memories shown
 CONTEXT_KEPT = 200  # requests whose context is kept

@@ -16,9 +16,9 @@ from textual import work
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
-from ..modals import ConfirmModal, InputModal, json_object
-from ..widgets.request_pane import is_open
-from ..widgets.status import one_line
+from tui.modals import ConfirmModal, InputModal, json_object
+from tui.widgets.request_pane import is_open
+from tui.widgets.status import one_line
 
 KEY_OF = {"approve": "a", "reject": "r", "edit": "e", "respond": "enter"}
 

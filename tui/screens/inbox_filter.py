@@ -8,7 +8,7 @@ from textual.widgets import Input, Static
 
 from core.inbox import InboxRequest
 
-from ..widgets.header import ArsHeader
+from tui.widgets.header import ArsHeader
 
 
 class InboxFilter:

@@ -11,8 +11,8 @@ from core.api import ARS
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
-from ..widgets.request_pane import countdown, is_open, seconds_left
-from ..widgets.status import age, one_line, theme_style, unique_prefixes
+from tui.widgets.request_pane import countdown, is_open, seconds_left
+from tui.widgets.status import age, one_line, theme_style, unique_prefixes
 
 COLUMNS = (("id", "id", 8), ("source", "source", 18), ("kind", "kind", 9), ("risk", "risk", 6),
            ("runs", "runs / asks", None), ("age", "age", 6))

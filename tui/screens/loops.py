@@ -21,13 +21,13 @@ from textual.widgets import DataTable, Input, Static
 
 from core.loop.models import LoopState
 
-from ..messages import SelectLoop
-from ..modals import ConfirmModal, InputModal
-from ..widgets.loop_detail import LoopDetail
-from ..widgets.header import ArsHeader
-from ..widgets.status import age, one_line, status_text, unique_prefixes
-from ..widgets.table import KeyedTable
-from .base import DashboardView
+from tui.messages import SelectLoop
+from tui.modals import ConfirmModal, InputModal
+from tui.widgets.loop_detail import LoopDetail
+from tui.widgets.header import ArsHeader
+from tui.widgets.status import age, one_line, status_text, unique_prefixes
+from tui.widgets.table import KeyedTable
+from tui.screens.base import DashboardView
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 # (key, label, width); the loop column's width follows the ids' unique prefixes, goal takes the rest

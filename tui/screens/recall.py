@@ -30,13 +30,13 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from core.api import BadInput
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
-from core.confidence import cue, weak_result
-from core.scoring import FUSION, FUSION_DEPTH, RRF_K, TIER_WEIGHT
+from core.memory.confidence import cue, weak_result
+from core.memory.scoring import FUSION, FUSION_DEPTH, RRF_K, TIER_WEIGHT
 
-from ..modals import EpisodePicker
-from ..widgets.status import ms, one_line, short_ids, theme_style, tier_text
-from ..widgets.table import KeyedTable
-from .base import DashboardView
+from tui.modals import EpisodePicker
+from tui.widgets.status import ms, one_line, short_ids, theme_style, tier_text
+from tui.widgets.table import KeyedTable
+from tui.screens.base import DashboardView
 
 FIT_VAR = {"strong": "text-success", "partial": "text-warning", "weak": "text-error"}
 STYLES = Path(__file__).resolve().parents[2] / "styles"
@@ -116,7 +116,7 @@ class RecallScreen(DashboardView):
         hits.add_column("#", key="rank", width=3)
         hits.add_column("episode", key="episode", width=ID_WIDTH)
         hits.add_column("score", key="score", width=6)
-        hits.add_column("fit", key="fit", width=7)  # absolute: query words found · cosine (core/confidence.py)
+        hits.add_column("fit", key="fit", width=7)  # absolute: query words found · cosine (core/memory/confidence.py)
         hits.add_column("n·s·f", key="tiers", width=8)
         hits.add_column("snippet", key="snippet")
         self.query_one("#hit-pane").border_title = "Score"
@@ -324,7 +324,7 @@ class RecallScreen(DashboardView):
     async def action_forget(self) -> None:
         import asyncio
 
-        from ..modals import ConfirmModal
+        from tui.modals import ConfirmModal
 
         h = self.selected_hit()
         if h is None:

@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from . import cards
-from .unlock import SESSION_COOKIE, Backoff, Session, Sessions
+from tui.web import cards
+from tui.web.unlock import SESSION_COOKIE, Backoff, Session, Sessions
 
 MAX_POST = 64 * 1024
 MAX_KNOWN = 200
@@ -187,7 +187,7 @@ class Approvals:
         if problem is not None:
             return problem
         assert s is not None and form is not None
-        from .decide import decide_one
+        from tui.web.decide import decide_one
 
         return await decide_one(self, request, s, form)
 

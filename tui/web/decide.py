@@ -18,8 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
-from .approvals import answer
-from .unlock import UNLOCK_TTL, Session
+from tui.web.approvals import answer
+from tui.web.unlock import UNLOCK_TTL, Session
 
 MAX_PASSPHRASE = 4096
 LOOP_ANSWER_AFTER = 2.0  # seconds: then a decision already on disk is answered while its loop runs on
@@ -27,7 +27,7 @@ LOOP_ANSWER_AFTER = 2.0  # seconds: then a decision already on disk is answered 
 
 async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.Response:
     from core.api import BadInput
-    from core.once import AlreadyDecided
+    from core.infra.once import AlreadyDecided
 
     if page.pin is None:
         return answer(request, 409, page.notice())
@@ -39,7 +39,7 @@ async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.
     except BadInput as exc:
         return answer(request, 404, str(exc))
     if r.status != "pending":
-        from .cards import decided_line
+        from tui.web.cards import decided_line
 
         return answer(request, 409, f"{rid} was already {decided_line(r)}: nothing was decided",
                       html=page.card(r, s), status_now=r.status)

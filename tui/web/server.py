@@ -19,8 +19,8 @@ import aiohttp_jinja2
 from aiohttp import web
 from textual_serve.server import Server
 
-from . import access
-from .approvals import Approvals, answer, one_line_response
+from tui.web import access
+from tui.web.approvals import Approvals, answer, one_line_response
 
 HERE = Path(__file__).resolve().parent
 MAX_DASHBOARDS = 4  # Textual processes at once (one per browser tab): the machine is small

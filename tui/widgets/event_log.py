@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.widgets import Static
 
-from . import status
+from tui.widgets import status
 
 SEVERITY_VAR = {"information": "$text-primary", "warning": "$text-warning", "error": "$text-error"}
 

@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from core.loop.models import LoopState
 
-from .status import STATUS_MARK, STATUS_VAR, age, one_line
+from tui.widgets.status import STATUS_MARK, STATUS_VAR, age, one_line
 
 RULE_SHORT = {"decompose": "decompose", "doubt": "doubt", "rebuild": "rebuild", "no_skip": "no-skip"}
 OUTCOME = {"pass": "$text-success", "fail": "$text-error", "unknown": "$text-warning"}

@@ -14,8 +14,8 @@ from textual.markup import escape
 from core.inbox import InboxRequest
 from core.loop.models import LoopState
 
-from . import status
-from .status import age, one_line, stamp
+from tui.widgets import status
+from tui.widgets.status import age, one_line, stamp
 
 HEAD = {"approval": "[b $warning]Approval needed[/]", "question": "[b $warning]Question[/]",
         "blocker": "[b $error]Blocked[/]"}

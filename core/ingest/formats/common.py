@@ -40,9 +40,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
 
-from ...enrich.extract import Hints, clip, enrich_deterministic
-from ...models import Episode
-from ...sources import open_regular
+from core.enrich.extract import Hints, clip, enrich_deterministic
+from core.models import Episode
+from core.memory.sources import open_regular
 
 # A session's messages become a new episode after this much silence or text.
 GAP_SECONDS = 30 * 60

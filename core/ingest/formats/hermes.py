@@ -20,9 +20,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ...enrich.extract import Hints
-from ...models import Episode
-from .common import (
+from core.enrich.extract import Hints
+from core.models import Episode
+from core.ingest.formats.common import (
     MB, Msg, Parsed, SessionBuilder, SpanCollector, block_text, collect, is_noise, iter_objects, line_failed, loads,
     result_line, role_line, streaming, strip_envelope, to_datetime, tool_args, tool_line,
 )

@@ -33,9 +33,9 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ...enrich.extract import Hints, enrich_deterministic
-from ...models import Episode
-from .common import (
+from core.enrich.extract import Hints, enrich_deterministic
+from core.models import Episode
+from core.ingest.formats.common import (
     MAX_EPISODE_CHARS, MAX_MESSAGE_CHARS, Parsed, SpanCollector, collect, decode_line, describe, is_noise,
     iter_lines, nul_error, storable, streaming, strip_envelope, to_datetime,
 )

@@ -33,10 +33,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from ...enrich.extract import Hints
-from ...models import Episode
-from .openclaw_tree import TreeScan, on_branch
-from .common import (
+from core.enrich.extract import Hints
+from core.models import Episode
+from core.ingest.formats.openclaw_tree import TreeScan, on_branch
+from core.ingest.formats.common import (
     Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, collect, is_noise, iter_objects, line_failed,
     result_line, role_line, storable, streaming, strip_envelope, to_datetime, tool_args, tool_line,
 )

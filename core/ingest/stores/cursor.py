@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...fsutil import atomic_write
+from core.infra.fsutil import atomic_write
 
 CURSOR_FILE = "store_cursors.json"
 

@@ -18,9 +18,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..formats.common import shown
-from .layout import DB_NAME, SQLITE_SIDECARS, StoreUnit, find_stores
-from .sqlite_ro import is_sqlite, tables_of
+from core.ingest.formats.common import shown
+from core.ingest.stores.layout import DB_NAME, SQLITE_SIDECARS, StoreUnit, find_stores
+from core.ingest.stores.sqlite_ro import is_sqlite, tables_of
 
 __all__ = ["StoreUnit", "find_stores", "is_legacy_archive", "not_a_transcript", "nothing_readable",
            "unsupported_reason"]

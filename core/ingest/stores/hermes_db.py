@@ -28,10 +28,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterator
 
-from ...models import Episode
-from ..formats.common import Msg, Parsed, SessionBuilder, SpanCollector, block_text, loads, role_line, to_datetime
-from ..formats.hermes import _SESSION_META, SOURCE, _is_harness, _message
-from .sqlite_ro import has_table, read_store
+from core.models import Episode
+from core.ingest.formats.common import Msg, Parsed, SessionBuilder, SpanCollector, block_text, loads, role_line, to_datetime
+from core.ingest.formats.hermes import _SESSION_META, SOURCE, _is_harness, _message
+from core.ingest.stores.sqlite_ro import has_table, read_store
 
 CONTENT_JSON_PREFIX = "\x00json:"
 SUMMARY_STARTS = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")

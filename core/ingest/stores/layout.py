@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .sqlite_ro import is_sqlite, tables_of
+from core.ingest.stores.sqlite_ro import is_sqlite, tables_of
 
 DB_NAME = "openclaw-agent.sqlite"
 IMPORT_ARCHIVE = "session-sqlite-import-archive"

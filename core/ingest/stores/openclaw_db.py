@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..formats.common import MAX_LINE_BYTES, Parsed, SpanCollector, loads, storable
-from ..formats.openclaw import episodes_from_entries
-from ..formats.openclaw_tree import TreeScan
-from ...models import Episode
-from .layout import IMPORT_ARCHIVE, OpenClawAgent, transcript_kind
-from .sqlite_ro import has_table, read_store
+from core.ingest.formats.common import MAX_LINE_BYTES, Parsed, SpanCollector, loads, storable
+from core.ingest.formats.openclaw import episodes_from_entries
+from core.ingest.formats.openclaw_tree import TreeScan
+from core.models import Episode
+from core.ingest.stores.layout import IMPORT_ARCHIVE, OpenClawAgent, transcript_kind
+from core.ingest.stores.sqlite_ro import has_table, read_store
 
 MAX_EVENT_BYTES = 4 * 1024 * 1024  # the schema's bound on one event (transcript_events CHECK)
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Callable, Iterator
 
-from ...models import Episode
-from ..formats.common import Parsed, shown
-from . import hermes_db, openclaw_db
-from .cursor import StoreCursors
-from .layout import OpenClawAgent, StoreUnit, store_signature
-from .openclaw_db import SessionCopies
-from .sqlite_ro import StoreBusy
+from core.models import Episode
+from core.ingest.formats.common import Parsed, shown
+from core.ingest.stores import hermes_db, openclaw_db
+from core.ingest.stores.cursor import StoreCursors
+from core.ingest.stores.layout import OpenClawAgent, StoreUnit, store_signature
+from core.ingest.stores.openclaw_db import SessionCopies
+from core.ingest.stores.sqlite_ro import StoreBusy
 
 # sessions whose live events are read in one snapshot: one connection for many small sessions,
 # memory bounded by the event count (a session with more is read alone)

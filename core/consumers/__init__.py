@@ -1,0 +1,1 @@
+"""Deferred ledger consumers: the Neo4j push, the team pull, embeddings."""

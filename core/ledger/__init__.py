@@ -1,0 +1,1 @@
+"""The write-ahead ledger and its cursors."""

@@ -1,0 +1,1 @@
+"""Episodic memory: the store, recall over the tiers, scoring, text."""

@@ -1,0 +1,175 @@
+"""Which source files hold which episodes: what the raw-file tier scans.
+
+Ingestion records, per file, the line spans of its episodes
+(``[first_line, last_line, episode_id]``, 1-based, inclusive) in
+``sources.jsonl`` in the state directory. The raw tier needs nothing else: no
+database, no server, only this list and the files themselves. A file
+registered twice keeps its latest entry.
+
+Source files are read only when they are regular files (``open_regular``):
+a FIFO or a device put where a transcript was would block a reader forever.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import stat
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from core.infra.fsutil import append_line, atomic_write
+
+
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or directory where a file was expected."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def not_regular(mode: int) -> str | None:
+    """Why a file of this ``st_mode`` is not read (one line), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return f"not a regular file ({kind}): only regular files are read; copy its contents to a file to ingest them"
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open a regular file for reading, or raise ``NotRegularFile``.
+
+    Opened with O_NONBLOCK, so a FIFO with no writer cannot hang the open, and
+    checked with fstat on the opened descriptor, not stat on the path: a
+    check of the path could pass and the path be swapped for a FIFO before
+    the open. Reads are blocking again once the file is known regular."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        problem = not_regular(os.fstat(fd).st_mode)
+        if problem:
+            raise NotRegularFile(problem)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _registry_line(entry: dict) -> str:
+    """One registry line. A path that is not valid UTF-8 (its bytes kept as
+    lone surrogates by surrogateescape) cannot be written as UTF-8 text: that
+    line is written ASCII-escaped (``\\udcff``), which reads back as the same
+    path, so the raw tier can still open the file."""
+    text = json.dumps(entry, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(entry)
+    return text
+
+
+@dataclass
+class SourceFile:
+    path: str
+    format: str
+    spans: list[tuple[int, int, str]] = field(default_factory=list)
+    signature: list[int] = field(default_factory=list)  # [size, mtime_ns] when ingested
+    _starts: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self.spans.sort()
+        self._starts = [s[0] for s in self.spans]
+
+    def episode_at(self, line: int) -> str | None:
+        i = bisect.bisect_right(self._starts, line) - 1
+        if i >= 0 and self.spans[i][0] <= line <= self.spans[i][1]:
+            return self.spans[i][2]
+        return None
+
+
+class SourceRegistry:
+    def __init__(self, state_dir: Path):
+        self.path = Path(state_dir) / "sources.jsonl"
+        self._lock = threading.Lock()
+        self._cache: tuple[int, int, dict[str, SourceFile]] | None = None
+        self._lines = 0
+
+    def register(self, path: str | Path, fmt: str, spans: list[tuple[int, int, str]],
+                 signature: list[int] | None = None, fsync: bool = True) -> None:
+        entry = {"path": str(Path(path).resolve()), "format": fmt, "spans": [list(s) for s in spans],
+                 "signature": signature or []}
+        append_line(self.path, _registry_line(entry), fsync=fsync)
+        self._lines += 1
+        if fsync:
+            self._maybe_compact()
+
+    def _maybe_compact(self) -> None:
+        # re-registrations append; rewrite once they are half the file
+        if self._lines > 64 and self._lines > 2 * len(self.files()):
+            self.compact()
+
+    def flush(self) -> None:
+        """fsync registrations appended with ``fsync=False`` (one for a batch of files)."""
+        if self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._maybe_compact()
+
+    def compact(self) -> None:
+        """Rewrite the registry with one line a file (re-registrations append)."""
+        files = self.files()
+        text = "".join(
+            _registry_line({"path": f.path, "format": f.format, "spans": [list(s) for s in f.spans],
+                            "signature": f.signature}) + "\n"
+            for f in files.values()
+        )
+        atomic_write(self.path, text)
+        self._lines = len(files)
+
+    @staticmethod
+    def signature_of(path: Path) -> list[int]:
+        st = os.stat(path)
+        return [st.st_size, st.st_mtime_ns]
+
+    def unchanged(self, path: Path) -> bool:
+        """The file is registered with the size and mtime it has now."""
+        entry = self.files().get(str(Path(path).resolve()))
+        try:
+            return bool(entry and entry.signature and entry.signature == self.signature_of(path))
+        except OSError:
+            return False
+
+    def files(self) -> dict[str, SourceFile]:
+        """Registered files by path, re-read only when the registry changed."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return {}
+        with self._lock:
+            if self._cache and self._cache[:2] == (st.st_mtime_ns, st.st_size):
+                return self._cache[2]
+            out: dict[str, SourceFile] = {}
+            lines = 0
+            with open(self.path, encoding="utf-8") as fh:
+                for line in fh:
+                    lines += 1
+                    try:
+                        d = json.loads(line)
+                        out[d["path"]] = SourceFile(d["path"], d["format"], [tuple(s) for s in d["spans"]],
+                                                    list(d.get("signature") or []))
+                    except (ValueError, KeyError, TypeError):
+                        continue  # a torn last line after a crash: the rest still counts
+            self._cache = (st.st_mtime_ns, st.st_size, out)
+            self._lines = lines
+            return out
+
+    def episode_count(self) -> int:
+        return sum(len(f.spans) for f in self.files().values())
