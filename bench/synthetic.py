@@ -152,10 +152,10 @@ PROJECTS = """ars|openclaw-gateway|hermes-agent|memory-bridge|loop-engine|dashbo
 |recall-bench|cjk-tokenizer|neo4j-backfill|billing-service|search-api|mobile-app|data-pipeline
 |infra-k8s|docs-site|onboarding-flow|payments|analytics|notification-hub|记忆系统|知识图谱项目
 |智能助手|数据平台|搜索服务|监控告警|移动端重构|账单系统|推荐引擎|客服机器人""".replace("\n", "").split("|")
-FILES = """core/memory/memory.py|core/memory/scoring.py|core/memory/text.py|core/config.py|core/ledger/ledger.py|core/consumers/neo4j_push.py
-|core/memory/tiers/neo4j_tier.py|core/memory/tiers/sqlite_tier.py|core/memory/tiers/files_tier.py|core/infra/breaker.py
+FILES = """core/recall.py|core/scoring.py|core/text.py|core/config.py|core/ledger.py|core/sync.py
+|core/tiers/neo4j_tier.py|core/tiers/sqlite_tier.py|core/tiers/files_tier.py|core/breaker.py
 |core/loop/engine.py|core/loop/policy.py|core/ingest/pipeline.py|core/ingest/parsers.py
-|tui/cli/main.py|tui/app.py|tui/screens/recall.py|styles/app.tcss|tests/test_recall.py
+|tui/cli.py|tui/app.py|tui/screens/recall.py|styles/app.tcss|tests/test_recall.py
 |tests/test_sync.py|tests/test_tokenizer.py|bench/recall_latency.py|docker-compose.yml
 |pyproject.toml|README.md|SOUL.md|DESIGN.md|state/ledger.jsonl|state/sync.json
 |state/memory.sqlite|src/server/main.go|src/api/handlers.ts|src/lib/auth.rs|web/index.html

@@ -23,12 +23,12 @@ def test_command_names_are_canonical():
 
 
 def test_paths_urls_and_technologies_in_free_text():
-    text = ("Edit core/memory/text.py and ~/notes/todo.md (not https://example.com/a/b.py?x=1#frag, not 2026/01/02, "
+    text = ("Edit core/text.py and ~/notes/todo.md (not https://example.com/a/b.py?x=1#frag, not 2026/01/02, "
             "not node.js the word). The Makefile calls /usr/local/bin/neo4j-admin. We run Node.js and Neo4j; "
             "tests in e2e-tests/conftest.py; and/or 24/7 are not paths.")
     ext = extract(text)
     files = {n for n, t in ents(ext) if t == "file"}
-    assert files == {"core/memory/text.py", "~/notes/todo.md", "Makefile", "/usr/local/bin/neo4j-admin",
+    assert files == {"core/text.py", "~/notes/todo.md", "Makefile", "/usr/local/bin/neo4j-admin",
                      "e2e-tests/conftest.py"}
     assert ("https://example.com/a/b.py", "endpoint") in ents(ext)
     assert {("Node.js", "technology"), ("Neo4j", "technology")} <= ents(ext)
@@ -45,24 +45,24 @@ def test_tool_calls_commands_and_relations():
                     ("Edit", {"file_path": "/w/proj/core/text.py", "old_string": "a", "new_string": "b"}),
                     ("WebFetch", {"url": "https://docs.python.org/3/library/re.html?highlight=x"})],
         people=["Alice"], projects=["proj"], cwd="/w/proj",
-        requests=["ok", "Fix the tokenizer bug in core/memory/text.py please"],
+        requests=["ok", "Fix the tokenizer bug in core/text.py please"],
     )
     ext = extract("assistant: working on it", hints, agent="claude-code")
     e = ents(ext)
     assert {("claude-code", "agent"), ("Alice", "person"), ("proj", "project"), ("Bash", "tool"),
             ("Edit", "tool"), ("WebFetch", "tool"), ("pytest", "command"), ("git commit", "command"),
-            ("tests/test_text.py", "file"), ("core/memory/text.py", "file"),
+            ("tests/test_text.py", "file"), ("core/text.py", "file"),
             ("https://docs.python.org/3/library/re.html", "endpoint")} <= e
     r = {(x.src, x.rel, x.dst) for x in ext.relations}
     assert {("claude-code", "uses", "Bash"), ("claude-code", "runs", "pytest"),
-            ("pytest", "touches", "tests/test_text.py"), ("Edit", "touches", "core/memory/text.py"),
+            ("pytest", "touches", "tests/test_text.py"), ("Edit", "touches", "core/text.py"),
             ("WebFetch", "fetches", "https://docs.python.org/3/library/re.html"),
             ("Alice", "asks", "claude-code"), ("claude-code", "works_on", "proj")} <= r
     # every relation end is an entity of the episode, so the graph can link them
     names = {x.name for x in ext.entities}
     assert all(x.src in names and x.dst in names for x in ext.relations)
     # the summary is the first meaningful request, not "ok"
-    assert ext.summary == "Fix the tokenizer bug in core/memory/text.py please"
+    assert ext.summary == "Fix the tokenizer bug in core/text.py please"
 
 
 def test_shell_lines_in_text():
@@ -114,14 +114,14 @@ def test_normalizers():
 
 
 def test_enrich_deterministic_keeps_what_was_given():
-    given = Episode(id="m:1", text="We moved the Neo4j sync into core/consumers/neo4j_push.py", summary="Hand-written summary",
+    given = Episode(id="m:1", text="We moved the Neo4j sync into core/sync.py", summary="Hand-written summary",
                     entities=[{"name": "Bob", "type": "person"}])
     out = enrich_deterministic(given, keep_given=True)
     assert out.summary == "Hand-written summary" and [e.name for e in out.entities] == ["Bob"]
     assert out.topics and out.meta["enrichment"] == "deterministic"
     fresh = enrich_deterministic(given)
-    assert ("core/consumers/neo4j_push.py", "file") in {(e.name, e.type) for e in fresh.entities}
-    assert fresh.summary == "We moved the Neo4j sync into core/consumers/neo4j_push.py"
+    assert ("core/sync.py", "file") in {(e.name, e.type) for e in fresh.entities}
+    assert fresh.summary == "We moved the Neo4j sync into core/sync.py"
 
 
 def test_source_key_ignores_enrichment_only():

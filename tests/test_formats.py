@@ -151,7 +151,7 @@ def test_openclaw_agent_and_session_without_header(tmp_path):
     f = d / "abc123.jsonl"
     rows = [
         {"type": "message", "id": "1", "parentId": None, "timestamp": "2026-01-01T10:00:00Z",
-         "message": {"role": "user", "content": "Refactor the tokenizer in core/memory/text.py"}},
+         "message": {"role": "user", "content": "Refactor the tokenizer in core/text.py"}},
         {"type": "message", "id": "2", "parentId": "1", "timestamp": "2026-01-01T10:00:05Z",
          "message": {"role": "bashExecution", "command": "pytest -q tests/test_text.py", "output": "3 passed",
                      "exitCode": 0}},
@@ -161,7 +161,7 @@ def test_openclaw_agent_and_session_without_header(tmp_path):
     p = parse(f)
     (ep,) = p.episodes
     assert ep.id == "openclaw:abc123:0" and ep.agent == "coder"
-    assert ("pytest", "command") in ents(ep) and ("core/memory/text.py", "file") in ents(ep)
+    assert ("pytest", "command") in ents(ep) and ("core/text.py", "file") in ents(ep)
     assert "3 passed" in ep.text
 
 
@@ -261,7 +261,7 @@ def test_claude_code_summary_of_another_session_and_compaction(tmp_path):
     rows = [
         {"type": "summary", "summary": "A title of some other session", "leafUuid": "not-in-this-file"},
         {**base, "type": "user", "uuid": "u1", "timestamp": "2026-02-01T10:00:00Z",
-         "message": {"role": "user", "content": "Add retries to the sync worker in core/consumers/neo4j_push.py"}},
+         "message": {"role": "user", "content": "Add retries to the sync worker in core/sync.py"}},
         {**base, "type": "assistant", "uuid": "u2", "timestamp": "2026-02-01T10:00:03Z",
          "message": {"role": "assistant", "model": "claude-x", "content": [
              {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/w/proj/core/sync.py"}}]}},
@@ -279,7 +279,7 @@ def test_claude_code_summary_of_another_session_and_compaction(tmp_path):
     a, b = p.episodes
     assert "title" not in a.meta  # that summary line belongs to another session
     assert "tool Read: def run(): pass" in a.text  # tool results are named after their call
-    assert ("Read", "touches", "core/consumers/neo4j_push.py") in rels(a)
+    assert ("Read", "touches", "core/sync.py") in rels(a)
     assert b.text.startswith("compaction summary: This session is being continued.")
     assert b.meta["prev"] == a.id and ("git status", "command") in ents(b)
 
