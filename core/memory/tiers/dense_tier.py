@@ -26,7 +26,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from core.memory.embed.base import EmbedderUnavailable, embedder_for
+from core.memory.embed.base import EmbedderUnavailable
+from core.memory.embed.choice import embedder_for
 from core.memory.embed.query import query_vector
 from core.models import Hit, TierReport
 from core.memory.scoring import Query

@@ -37,6 +37,7 @@ from core.memory.scoring import Candidate, Query, TermString, score_candidates
 from core.memory.context import CONTEXT_NEIGHBOURS, context_of, order_key
 from core.memory.text import index_text
 from core.memory.tiers.base import DeadlineExceeded, Lookup, guarded, one_line
+from core.team.graph import RESOLVE, named, clear_host, migrate, migrate_keys
 
 TERMS_ANALYZER = "whitespace"
 # The properties of the episode_terms index: the terms, the session context
@@ -181,28 +182,6 @@ SET h._lock = true REMOVE h._lock
 RETURN h.instance AS instance, h.fence_at AS fence_at, h.fence_id AS fence_id
 """
 
-
-def named(v: str) -> str:
-    """Cypher: the name this host gives the episode node ``v`` (core/team/names.py):
-    its own episodes by their id; another host's by its ``team_id``, except
-    that an id this host also wrote is ``id@host``. Needs ``$me``."""
-    return (f"CASE WHEN {v}.host = $me OR {v}.team_id IS NULL THEN {v}.id"
-            f" WHEN {v}.team_id = {v}.id AND EXISTS {{ MATCH (_mine:Episode {{namespace: {v}.namespace,"
-            f" host: $me, id: {v}.id}}) }} THEN {v}.id + '@' + {v}.host ELSE {v}.team_id END")
-
-
-# The episode node this host calls ``r.name``: its own by id, another host's by
-# its team name, or ``id@host`` split into ``r.qid`` and ``r.qhost``
-# (core/team/names.py split_name); ``e`` is null when there is none.
-RESOLVE = """
-CALL (r) {
-  OPTIONAL MATCH (a:Episode {namespace: $ns, host: $me, id: r.name})
-  OPTIONAL MATCH (b:Episode {namespace: $ns, team_id: r.name})
-  OPTIONAL MATCH (c:Episode {namespace: $ns, host: r.qhost, id: r.qid})
-  WITH r, [x IN [a, b, c] WHERE x IS NOT NULL AND """ + named("x") + """ = r.name] AS found
-  RETURN found[0] AS e
-}
-"""
 
 # One round trip: full-text candidates, entities named in the query, and a
 # bounded one-hop expansion through the entities the best hits share with it.
@@ -578,15 +557,13 @@ class Neo4jStore:
                 or list(found[0]["properties"] or []) != INDEXED)
             if rebuilt:
                 self._run("DROP INDEX episode_terms", write=True)
-            from core.team.graph import migrate  # a graph from before namespaces: its nodes are namespace default
-
+            # a graph from before namespaces: its nodes are namespace default (core/team/graph.py)
             # an index without the namespace field is an older graph's too
             for line in migrate(self, OLD_CONSTRAINTS, force="namespace" not in (found[0]["properties"] or [])
                                 if found else False):
                 self.notices.append(line)
                 print(f"ars: {line}", file=sys.stderr)  # once: the migration runs while old constraints exist
-            from core.team.graph import migrate_keys  # episodes keyed by host: team names for the existing ones
-
+            # episodes keyed by host: team names for the existing ones
             migrate_keys(self, OLD_HOST_CONSTRAINT)
             for stmt in SCHEMA:
                 self._create_schema(stmt)
@@ -737,8 +714,6 @@ class Neo4jStore:
         The claim stays (``release``: it goes too, for ``--rename``); the
         push order starts over. ``host``: another host id this store's
         instance holds (the old one, on a rename)."""
-        from core.team.graph import clear_host
-
         host = self.host if host is None else host
         if self.instance and host == self.host:
             self._write_retrying(self._check_claim)  # the claim and fence, before anything is deleted
