@@ -96,7 +96,7 @@ class Memory:
         self._neo4j = None
         self._warming: list[Future] = []
         self._sync = None
-        self._dense = None  # the dense tier (core/memory/tiers/dense_tier.py), built on first use
+        self._dense = None  # the dense tier (core/memory/tiers/dense/), built on first use
         self._vectors = None  # state/vectors.sqlite (core/memory/embed/store.py)
         self._embed_sync = None
         # the namespace and host this state directory writes as (state/team.json)
@@ -168,9 +168,11 @@ class Memory:
     def dense(self):
         """The dense tier, or None when ARS_EMBEDDER=off."""
         if self._dense is None and self.settings.embedder != "off":
-            from core.memory.tiers.dense_tier import DenseTier
+            from core.memory.embed.choice import embedder_for
+            from core.memory.tiers.dense import DenseTier
 
-            self._dense = DenseTier(self)
+            self._dense = DenseTier(embedder_for(self.settings), lambda: self.sqlite, lambda: self.neo4j,
+                                    self.vectors_readonly)
         return self._dense
 
     def dense_in_default(self) -> bool:

@@ -525,6 +525,16 @@ class SqliteStore:
                 out[eid] = terms
         return out
 
+    def cached_count(self) -> int:
+        """The episode count the search keeps (dropped on any commit; 1 for
+        an empty store): what the dense tier's "not embedded" note uses,
+        since count(*) costs ms at 100k episodes."""
+        return self._stats(self._conn(), ())[0]
+
+    def summaries_and_texts(self, episode_ids: Sequence[str]) -> Iterator[tuple[str, str, str]]:
+        """(id, summary, text) of the given episodes SQLite holds (the dense tier's snippets)."""
+        yield from self._rows_for_ids("SELECT e.id, e.summary, e.text FROM episodes e", episode_ids)
+
     def _terms_of(self, episode_id: str) -> set[str]:
         row = self._conn().execute(
             "SELECT f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid WHERE e.id = ?",
