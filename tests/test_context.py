@@ -19,7 +19,7 @@ from core.memory import scoring
 from core.ingest.pipeline import ingest
 from core.models import Hit
 from core.memory.memory import prepare_query
-from core.memory.tiers.sqlite_tier import SCHEMA_VERSION, SqliteStore
+from core.memory.tiers.sqlite import SCHEMA_VERSION, SqliteStore
 
 from conftest import make_memory
 

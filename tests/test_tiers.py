@@ -210,9 +210,9 @@ def test_sqlite_bounds_the_documents_a_common_query_scores(tmp_path, monkeypatch
     """Every term common: the candidates are the documents holding the rarest
     terms together (AND), and when those are still too many, the newest of them;
     a rare term is ORed as before. Explain (no limit) still matches everything."""
-    import core.memory.tiers.sqlite_tier as sqlite_tier
+    import core.memory.tiers.sqlite.search as sqlite_tier
     from core.models import Episode
-    from core.memory.tiers.sqlite_tier import SqliteStore
+    from core.memory.tiers.sqlite import SqliteStore
 
     store = SqliteStore(tmp_path / "m.sqlite")
     eps = [Episode(id=f"d:{i}", text=f"deploy staging {'rollback ' if i % 2 else ''}note {i}"

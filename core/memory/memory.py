@@ -32,7 +32,7 @@ from core.memory.tiers.base import Lookup, Tier, one_line
 from core.memory.tiers.files_tier import FilesTier
 from core.infra.pools import DaemonPool
 from core.infra.shared_breaker import SharedBreaker
-from core.memory.tiers.sqlite_tier import SqliteStore
+from core.memory.tiers.sqlite import SqliteStore
 from core.infra.writer_lock import WriterBusy, writer_lock
 from core.team.identity import TEAM_FILE, bind as bind_identity, resolve as resolve_identity
 from core.team.scope import OVERFETCH, Scope, keep_in_scope, parse_scope
