@@ -9,8 +9,8 @@ import pytest
 
 from core.ingest.pipeline import ingest
 from core.memory.memory import prepare_query
-from core.memory.tiers.files_tier import FilesTier
-from core.memory.tiers.neo4j_tier import Neo4jStore
+from core.memory.tiers.files import FilesTier
+from core.memory.tiers.neo4j import Neo4jStore
 
 from conftest import SAMPLE, make_memory, write_episodes
 
@@ -153,7 +153,7 @@ def test_neo4j_graph_schema(memory_neo4j):
 def test_neo4j_rebuilds_a_terms_index_made_with_another_analyzer(memory_neo4j):
     """A graph synced by an older ARS (``cjk`` analyzer) gets its full-text index
     rebuilt with the analyzer queries now go through, and still finds what it holds."""
-    from core.memory.tiers.neo4j_tier import TERMS_ANALYZER
+    from core.memory.tiers.neo4j import TERMS_ANALYZER
 
     ingest(memory_neo4j, [SAMPLE])
     store: Neo4jStore = memory_neo4j.neo4j

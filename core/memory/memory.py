@@ -29,7 +29,7 @@ from core.memory import scoring
 from core.memory.scoring import Query, fuse
 from core.memory.text import index_terms, query_terms, term_of, tokenize
 from core.memory.tiers.base import Lookup, Tier, one_line
-from core.memory.tiers.files_tier import FilesTier
+from core.memory.tiers.files import FilesTier
 from core.infra.pools import DaemonPool
 from core.infra.shared_breaker import SharedBreaker
 from core.memory.tiers.sqlite import SqliteStore
@@ -133,7 +133,7 @@ class Memory:
     def neo4j(self):
         """The Neo4j store, or None when no URI is configured."""
         if self._neo4j is None and self.settings.neo4j_uri:
-            from core.memory.tiers.neo4j_tier import Neo4jStore
+            from core.memory.tiers.neo4j import Neo4jStore
 
             pw = self.settings.neo4j_password
             self._neo4j = Neo4jStore(
