@@ -18,7 +18,7 @@ DEADLOCK_RETRIES = 8  # reruns of a schema statement or write transaction the se
 
 
 @contextmanager
-def _without_dataframes():
+def without_dataframes():
     """Import the driver without numpy and pandas. The driver imports them if
     they are installed, to accept arrays and data frames as parameters; ARS
     passes neither, and numpy alone was half the driver's import (~180 ms of
@@ -74,7 +74,7 @@ def save_bookmarks(path: "str | None", manager) -> None:
         pass
 
 
-def _again_after_deadlock(fn):
+def again_after_deadlock(fn):
     """``fn()``, run again when the server aborted it for a deadlock. Hosts
     starting together against a new graph create the same constraints and
     indexes at once, and their schema locks deadlock: the server aborts one.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from core.memory.tiers.neo4j.connection import _again_after_deadlock
+from core.memory.tiers.neo4j.connection import again_after_deadlock
 from core.team.graph import migrate, migrate_keys
 
 TERMS_ANALYZER = "whitespace"
@@ -81,7 +81,7 @@ class Neo4jSchema:
         from neo4j.exceptions import ClientError
 
         try:
-            _again_after_deadlock(lambda: self._run(stmt, write=True))
+            again_after_deadlock(lambda: self._run(stmt, write=True))
         except ClientError as exc:
             if not (exc.code or "").endswith(("EquivalentSchemaRuleAlreadyExists", "IndexAlreadyExists",
                                                "ConstraintAlreadyExists")):

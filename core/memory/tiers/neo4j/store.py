@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 from core.infra.breaker import CircuitBreaker
-from core.memory.tiers.neo4j.connection import (Neo4jConnection, _without_dataframes, load_bookmarks,
+from core.memory.tiers.neo4j.connection import (Neo4jConnection, without_dataframes, load_bookmarks,
                                                 routing_bookmarks_file)
 from core.memory.tiers.neo4j.schema import Neo4jSchema
 from core.memory.tiers.neo4j.search import Neo4jSearch
@@ -24,7 +24,7 @@ class Neo4jStore(Neo4jConnection, Neo4jSchema, Neo4jWrites, Neo4jSearch):
                  database: str | None = None, connect_timeout: float = 1.0,
                  breaker_cooldown: float = 5.0, namespace: str = "default", host: str = "", agent: str = "",
                  bookmarks_path: "str | None" = None):
-        with _without_dataframes():
+        with without_dataframes():
             from neo4j import GraphDatabase  # imported here: core must import without a server
 
         self.uri = uri

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Iterable
 
 from core.memory.tiers.neo4j.batch import GraphBatch, stamp
-from core.memory.tiers.neo4j.connection import _again_after_deadlock, save_bookmarks
+from core.memory.tiers.neo4j.connection import again_after_deadlock, save_bookmarks
 from core.models import Episode
 from core.team.graph import clear_host
 
@@ -205,7 +205,7 @@ class Neo4jWrites:
 
         for attempt in range(TEAM_ID_RETRIES + 1):
             try:
-                _again_after_deadlock(once)
+                again_after_deadlock(once)
                 return
             except ConstraintError as exc:
                 if "team_id" not in str(exc) or attempt == TEAM_ID_RETRIES:
