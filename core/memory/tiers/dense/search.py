@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from core.infra.sqlite_lib import sqlite3
 from core.memory.embed.base import Embedder, EmbedderUnavailable
@@ -36,10 +36,23 @@ from core.memory.tiers.base import DeadlineExceeded, Lookup, guarded, one_line
 NATIVE = "cosine"
 
 
+class EpisodeTexts(Protocol):
+    """What this tier reads of the SQLite store (snippets and the "not
+    embedded yet" count), named here so the tier needs no import of it."""
+
+    def count(self) -> int: ...
+
+    def cached_count(self) -> int: ...
+
+    def has(self, episode_id: str) -> bool: ...
+
+    def summaries_and_texts(self, episode_ids: Sequence[str]) -> Iterator[tuple[str, str, str]]: ...
+
+
 class DenseTier:
     name = "dense"
 
-    def __init__(self, embedder: Embedder | None, sqlite: Callable[[], Any], neo4j: Callable[[], Any],
+    def __init__(self, embedder: Embedder | None, sqlite: Callable[[], EpisodeTexts], neo4j: Callable[[], Any],
                  vectors: Callable[[], Any]):
         """``embedder``: the one the settings chose (None: off). The other
         tiers' stores come as functions, not the stores: Memory opens them
