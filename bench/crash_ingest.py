@@ -136,7 +136,7 @@ def main() -> None:
 
             server = Neo4jServer()
             uri = server.start()
-        from core.memory.tiers.neo4j_tier import Neo4jStore
+        from core.memory.tiers.neo4j import Neo4jStore
 
         store = Neo4jStore(uri)
     results = []

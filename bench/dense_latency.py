@@ -63,7 +63,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import numpy as np  # noqa: E402
 
 from core.config import Settings  # noqa: E402
-from core.memory.embed.base import embedder_for, embed_text  # noqa: E402
+from core.memory.embed.base import embed_text  # noqa: E402
+from core.memory.embed.choice import embedder_for  # noqa: E402
 from core.memory.embed.store import VectorRow, VectorStore, text_key  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
 from core.memory import scoring  # noqa: E402

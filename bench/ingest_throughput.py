@@ -153,7 +153,7 @@ def main() -> None:
             corpus = base / "synthetic.jsonl"
             n_msgs = synthetic_messages(corpus, args.messages)
             mb = corpus.stat().st_size / 1e6
-            from core.memory.tiers.neo4j_tier import Neo4jStore
+            from core.memory.tiers.neo4j import Neo4jStore
 
             store = Neo4jStore(uri)
             runs = [measured_run(store, uri, base / f"s1-{i}", [corpus], "jsonl") for i in range(args.repeats)]

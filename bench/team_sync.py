@@ -373,7 +373,7 @@ def main() -> None:
 
         server = Neo4jServer()
         uri = server.start()
-    from core.memory.tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j import Neo4jStore
 
     admin = Neo4jStore(uri)
     results: dict = {"machine": f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start"}

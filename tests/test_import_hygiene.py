@@ -15,7 +15,7 @@ def loaded_after(code: str) -> set[str]:
 
 
 def test_core_imports_without_ui():
-    mods = loaded_after("import core, core.api, core.memory.memory, core.ingest.pipeline, core.memory.tiers.neo4j_tier")
+    mods = loaded_after("import core, core.api, core.memory.memory, core.ingest.pipeline, core.memory.tiers.neo4j")
     assert not (mods & set(UI)), mods & set(UI)
 
 

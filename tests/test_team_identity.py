@@ -178,7 +178,7 @@ def test_a_copied_state_directory_is_caught_by_the_fence(tmp_path, neo4j_uri):
         # both pass the claim while they hold the same events; the write checks it again, in its
         # transaction: once the original has pushed, the copy's next write is refused
         from core.team.claim import claim, ensure_instance
-        from core.memory.tiers.neo4j_tier import GraphBatch
+        from core.memory.tiers.neo4j import GraphBatch
 
         claim(copy.neo4j, ensure_instance(copy.state_dir, copy.identity), copy.ledger, copy.state_dir)
         original.store([ep("o:first-after", "the original's first note after the copy", i=9)])
@@ -398,7 +398,7 @@ def test_a_team_name_taken_during_a_write_is_given_again(tmp_path, neo4j_uri):
     write would run again: the same end)."""
     import threading
 
-    from core.memory.tiers.neo4j_tier import GraphBatch
+    from core.memory.tiers.neo4j import GraphBatch
 
     p, q = host(tmp_path, "p", neo4j_uri), host(tmp_path, "q", neo4j_uri)
     entered, release, errors, got = threading.Event(), threading.Event(), [], {}

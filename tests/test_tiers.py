@@ -9,8 +9,8 @@ import pytest
 
 from core.ingest.pipeline import ingest
 from core.memory.memory import prepare_query
-from core.memory.tiers.files_tier import FilesTier
-from core.memory.tiers.neo4j_tier import Neo4jStore
+from core.memory.tiers.files import FilesTier
+from core.memory.tiers.neo4j import Neo4jStore
 
 from conftest import SAMPLE, make_memory, write_episodes
 
@@ -153,7 +153,7 @@ def test_neo4j_graph_schema(memory_neo4j):
 def test_neo4j_rebuilds_a_terms_index_made_with_another_analyzer(memory_neo4j):
     """A graph synced by an older ARS (``cjk`` analyzer) gets its full-text index
     rebuilt with the analyzer queries now go through, and still finds what it holds."""
-    from core.memory.tiers.neo4j_tier import TERMS_ANALYZER
+    from core.memory.tiers.neo4j import TERMS_ANALYZER
 
     ingest(memory_neo4j, [SAMPLE])
     store: Neo4jStore = memory_neo4j.neo4j
@@ -210,9 +210,9 @@ def test_sqlite_bounds_the_documents_a_common_query_scores(tmp_path, monkeypatch
     """Every term common: the candidates are the documents holding the rarest
     terms together (AND), and when those are still too many, the newest of them;
     a rare term is ORed as before. Explain (no limit) still matches everything."""
-    import core.memory.tiers.sqlite_tier as sqlite_tier
+    import core.memory.tiers.sqlite.search as sqlite_tier
     from core.models import Episode
-    from core.memory.tiers.sqlite_tier import SqliteStore
+    from core.memory.tiers.sqlite import SqliteStore
 
     store = SqliteStore(tmp_path / "m.sqlite")
     eps = [Episode(id=f"d:{i}", text=f"deploy staging {'rollback ' if i % 2 else ''}note {i}"

@@ -41,7 +41,8 @@ from pydantic import BaseModel
 from core.ledger.ledger import EPISODE_EVENT
 from core.memory.tiers.base import one_line
 from core.memory.embed import context_vectors
-from core.memory.embed.base import EmbedderUnavailable, embed_text, embedder_for
+from core.memory.embed.base import EmbedderUnavailable, embed_text
+from core.memory.embed.choice import embedder_for
 from core.consumers.embed_pulled import embed_pulled
 from core.memory.embed.store import Cursor, VectorRow, VectorStore, text_key
 

@@ -32,7 +32,7 @@ from core.team import local as team_local
 from core.team.identity import HostClaimed
 from core.models import Episode
 from core.infra.prefetch import prefetch
-from core.memory.tiers.neo4j_tier import WRITE_BATCH, GraphBatch, is_transient
+from core.memory.tiers.neo4j import WRITE_BATCH, GraphBatch, is_transient
 from core.memory.tiers.base import one_line
 
 if TYPE_CHECKING:

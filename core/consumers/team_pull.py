@@ -29,7 +29,7 @@ from core.govern.tombstone import load as forgotten_set
 from core.models import Episode
 from core.infra.prefetch import prefetch
 from core.memory.tiers.base import one_line
-from core.memory.tiers.neo4j_tier import is_transient
+from core.memory.tiers.neo4j import is_transient
 from core.team import graph, local
 from core.team.names import candidates, local_name
 

@@ -25,7 +25,7 @@ from core.govern import tombstone, trusted
 
 if TYPE_CHECKING:
     from core.memory.memory import Memory
-    from core.memory.tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j import Neo4jStore
 
 DROP = """
 UNWIND $ids AS id

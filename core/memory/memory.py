@@ -29,10 +29,10 @@ from core.memory import scoring
 from core.memory.scoring import Query, fuse
 from core.memory.text import index_terms, query_terms, term_of, tokenize
 from core.memory.tiers.base import Lookup, Tier, one_line
-from core.memory.tiers.files_tier import FilesTier
+from core.memory.tiers.files import FilesTier
 from core.infra.pools import DaemonPool
 from core.infra.shared_breaker import SharedBreaker
-from core.memory.tiers.sqlite_tier import SqliteStore
+from core.memory.tiers.sqlite import SqliteStore
 from core.infra.writer_lock import WriterBusy, writer_lock
 from core.team.identity import TEAM_FILE, bind as bind_identity, resolve as resolve_identity
 from core.team.scope import OVERFETCH, Scope, keep_in_scope, parse_scope
@@ -96,7 +96,7 @@ class Memory:
         self._neo4j = None
         self._warming: list[Future] = []
         self._sync = None
-        self._dense = None  # the dense tier (core/memory/tiers/dense_tier.py), built on first use
+        self._dense = None  # the dense tier (core/memory/tiers/dense/), built on first use
         self._vectors = None  # state/vectors.sqlite (core/memory/embed/store.py)
         self._embed_sync = None
         # the namespace and host this state directory writes as (state/team.json)
@@ -133,7 +133,7 @@ class Memory:
     def neo4j(self):
         """The Neo4j store, or None when no URI is configured."""
         if self._neo4j is None and self.settings.neo4j_uri:
-            from core.memory.tiers.neo4j_tier import Neo4jStore
+            from core.memory.tiers.neo4j import Neo4jStore
 
             pw = self.settings.neo4j_password
             self._neo4j = Neo4jStore(
@@ -168,9 +168,11 @@ class Memory:
     def dense(self):
         """The dense tier, or None when ARS_EMBEDDER=off."""
         if self._dense is None and self.settings.embedder != "off":
-            from core.memory.tiers.dense_tier import DenseTier
+            from core.memory.embed.choice import embedder_for
+            from core.memory.tiers.dense import DenseTier
 
-            self._dense = DenseTier(self)
+            self._dense = DenseTier(embedder_for(self.settings), lambda: self.sqlite, lambda: self.neo4j,
+                                    self.vectors_readonly)
         return self._dense
 
     def dense_in_default(self) -> bool:

@@ -35,7 +35,7 @@ from core.team.identity import HostClaimed, Identity, bind, new_instance, record
 
 if TYPE_CHECKING:
     from core.ledger.ledger import Ledger
-    from core.memory.tiers.neo4j_tier import Neo4jStore
+    from core.memory.tiers.neo4j import Neo4jStore
 
 # Claim the host id for ``$instance`` unless an instance holds it already;
 # ``fresh``: the graph records no push of this host (a new host, or one whose

@@ -1,14 +1,50 @@
-"""Team memory's Cypher: the migration of a graph from before namespaces,
+"""Team memory's Cypher: how this host names another host's episode node
+(``named``, ``RESOLVE``), the migration of a graph from before namespaces,
 the pull of other hosts' episodes, and per-host counts for ``sync status``.
 
-Every statement names the namespace (``$ns``, passed by the store's ``_run``)."""
+Every statement names the namespace (``$ns``, passed by the store's ``_run``).
+The functions take any store with the Neo4j tier's ``_run``/``_rows`` (the
+``GraphStore`` protocol below), not the tier's class: the tier imports this
+module for its migrations and names, so importing the tier here would be a
+cycle.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from core.memory.tiers.neo4j_tier import Neo4jStore
+
+class GraphStore(Protocol):
+    """What these functions use of a Neo4j store (core/memory/tiers/neo4j)."""
+
+    def _run(self, cypher: str, timeout: float | None = None, write: bool = False,
+             **params: Any) -> list[dict]: ...
+
+    def _rows(self, cypher: str, timeout: float | None = None, **params: Any) -> list[dict]: ...
+
+
+def named(v: str) -> str:
+    """Cypher: the name this host gives the episode node ``v`` (core/team/names.py):
+    its own episodes by their id; another host's by its ``team_id``, except
+    that an id this host also wrote is ``id@host``. Needs ``$me``."""
+    return (f"CASE WHEN {v}.host = $me OR {v}.team_id IS NULL THEN {v}.id"
+            f" WHEN {v}.team_id = {v}.id AND EXISTS {{ MATCH (_mine:Episode {{namespace: {v}.namespace,"
+            f" host: $me, id: {v}.id}}) }} THEN {v}.id + '@' + {v}.host ELSE {v}.team_id END")
+
+
+# The episode node this host calls ``r.name``: its own by id, another host's by
+# its team name, or ``id@host`` split into ``r.qid`` and ``r.qhost``
+# (core/team/names.py split_name); ``e`` is null when there is none.
+RESOLVE = """
+CALL (r) {
+  OPTIONAL MATCH (a:Episode {namespace: $ns, host: $me, id: r.name})
+  OPTIONAL MATCH (b:Episode {namespace: $ns, team_id: r.name})
+  OPTIONAL MATCH (c:Episode {namespace: $ns, host: r.qhost, id: r.qid})
+  WITH r, [x IN [a, b, c] WHERE x IS NOT NULL AND """ + named("x") + """ = r.name] AS found
+  RETURN found[0] AS e
+}
+"""
+
 
 MIGRATE_BATCH = 10_000
 # Nodes and edges written before namespaces: namespace "default"; an episode's
@@ -123,7 +159,7 @@ REMOVE h.seq, h.fence_at, h.fence_id, h.last_push
 RELEASE_HOST_NODE = "MATCH (h:Host {namespace: $ns, name: $host}) DELETE h"
 
 
-def migrate(store: "Neo4jStore", old_constraints: tuple[str, ...], force: bool = False) -> list[str]:
+def migrate(store: "GraphStore", old_constraints: tuple[str, ...], force: bool = False) -> list[str]:
     """Bring a graph written before namespaces into namespace ``default``:
     drop the constraints that made ids unique across the whole graph, then
     label every node and edge in batches. Nothing is deleted. Runs only while
@@ -149,7 +185,7 @@ def migrate(store: "Neo4jStore", old_constraints: tuple[str, ...], force: bool =
             "(nothing lost); run `ars sync backfill` on each host that wrote them, so other hosts can pull them"]
 
 
-def migrate_keys(store: "Neo4jStore", old_constraint: str) -> None:
+def migrate_keys(store: "GraphStore", old_constraint: str) -> None:
     """A graph from before episodes were keyed by host: every episode's team
     name is its id (ids were unique in a namespace then), then the old
     constraint goes, so two hosts can hold the same id. Runs while the old
@@ -162,7 +198,7 @@ def migrate_keys(store: "Neo4jStore", old_constraint: str) -> None:
     store._run(f"DROP CONSTRAINT {old_constraint} IF EXISTS", write=True)
 
 
-def clear_host(store: "Neo4jStore", host: str, release: bool = False, batch: int = 5000) -> int:
+def clear_host(store: "GraphStore", host: str, release: bool = False, batch: int = 5000) -> int:
     """Delete ``host``'s episodes in this namespace, the relations only it
     gave and the entities and topics nothing else holds; keep (or, with
     ``release``, delete) its claim. Returns the episodes deleted."""
@@ -190,17 +226,17 @@ def clear_host(store: "Neo4jStore", host: str, release: bool = False, batch: int
     return deleted
 
 
-def partners(store: "Neo4jStore", ids: list[str]) -> list[dict[str, Any]]:
+def partners(store: "GraphStore", ids: list[str]) -> list[dict[str, Any]]:
     """Other hosts' episodes holding the plain ids of this host's ``ids``."""
     got = store._rows(PARTNERS, timeout=60, ids=ids, limit=len(ids))
     return got[0]["rows"] if got else []
 
 
-def hosts(store: "Neo4jStore", me: str) -> list[dict[str, Any]]:
+def hosts(store: "GraphStore", me: str) -> list[dict[str, Any]]:
     return store._run(HOSTS, me=me)
 
 
-def page(store: "Neo4jStore", host: str, seq: int, last_id: str, limit: int) -> list[dict[str, Any]]:
+def page(store: "GraphStore", host: str, seq: int, last_id: str, limit: int) -> list[dict[str, Any]]:
     """Up to ``limit`` of ``host``'s episodes after (seq, id), in push order."""
     rows: list[dict[str, Any]] = []
     for cypher in (PAGE_TIES, PAGE):
@@ -211,6 +247,6 @@ def page(store: "Neo4jStore", host: str, seq: int, last_id: str, limit: int) -> 
     return rows
 
 
-def counts(store: "Neo4jStore") -> dict[str, dict[str, int]]:
+def counts(store: "GraphStore") -> dict[str, dict[str, int]]:
     """host -> {n: its episodes in the graph, shared: those named id@host}."""
     return {r["host"]: {"n": r["n"], "shared": r["shared"]} for r in store._run(COUNTS, timeout=30)}

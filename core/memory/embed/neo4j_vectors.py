@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from core.team.names import split_name
-from core.memory.tiers.neo4j_tier import RESOLVE, named
+from core.team.graph import RESOLVE, named
 
 INDEX = "episode_embedding"
 

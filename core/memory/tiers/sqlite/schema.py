@@ -1,0 +1,144 @@
+"""The SQLite tier's tables, and the upgrade of a store an older ARS wrote.
+
+``episodes`` holds what was written; ``episodes_fts`` indexes ``index_text``
+(stemmed English words and CJK bigrams, space-separated: every token FTS5
+sees is already a term) in two columns, the episode's own terms and
+``context``, its session neighbours' terms (core/memory/context.py), ranked
+by ``bm25(1, CONTEXT_WEIGHT)``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from core.infra.sqlite_lib import sqlite3
+from core.memory import context as _ctx
+from core.memory.context import context_of, order_key
+
+SCHEMA = """
+PRAGMA journal_mode=WAL;
+CREATE TABLE IF NOT EXISTS episodes (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    source TEXT NOT NULL,
+    session_id TEXT NOT NULL DEFAULT '',
+    agent TEXT NOT NULL DEFAULT '',
+    channel TEXT NOT NULL DEFAULT '',
+    summary TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    topics TEXT NOT NULL DEFAULT '[]',
+    entities TEXT NOT NULL DEFAULT '[]',
+    relations TEXT NOT NULL DEFAULT '[]',
+    first_ts TEXT,
+    last_ts TEXT,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    meta TEXT NOT NULL DEFAULT '{}',
+    event_id TEXT NOT NULL DEFAULT '',  -- the ledger event that wrote this version
+    source_key TEXT NOT NULL DEFAULT '',  -- what the parser read (not enrichment): skip re-ingesting it
+    seq_ts REAL NOT NULL DEFAULT 0  -- the episode's place in its session (core/memory/context.py order_key)
+);
+-- How far into ledger.jsonl this database has applied, updated in the same
+-- transaction as the episodes: after a crash, recovery replays from here.
+CREATE TABLE IF NOT EXISTS applied (
+    ledger TEXT PRIMARY KEY,
+    offset INTEGER NOT NULL,
+    event_id TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS entities (
+    episode_rowid INTEGER NOT NULL REFERENCES episodes(rowid) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    name_lc TEXT NOT NULL,
+    type TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entities_name ON entities(name_lc);
+CREATE INDEX IF NOT EXISTS entities_episode ON entities(episode_rowid);
+"""
+# The index part, created by ``_create_index`` (and by the migration of a
+# version-1 store, which had no ``context`` column).
+INDEX_SCHEMA = """
+CREATE INDEX IF NOT EXISTS episodes_session ON episodes(session_id, seq_ts, rowid);
+CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
+    terms, context, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'"
+);
+"""
+VOCAB_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS episodes_vocab USING fts5vocab(episodes_fts, row);"
+# PRAGMA user_version of the layout above. 1 (or 0): before session context.
+SCHEMA_VERSION = 2
+# bm25 weight of the context column against 1.0 for the episode's own terms.
+# LoCoMo dev (bench/recall_quality.py): 0.3-0.7 all within a point; the middle.
+CONTEXT_WEIGHT = 0.5
+
+
+class SqliteSchema:
+    """Creates or upgrades the schema of a ``SqliteStore`` (part of it: see store.py)."""
+
+    def _open_schema(self, conn: sqlite3.Connection) -> None:
+        """Create the schema, or upgrade a store written by an older ARS in
+        place: one transaction, so a crash leaves the old store as it was, and
+        the episodes themselves are never rewritten (nothing acknowledged is lost)."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise sqlite3.OperationalError(
+                f"{self.path} has schema {version}, newer than this ARS ({SCHEMA_VERSION}): upgrade ARS, "
+                "or rebuild the store from the ledger with ars rebuild")
+        conn.executescript(SCHEMA)
+        old = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'episodes_fts'").fetchone() is not None
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # another process may have upgraded it while this one waited for the lock
+            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                n = self._migrate(conn) if old else self._create_index(conn, "episodes_fts")
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                if old:
+                    self.notices.append(f"{self.path.name}: upgraded to schema {SCHEMA_VERSION} "
+                                        f"(session context column): {n} episodes re-indexed, none lost")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        for line in self.notices:
+            print(f"ars: {line}", file=sys.stderr)
+
+    @staticmethod
+    def _create_index(conn: sqlite3.Connection, fts: str) -> int:
+        for stmt in INDEX_SCHEMA.format(fts=fts).split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        # ``rank`` (what ORDER BY rank sorts by) weighs the context column down
+        conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('rank', 'bm25(1.0, {CONTEXT_WEIGHT})')")
+        if fts == "episodes_fts":
+            conn.execute(VOCAB_SCHEMA)
+        return 0
+
+    def _migrate(self, conn: sqlite3.Connection) -> int:
+        """Version 1 -> 2: the order column and an FTS table with a context
+        column, filled from the stored terms (no tokenising, no ledger)."""
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(episodes)")}
+        if "seq_ts" not in cols:
+            conn.execute("ALTER TABLE episodes ADD COLUMN seq_ts REAL NOT NULL DEFAULT 0")
+        rows = conn.execute("SELECT e.rowid, e.session_id, e.first_ts, e.last_ts, f.terms FROM episodes e"
+                            " JOIN episodes_fts f ON f.rowid = e.rowid").fetchall()
+        conn.executemany("UPDATE episodes SET seq_ts = ? WHERE rowid = ?",
+                         [(order_key(r[2], r[3]), r[0]) for r in rows])
+        conn.execute("DROP TABLE IF EXISTS episodes_fts_v2")
+        self._create_index(conn, "episodes_fts_v2")
+        terms = {r[0]: r[4] for r in rows}
+        sessions: dict[str, list[tuple[float, int]]] = {}
+        for r in rows:
+            if r[1]:
+                sessions.setdefault(r[1], []).append((order_key(r[2], r[3]), r[0]))
+        context: dict[int, str] = {}
+        for members in sessions.values():
+            order = [rowid for _key, rowid in sorted(members)]
+            for i, rowid in enumerate(order):
+                context[rowid] = context_of([terms[x] for x in order[max(0, i - _ctx.CONTEXT_NEIGHBOURS):i]],
+                                            [terms[x] for x in order[i + 1:i + 1 + _ctx.CONTEXT_NEIGHBOURS]])
+        conn.executemany("INSERT INTO episodes_fts_v2 (rowid, terms, context) VALUES (?, ?, ?)",
+                         [(r[0], r[4], context.get(r[0], "")) for r in rows])
+        conn.execute("DROP TABLE IF EXISTS episodes_vocab")
+        conn.execute("DROP TABLE episodes_fts")
+        conn.execute("ALTER TABLE episodes_fts_v2 RENAME TO episodes_fts")
+        conn.execute(VOCAB_SCHEMA)
+        return len(rows)
