@@ -19,7 +19,8 @@ from core.config import Settings
 from core.ledger.ledger import Ledger
 from core.memory.memory import BadQuery
 from core.loop import checker
-from core.loop.checkpoints import CheckpointStore, Loaded, last_entry
+from core.loop.checkpoints import CheckpointStore, Loaded
+from core.loop.history_file import last_entry
 from core.loop.decisions import CorruptDecision, find_decision, record_decision_event, settle_corrupt
 from core.loop.models import TERMINAL, Answer, Decision, GoalFrame, LoopState, ParentRef, Verification, now
 from core.loop.policies.llm import LlmPolicy
