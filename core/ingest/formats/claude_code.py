@@ -35,7 +35,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.enrich.extract import Hints
+from core.enrich.hints import Hints
 from core.models import Episode
 from core.ingest.formats.lines import collect, iter_objects, line_failed, streaming
 from core.ingest.formats.message_text import (

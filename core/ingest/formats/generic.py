@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 from pydantic import ValidationError
 
-from core.enrich.extract import Hints
+from core.enrich.hints import Hints
 from core.errors import first_error
 from core.ingest.formats.lines import collect, iter_objects, line_failed, streaming
 from core.ingest.formats.message_text import block_text, is_noise, role_line, strip_envelope, to_datetime

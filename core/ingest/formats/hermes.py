@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.enrich.extract import Hints
+from core.enrich.hints import Hints
 from core.models import Episode
 from core.ingest.formats.lines import MB, collect, iter_objects, line_failed, loads, streaming
 from core.ingest.formats.message_text import (

@@ -33,7 +33,8 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from core.enrich.extract import Hints, enrich_deterministic
+from core.enrich.extract import enrich_deterministic
+from core.enrich.hints import Hints
 from core.models import Episode
 from core.ingest.formats.lines import collect, decode_line, iter_lines, nul_error, streaming
 from core.ingest.formats.message_text import is_noise, strip_envelope, to_datetime

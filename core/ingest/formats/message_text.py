@@ -17,7 +17,8 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from core.enrich.extract import Hints, clip
+from core.enrich.hints import Hints
+from core.enrich.summary import clip
 from core.ingest.formats.lines import loads
 
 # A tool call's arguments and a tool's output are cut to this much in an episode

@@ -33,7 +33,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.enrich.extract import Hints
+from core.enrich.hints import Hints
 from core.models import Episode
 from core.ingest.formats.openclaw_tree import TreeScan, on_branch
 from core.ingest.formats.lines import collect, iter_objects, line_failed, streaming

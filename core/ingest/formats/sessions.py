@@ -19,7 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.enrich.extract import Hints, enrich_deterministic
+from core.enrich.extract import enrich_deterministic
+from core.enrich.hints import Hints
 from core.ingest.formats.parsed import Parsed, Spool, describe, storable
 from core.models import Episode
 
