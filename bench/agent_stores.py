@@ -93,7 +93,7 @@ def ars_ingest(path: Path, state: Path) -> tuple[float, float, dict]:
 def read_only_rate(kind: str, path: Path, events: int) -> int:
     """Events/s of reading the store into episodes alone (no redaction, enrichment or storage)."""
     sys.path.insert(0, str(ROOT))
-    from core.ingest.formats.common import Parsed
+    from core.ingest.formats.parsed import Parsed
     from core.ingest.stores import hermes_db, openclaw_db
     from core.ingest.stores.layout import OpenClawAgent
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from core.config import Settings  # noqa: E402
-from core.ingest.parsers import parse_episodes  # noqa: E402
+from core.ingest.formats.generic import parse_episodes  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
 from core.models import Episode  # noqa: E402
 from core.memory.memory import Memory, prepare_query  # noqa: E402

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from core.ingest.formats.hermes import MAX_LINE_BYTES_HERMES
-from core.ingest.parsers import MAX_LINE_BYTES, PARSERS, detect_format
+from core.ingest.formats.lines import MAX_LINE_BYTES
+from core.ingest.parsers import PARSERS, detect_format
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"

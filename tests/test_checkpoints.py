@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.loop.checkpoints import GOAL_NAME_BYTES, CheckpointStore, CorruptCheckpoint, safe_name
+from core.loop.checkpoint_names import GOAL_NAME_BYTES, safe_name
+from core.loop.checkpoints import CheckpointStore, CorruptCheckpoint
 from core.memory.memory import BadQuery
 
 from loophelp import ars, engine, goal
@@ -209,7 +210,7 @@ def test_default_retention_keeps_a_short_loop_whole(state_dir, memory):
 def test_listing_reads_the_newest_history_index_without_parsing_the_entry(state_dir, memory):
     """A loop is listed from its checkpoint when the history's last line is no newer: the last
     line's index is read from its prefix. A newer line that turns out invalid does not win."""
-    from core.loop.checkpoints import last_index
+    from core.loop.history_file import last_index
 
     eng = engine(state_dir, memory)
     s = eng.run(eng.create(goal([{"action": "x", "tool": "shell", "args": {"cmd": "true"}}])).loop_id)

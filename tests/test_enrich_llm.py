@@ -15,7 +15,7 @@ import pytest
 
 from core.config import Settings
 from core.enrich import llm
-from core.ingest.parsers import parse_openclaw
+from core.ingest.formats.openclaw import parse_openclaw
 from core.models import Episode
 
 from conftest import make_memory

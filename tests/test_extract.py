@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.enrich.extract import (
-    MAX_PER_TYPE, Hints, command_names, enrich_deterministic, extract, normalize_path, normalize_url, source_key,
-)
+from core.enrich.commands import command_names
+from core.enrich.extract import MAX_PER_TYPE, enrich_deterministic, extract, normalize_path, normalize_url, source_key
+from core.enrich.hints import Hints
 from core.models import Episode
 
 

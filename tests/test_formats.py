@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from core.ingest.parsers import PARSERS, detect_format, parse_jsonl
+from core.ingest.formats.generic import parse_jsonl
+from core.ingest.parsers import PARSERS, detect_format
 from core.models import Episode
 from core.memory.sources import SourceFile
 

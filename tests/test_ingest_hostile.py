@@ -26,7 +26,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.ingest.formats import claude_code, common, markdown
+from core.ingest.formats import claude_code, markdown, message_text
+from core.ingest.formats import lines as line_reading
+from core.ingest.formats import parsed as parse_answer
 from core.ingest.parsers import PARSERS, STREAMS, detect_format
 from core.ingest.pipeline import ingest
 from core.models import Episode
@@ -114,7 +116,7 @@ def test_a_file_swapped_for_a_fifo_after_the_check_is_not_read(tmp_path):
 
     path = tmp_path / "s.jsonl"
     write_episodes(path, [{"id": "x", "text": "x"}])
-    assert common.file_problem(path) is None
+    assert line_reading.file_problem(path) is None
     path.unlink()
     os.mkfifo(path)
     with deadline(20), pytest.raises(NotRegularFile):
@@ -162,9 +164,9 @@ def test_more_bad_lines_than_are_listed_are_counted(tmp_path):
         mem.close()
     (summary,) = report.per_file
     assert summary.status == "ingested" and summary.malformed == 1500
-    assert len(report.malformed) == common.MAX_LISTED_MALFORMED + 1
+    assert len(report.malformed) == parse_answer.MAX_LISTED_MALFORMED + 1
     last = report.malformed[-1]
-    assert last.line == common.MAX_LISTED_MALFORMED + 1
+    assert last.line == parse_answer.MAX_LISTED_MALFORMED + 1
     assert last.error.startswith("this line and 499 more malformed lines are not listed")
 
 
@@ -280,10 +282,10 @@ def test_the_linear_readers_agree_with_the_patterns_they_replace(text):
     m = OLD_HEADING_RE.match(line)
     assert markdown.heading(line) == ((len(m.group(1)), m.group(2)) if m else None)
     assert claude_code._tags(text) == {m.group(1): m.group(2).strip() for m in OLD_TAG_RE.finditer(text)}
-    assert common._REPLY_TAG_RE.sub("", text) == OLD_REPLY_TAG_RE.sub("", text)
-    assert common._drop_blocks(text, "<relevant-memories>", "</relevant-memories>") == \
+    assert message_text._REPLY_TAG_RE.sub("", text) == OLD_REPLY_TAG_RE.sub("", text)
+    assert message_text._drop_blocks(text, "<relevant-memories>", "</relevant-memories>") == \
         re.sub(r"<relevant-memories>.*?</relevant-memories>\s*", "", text, flags=re.S)
-    assert common._drop_metadata_blocks(text, None) == OLD_METADATA_BLOCK_RE.sub("", text)
+    assert message_text._drop_metadata_blocks(text, None) == OLD_METADATA_BLOCK_RE.sub("", text)
     # the old bullet pattern's \s also spanned lines: compared line by line, where it did not
     old = [(k, v) for ln in text.split("\n") for k, v in OLD_BULLET_FIELD_RE.findall(ln) if v.strip()]
     assert markdown._BULLET_FIELD_RE.findall(text) == old
@@ -304,7 +306,7 @@ def _openclaw_transcript(path: Path, messages: int) -> None:
 
 
 def _peak_mb_of_stream(path: Path) -> tuple[float, list[str], list[str]]:
-    parsed = common.Parsed()
+    parsed = parse_answer.Parsed()
     ids, titles = [], []
     tracemalloc.start()
     try:

@@ -9,8 +9,7 @@ Formats (``PARSERS``):
 * ``claude-code``: Claude Code transcripts and subagent files (``formats/claude_code.py``);
 * ``hermes``: ``hermes sessions export`` JSONL (``formats/hermes.py``);
 * ``markdown``: MEMORY.md, memory/YYYY-MM-DD.md, notes (``formats/markdown.py``);
-* ``episodes``: one ``Episode`` object a line, taken as given (not re-enriched);
-* ``jsonl``: one message a line: ``role``, ``content``, ``timestamp``, ``session_id``.
+* ``episodes``, ``jsonl``: one episode, or one generic message, a line (``formats/generic.py``).
 
 ``detect_format`` sniffs the first lines (``.md`` files are Markdown).
 """
@@ -20,114 +19,18 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from pydantic import ValidationError
-
-from core.errors import first_error
-from core.models import Episode
 from core.memory.sources import open_regular
 from core.ingest.formats.claude_code import parse_claude_code, stream_claude_code
-from core.ingest.formats.common import (
-    GAP_SECONDS, MAX_EPISODE_CHARS, MAX_LINE_BYTES, Malformed, Msg, Parsed, SessionBuilder, SessionTable,
-    SpanCollector, Stream, block_text, collect, is_noise, iter_objects, line_failed, role_line, storable, streaming,
-    strip_envelope, to_datetime,
-)
+from core.ingest.formats.generic import parse_episodes, parse_jsonl, stream_episodes, stream_jsonl
 from core.ingest.formats.hermes import parse_hermes, stream_hermes
+from core.ingest.formats.lines import Stream
 from core.ingest.formats.markdown import parse_markdown, stream_markdown
 from core.ingest.formats.openclaw import parse_openclaw, stream_openclaw
-from core.enrich.extract import Hints
+from core.ingest.formats.parsed import Parsed
 
-__all__ = [
-    "GAP_SECONDS", "MAX_EPISODE_CHARS", "MAX_LINE_BYTES", "Malformed", "PARSERS", "Parsed", "STREAMS",
-    "detect_format", "parse_claude_code", "parse_episodes", "parse_hermes", "parse_jsonl", "parse_markdown",
-    "parse_openclaw", "to_datetime",
-]
-
-# An episode line's ``meta`` is stored as given; one nested deeper than this
-# could not be written back out (JSON writers recurse) and means nothing to recall.
-MAX_META_DEPTH = 32
-
-
-def _err(exc: ValidationError) -> str:
-    return first_error(exc, "line")
-
-
-def _depth_over(value: Any, limit: int) -> bool:
-    """``value`` nests lists/dicts deeper than ``limit`` (iterative: it may be hundreds deep)."""
-    stack = [(value, 0)]
-    while stack:
-        cur, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(cur, dict):
-            stack.extend((v, depth + 1) for v in cur.values() if isinstance(v, (dict, list)))
-        elif isinstance(cur, list):
-            stack.extend((v, depth + 1) for v in cur if isinstance(v, (dict, list)))
-    return False
-
-
-@streaming
-def stream_episodes(path: Path, parsed: Parsed) -> Iterator[Episode]:
-    spans: list[tuple[int, int, str]] = []  # one a line, as given (an id may repeat)
-    for no, obj in iter_objects(path, parsed):
-        try:
-            if _depth_over(obj.get("meta"), MAX_META_DEPTH):
-                parsed.bad(path, no, f"meta: nested deeper than {MAX_META_DEPTH} levels; line skipped")
-                continue
-            ep = Episode.model_validate(obj)
-        except ValidationError as exc:
-            parsed.bad(path, no, _err(exc))
-            continue
-        except Exception as exc:  # noqa: BLE001 - one line's failure is that line's error
-            line_failed(parsed, path, no, exc)
-            continue
-        spans.append((no, no, ep.id))
-        yield ep
-    parsed.spans = spans
-
-
-parse_episodes = collect(stream_episodes)
-
-
-@streaming
-def stream_jsonl(path: Path, parsed: Parsed, source: str = "jsonl") -> Iterator[Episode]:
-    spans = SpanCollector()
-    sessions = SessionTable(parsed.spool)
-    for no, obj in iter_objects(path, parsed):
-        try:
-            _message(path, parsed, sessions, source, no, obj)
-        except Exception as exc:  # noqa: BLE001 - one line's failure is that line's error
-            line_failed(parsed, path, no, exc)
-    for b in sessions.builders():
-        yield from b.finish(parsed, spans)
-    parsed.spans = spans.spans()
-
-
-parse_jsonl = collect(stream_jsonl)
-
-
-def _message(path: Path, parsed: Parsed, sessions: SessionTable, source: str, no: int, obj: dict) -> None:
-    """Read one generic message line into its session."""
-    content = obj.get("content")
-    if isinstance(content, list):
-        content = block_text(content)
-    if not isinstance(content, str):
-        parsed.bad(path, no, "content: expected a string")
-        return
-    role = str(obj.get("role") or "user")
-    hints = Hints()
-    text = strip_envelope(content, hints) if role == "user" else content.strip()
-    if is_noise(text):
-        return
-    session = str(obj.get("session_id") or storable(path.stem))
-    b = sessions.get(session)
-    if b is None:
-        b = sessions.add(session, SessionBuilder(path, source, session, agent=str(obj.get("agent") or ""),
-                                                 channel=str(obj.get("channel") or ""), spool=parsed.spool))
-    if role == "user":
-        hints.requests.append(text)
-    b.add(Msg(no, role, role_line(role, text), to_datetime(obj.get("timestamp")), hints))
+__all__ = ["PARSERS", "STREAMS", "classify", "detect_format"]
 
 
 # Each format as a stream (episodes as they are complete: what ingestion

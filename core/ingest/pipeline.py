@@ -21,7 +21,7 @@ from core.govern.redact import redact_episodes
 from core.models import Episode
 from core.memory.memory import BadQuery, Memory
 from core.memory.sources import SourceRegistry, not_regular
-from core.ingest.formats.common import Parsed, shown
+from core.ingest.formats.parsed import Parsed, shown
 from core.ingest.parsers import PARSERS, STREAMS, detect_format
 from core.ingest.stores.cursor import StoreCursors
 from core.ingest.stores.discover import find_stores, is_legacy_archive, not_a_transcript, nothing_readable, unsupported_reason

@@ -11,17 +11,8 @@ Files (DESIGN.md, State directory), all under ``<state>/checkpoints/``:
   between the two writes), loading rolls forward to it; when the checkpoint is
   corrupt, loading rebuilds it from the history and says so.
 
-Names are safe for any goal id: ASCII letters, digits, ``-``, ``_`` and CJK
-are kept, everything else is percent-escaped (``/``, ``..``, NUL, control
-characters, quotes), Windows device names (``CON``, ``NUL``, ``COM1``...) are
-escaped, and a long name is cut with a hash suffix, so every file stays inside
-``checkpoints/`` and under the file-name length limit. A ``_`` that starts or
-ends a name or touches another ``_`` is escaped too (``%5F``), so a name never
-holds the ``__`` separator and ``<goal>__<loop>`` splits one way only. A loop
-is found by exactly that split: the part after the last ``__`` must equal
-its escaped id (older files, whose goal part may hold ``__``, still split
-right: loop ids are ``loop-<hex>``), and a loop keeps the file names it was
-first written under.
+Names (``checkpoint_names``) are safe for any goal id; the history is read by
+``history_file``.
 
 Retention: history keeps the first entry, every status change and the last
 ``keep_last`` entries; the rest is compacted away (atomically) every
@@ -31,27 +22,21 @@ Retention: history keeps the first entry, every status change and the last
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
-import re
 import time
-import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from pydantic import ValidationError
 
-from core.errors import first_error
 from core.infra.fsutil import PRIVATE_FILE, append_line, atomic_write, private_dir
 from core.memory.memory import BadQuery
+from core.loop.checkpoint_names import GOAL_NAME_BYTES, LOOP_NAME_BYTES, base_name, safe_name
+from core.loop.history_file import Problem, describe_error, last_entry, last_index, one_line_error, read_history
 from core.loop.models import HistoryEntry, LoopState
 
 CHECKPOINTS = "checkpoints"
-GOAL_NAME_BYTES = 120
-LOOP_NAME_BYTES = 60
-WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
 
 
 class LoopNotFound(BadQuery):
@@ -81,70 +66,7 @@ class LoopBusy(RuntimeError):
     """Another process is running this loop."""
 
 
-# -- safe names ---------------------------------------------------------------------
-def _is_cjk(ch: str) -> bool:
-    """A CJK ideograph, kana or hangul letter that is assigned (kept readable in names)."""
-    o = ord(ch)
-    in_range = (0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF
-                or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FA1F)
-    return in_range and unicodedata.category(ch) == "Lo"
-
-
-def _escape(ch: str) -> str:
-    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-
-
-def safe_name(raw: str, limit: int = GOAL_NAME_BYTES) -> str:
-    """A file-name component for ``raw``: reversible percent-escaping (so two
-    different ids never share a name), CJK kept, capped at ``limit`` bytes."""
-    out: list[str] = []
-    prev = ""
-    last = len(raw) - 1
-    for i, ch in enumerate(raw):
-        if ch == "_":
-            # never "__" inside a name, nor a "_" at either end: "<goal>__<loop>" splits one way only
-            alone = 0 < i < last and prev != "_" and raw[i + 1] != "_"
-            out.append(ch if alone else _escape(ch))
-        elif ch.isascii() and (ch.isalnum() or ch == "-"):
-            out.append(ch)
-        elif ch == "." and i > 0 and prev != "." and i < len(raw) - 1:
-            out.append(ch)  # no leading, doubled or trailing dots
-        elif _is_cjk(ch):
-            out.append(ch)
-        else:
-            out.append(_escape(ch))
-        prev = ch
-    name = "".join(out) or "%00empty"
-    if name.split(".")[0].upper() in WINDOWS_RESERVED:
-        name = _escape(name[0]) + name[1:]
-    if len(name.encode("utf-8")) > limit:
-        digest = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
-        budget = limit - len(digest) - 1
-        cut = ""
-        for token in _tokens(name):
-            if len((cut + token).encode("utf-8")) > budget:
-                break
-            cut += token
-        name = f"{cut}~{digest}"  # "~" never appears unescaped, so this cannot collide with a plain name
-    return name
-
-
-def _tokens(name: str) -> Iterator[str]:
-    """Characters, with each %XX escape kept whole (a cut never splits one)."""
-    i = 0
-    while i < len(name):
-        step = 3 if name[i] == "%" else 1
-        yield name[i:i + step]
-        i += step
-
-
 # -- the store -----------------------------------------------------------------------
-@dataclass
-class Problem:
-    file: str
-    error: str
-
-
 @dataclass
 class Loaded:
     state: LoopState
@@ -202,7 +124,7 @@ class CheckpointStore:
         found: list[str] = []
         if self.dir.is_dir():
             for p in self.dir.iterdir():
-                base = _base_name(p.name)
+                base = base_name(p.name)
                 if base is None:
                     continue
                 _, sep, loop_part = base.rpartition("__")
@@ -308,7 +230,7 @@ class CheckpointStore:
             try:
                 state = LoopState.model_validate_json(latest.read_bytes())
             except (ValidationError, ValueError, UnicodeDecodeError) as exc:
-                error = _describe(exc)
+                error = describe_error(exc)
         else:
             error = "missing"
         if state is not None:
@@ -347,7 +269,7 @@ class CheckpointStore:
         newest: dict[str, int] = {}
         with os.scandir(self.dir) as entries:
             for e in entries:
-                base = _base_name(e.name)
+                base = base_name(e.name)
                 if base is None:
                     continue
                 try:
@@ -364,7 +286,7 @@ class CheckpointStore:
         if not self.dir.is_dir():
             return Listing(states, problems)
         if bases is None:
-            bases = sorted({b for b in (_base_name(p.name) for p in self.dir.iterdir()) if b is not None})
+            bases = sorted({b for b in (base_name(p.name) for p in self.dir.iterdir()) if b is not None})
         for base in bases:
             latest = self.dir / f"{base}.json"
             history = self.dir / f"{base}.history.jsonl"
@@ -374,118 +296,10 @@ class CheckpointStore:
                 problems.append(Problem(file=exc.path.name, error=exc.error))
                 continue
             except OSError as exc:
-                problems.append(Problem(file=latest.name, error=_one_line(exc)))
+                problems.append(Problem(file=latest.name, error=one_line_error(exc)))
                 continue
             for w in loaded.warnings:
                 problems.append(Problem(file=latest.name, error=w))
             states.append(loaded.state)
         states.sort(key=lambda s: s.updated_at, reverse=True)
         return Listing(states, problems)
-
-
-def _base_name(name: str) -> str | None:
-    """``<goal>__<loop>`` of a checkpoint or history file name (None for other files)."""
-    if name.startswith("."):
-        return None
-    if name.endswith(".history.jsonl"):
-        return name[: -len(".history.jsonl")]
-    if name.endswith(".json"):
-        return name[: -len(".json")]
-    return None
-
-
-def read_history(path: Path) -> tuple[list[HistoryEntry], list[Problem]]:
-    """Entries of a history file; a torn or corrupt line is skipped and reported."""
-    entries: list[HistoryEntry] = []
-    problems: list[Problem] = []
-    try:
-        fh = open(path, "rb")
-    except FileNotFoundError:
-        return entries, problems
-    with fh:
-        for no, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            if not raw.endswith(b"\n"):
-                problems.append(Problem(file=f"{path.name}:{no}", error="torn last line (a crash mid-write); ignored"))
-                continue
-            try:
-                entries.append(HistoryEntry.model_validate_json(raw))
-            except (ValidationError, ValueError) as exc:
-                problems.append(Problem(file=f"{path.name}:{no}", error=f"unreadable history line: {_describe(exc)}"))
-    # a crash can leave a line with an index that a later (redone) entry repeats: the later one wins
-    by_index: dict[int, HistoryEntry] = {}
-    for e in entries:
-        by_index[e.index] = e
-    return [by_index[i] for i in sorted(by_index)], problems
-
-
-def _lines_from_end(path: Path) -> Iterator[bytes]:
-    """The complete (newline-ended) lines of a file, last first, read in blocks from the end:
-    a loop's newest entry costs one block read however long its history is."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return
-    try:
-        size = os.fstat(fd).st_size
-        buf = b""
-        pos = size
-        while pos > 0:
-            start = max(0, pos - 65536)
-            buf = os.pread(fd, pos - start, start) + buf
-            pos = start
-            lines = buf.split(b"\n")
-            # lines[0] may be partial (unless pos == 0); the part after the last "\n" is torn
-            complete = lines[1:-1] if pos > 0 else lines[:-1]
-            for raw in reversed(complete):
-                if raw.strip():
-                    yield raw
-            if pos > 0:
-                # keep the partial first line (it ended at a newline we split on); the next
-                # block read is prepended to it
-                buf = lines[0] + b"\n"
-    finally:
-        os.close(fd)
-
-
-def last_entry(path: Path | None) -> HistoryEntry | None:
-    """The last complete, valid entry, read from the end of the file."""
-    if path is None:
-        return None
-    for raw in _lines_from_end(path):
-        try:
-            return HistoryEntry.model_validate_json(raw)
-        except (ValidationError, ValueError):
-            continue
-    return None
-
-
-# An entry line as the store writes it (pydantic dumps fields in declaration order: index first).
-_INDEX_PREFIX = re.compile(rb'\{"index":(\d{1,18}),')
-
-
-def last_index(path: Path | None) -> int | None:
-    """The index on the last complete line, read without parsing the entry (None: no line,
-    or not one the store wrote). Indices never go down along a file, so when this is not
-    past the checkpoint's seq, neither is the last valid entry's, and the checkpoint stands.
-    Listing 1,000 loops this way skips parsing 1,000 full entries (each a whole LoopState)."""
-    if path is None:
-        return None
-    for raw in _lines_from_end(path):
-        m = _INDEX_PREFIX.match(raw)
-        return int(m.group(1)) if m else None
-    return None
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for a person: pydantic's first error, not its whole report."""
-    if isinstance(exc, ValidationError) and exc.errors():
-        return first_error(exc)
-    return _one_line(exc)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return (text[:200] + "…") if len(text) > 200 else text or type(exc).__name__
-

@@ -42,7 +42,8 @@ from core.infra.fsutil import fsync_dir
 from core.ledger.ledger import Event, Ledger, content_id
 from core.infra.once import AlreadyDecided, create_once, who  # noqa: F401 - who() is also this module's API
 from core.memory.memory import BadQuery
-from core.loop.checkpoints import LOOP_NAME_BYTES, CheckpointStore, safe_name
+from core.loop.checkpoint_names import LOOP_NAME_BYTES, safe_name
+from core.loop.checkpoints import CheckpointStore
 from core.loop.models import Decision, LoopState, PendingApproval
 from core.loop.tools import ToolRegistry
 

@@ -1,12 +1,10 @@
-"""One module a transcript format; ``common`` holds what they share.
+"""One module a transcript format, and the helpers they share.
 
-Each exposes ``parse_<format>(path) -> Parsed``; ``core.ingest.parsers``
-registers them in ``PARSERS`` and detects which one a file needs.
+Formats: ``openclaw`` (+ ``openclaw_tree``, its session tree), ``claude_code``,
+``hermes`` (the ``sessions export`` JSONL), ``markdown``, ``generic`` (episode
+lines and generic message JSONL). Each exposes ``stream_<format>(path, parsed)``
+and ``parse_<format>(path) -> Parsed``; ``core.ingest.parsers`` registers them
+and detects which one a file needs. Shared: ``parsed`` (a parser's answer),
+``lines`` (reading a file line by line), ``message_text`` (what a message's
+text is and what of it to keep), ``sessions`` (a session's messages -> episodes).
 """
-
-from core.ingest.formats.claude_code import parse_claude_code
-from core.ingest.formats.hermes import parse_hermes
-from core.ingest.formats.markdown import parse_markdown
-from core.ingest.formats.openclaw import parse_openclaw
-
-__all__ = ["parse_claude_code", "parse_hermes", "parse_markdown", "parse_openclaw"]

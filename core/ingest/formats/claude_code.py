@@ -35,12 +35,14 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.enrich.extract import Hints
+from core.enrich.hints import Hints
 from core.models import Episode
-from core.ingest.formats.common import (
-    Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, collect, is_noise, iter_objects, line_failed,
-    result_line, role_line, storable, streaming, strip_envelope, to_datetime, tool_args, tool_line,
+from core.ingest.formats.lines import collect, iter_objects, line_failed, streaming
+from core.ingest.formats.message_text import (
+    block_text, blocks, is_noise, result_line, role_line, strip_envelope, to_datetime, tool_args, tool_line
 )
+from core.ingest.formats.parsed import Parsed, storable
+from core.ingest.formats.sessions import Msg, SessionBuilder, SpanCollector
 
 SOURCE = "claude-code"
 AGENT = "claude-code"

@@ -20,12 +20,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.enrich.extract import Hints
+from core.enrich.hints import Hints
 from core.models import Episode
-from core.ingest.formats.common import (
-    MB, Msg, Parsed, SessionBuilder, SpanCollector, block_text, collect, is_noise, iter_objects, line_failed, loads,
-    result_line, role_line, streaming, strip_envelope, to_datetime, tool_args, tool_line,
+from core.ingest.formats.lines import MB, collect, iter_objects, line_failed, loads, streaming
+from core.ingest.formats.message_text import (
+    block_text, is_noise, result_line, role_line, strip_envelope, to_datetime, tool_args, tool_line
 )
+from core.ingest.formats.parsed import Parsed
+from core.ingest.formats.sessions import Msg, SessionBuilder, SpanCollector
 
 SOURCE = "hermes"
 MAX_LINE_BYTES_HERMES = 32 * MB

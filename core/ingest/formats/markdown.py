@@ -33,12 +33,13 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from core.enrich.extract import Hints, enrich_deterministic
+from core.enrich.extract import enrich_deterministic
+from core.enrich.hints import Hints
 from core.models import Episode
-from core.ingest.formats.common import (
-    MAX_EPISODE_CHARS, MAX_MESSAGE_CHARS, Parsed, SpanCollector, collect, decode_line, describe, is_noise,
-    iter_lines, nul_error, storable, streaming, strip_envelope, to_datetime,
-)
+from core.ingest.formats.lines import collect, decode_line, iter_lines, nul_error, streaming
+from core.ingest.formats.message_text import is_noise, strip_envelope, to_datetime
+from core.ingest.formats.parsed import Parsed, describe, storable
+from core.ingest.formats.sessions import MAX_EPISODE_CHARS, MAX_MESSAGE_CHARS, SpanCollector
 
 MAX_FRONT_MATTER_LINES = 200
 MAX_SECTION_CHARS = 2 * MAX_EPISODE_CHARS

@@ -33,13 +33,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from core.enrich.extract import Hints
+from core.enrich.hints import Hints
 from core.models import Episode
 from core.ingest.formats.openclaw_tree import TreeScan, on_branch
-from core.ingest.formats.common import (
-    Msg, Parsed, SessionBuilder, SpanCollector, block_text, blocks, collect, is_noise, iter_objects, line_failed,
-    result_line, role_line, storable, streaming, strip_envelope, to_datetime, tool_args, tool_line,
+from core.ingest.formats.lines import collect, iter_objects, line_failed, streaming
+from core.ingest.formats.message_text import (
+    block_text, blocks, is_noise, result_line, role_line, strip_envelope, to_datetime, tool_args, tool_line
 )
+from core.ingest.formats.parsed import Parsed, storable
+from core.ingest.formats.sessions import Msg, SessionBuilder, SpanCollector
 
 SOURCE = "openclaw"
 
@@ -174,7 +176,7 @@ def _entry(session: _Session, parsed: Parsed, no: int, obj: dict) -> None:
 
 def _count_failure(b: SessionBuilder) -> None:
     """One more failed assistant turn in the episode that holds the message just added."""
-    part = b._open  # the part ``add`` just put the message in (SessionBuilder has no getter; common.py stays as is)
+    part = b._open  # the part ``add`` just put the message in (SessionBuilder has no getter; sessions.py stays as is)
     if part is not None:
         part.meta["failed_turns"] = int(part.meta.get("failed_turns", 0)) + 1
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from core.ingest.formats.common import shown
+from core.ingest.formats.parsed import shown
 from core.ingest.stores.layout import DB_NAME, SQLITE_SIDECARS, StoreUnit, find_stores
 from core.ingest.stores.sqlite_ro import is_sqlite, tables_of
 

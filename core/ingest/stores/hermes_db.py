@@ -29,7 +29,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from core.models import Episode
-from core.ingest.formats.common import Msg, Parsed, SessionBuilder, SpanCollector, block_text, loads, role_line, to_datetime
+from core.ingest.formats.lines import loads
+from core.ingest.formats.message_text import block_text, role_line, to_datetime
+from core.ingest.formats.parsed import Parsed
+from core.ingest.formats.sessions import Msg, SessionBuilder, SpanCollector
 from core.ingest.formats.hermes import _SESSION_META, SOURCE, _is_harness, _message
 from core.ingest.stores.sqlite_ro import has_table, read_store
 

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from core.ingest.formats.common import MAX_LINE_BYTES, Parsed, SpanCollector, loads, storable
+from core.ingest.formats.lines import MAX_LINE_BYTES, loads
+from core.ingest.formats.parsed import Parsed, storable
+from core.ingest.formats.sessions import SpanCollector
 from core.ingest.formats.openclaw import episodes_from_entries
 from core.ingest.formats.openclaw_tree import TreeScan
 from core.models import Episode

@@ -15,7 +15,7 @@ import sqlite3
 from typing import Callable, Iterator
 
 from core.models import Episode
-from core.ingest.formats.common import Parsed, shown
+from core.ingest.formats.parsed import Parsed, shown
 from core.ingest.stores import hermes_db, openclaw_db
 from core.ingest.stores.cursor import StoreCursors
 from core.ingest.stores.layout import OpenClawAgent, StoreUnit, store_signature
