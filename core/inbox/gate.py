@@ -274,7 +274,7 @@ class Gate:
             if rule is not None:
                 rules.append(rule)
             roots.extend(allow_under)
-        from core.inbox.notify import parse_target
+        from core.inbox.notify_url import parse_target
 
         return cls(rules, float(timeout), path, frozenset(commands), tuple(mcp), frozenset(tools), tuple(roots),
                    notify=parse_target(doc.get("notify"), path, GateError))
