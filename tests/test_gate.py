@@ -376,7 +376,9 @@ def test_the_module_imports_only_the_standard_library_until_bash(tmp_path):
     # tree-sitter's C bindings load without its packages' own imports (typing, importlib.resources: ~40 ms)
     new = set(eval(r.stdout))  # noqa: S307 - our own probe's repr of a list of module names
     assert new <= {"tree_sitter._binding", "tree_sitter_bash._binding", "core.inbox.shell", "core.inbox.commands",
-                   "core.inbox.netaddr"}, new
+                   "core.inbox.netaddr", "core.inbox.shell.model", "core.inbox.shell.quoting", "core.inbox.shell.state",
+                   "core.inbox.shell.treesitter", "core.inbox.shell.statements", "core.inbox.shell.simple",
+                   "core.inbox.shell.words", "core.inbox.shell.walker"}, new
 
 
 # -- the hook: the project comes from CLAUDE_PROJECT_DIR -------------------------------------------------
