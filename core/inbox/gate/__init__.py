@@ -4,12 +4,12 @@ An allow-list over a real parse. A call passes only when everything it does
 is known to be harmless; everything else is held (an inbox request, then
 Claude Code's own prompt), never refused outright and never passed on a guess.
 
-* **Bash**: the command is parsed with tree-sitter-bash (``core/inbox/shell.py``)
+* **Bash**: the command is parsed with tree-sitter-bash (``core/inbox/shell/``)
   into every simple command that can run -- through pipelines, lists,
   ``$(...)``, backticks, ``<(...)``, subshells, ``{ }``, if/for/while/case and
   function bodies -- with quotes removed (``\\rm``, ``r''m``, ``"rm"`` are all
   ``rm``). Each must be on the allow-list with arguments it allows
-  (``core/inbox/commands.py``): read-only and everyday development commands;
+  (``core/inbox/commands/``): read-only and everyday development commands;
   writes (``cp``, ``mv``, ``rm`` never recursive, ``sed -i``, ``tee``,
   redirections...) only inside the project or ``/dev/null``; git without
   force-pushes, ``reset --hard``, ``clean -f``, discarding checkouts, config

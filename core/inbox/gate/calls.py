@@ -14,7 +14,7 @@ from core.inbox.gate.siblings import sibling
 class Calls(Places):
     """The checks ``commands`` calls on one command: each adds a reason to hold or passes."""
 
-    # -- what commands.py calls ----------------------------------------------------------------
+    # -- what core/inbox/commands calls -------------------------------------------------------
     def read(self, word, cmd, *, recursive: bool = False, listing: bool = False, tool: str = "") -> None:
         self.tick()
         cwd = cmd.cwd if cmd is not None else self.cwd
