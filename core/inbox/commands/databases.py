@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 
-from core.inbox.commands.interpreters import _fed
+from core.inbox.commands.interpreters import fed_text
 from core.inbox.commands.options import HIGH, opts
 
 
-# -- databases -----------------------------------------------------------------------------------------------
 SQL_UNSAFE = [
     (re.compile(r"\b(?:drop|truncate)\b", re.I), "SQL DROP/TRUNCATE deletes data"),
     (re.compile(r"\bdelete\s+from\b", re.I), "SQL DELETE removes rows"),
@@ -110,4 +109,4 @@ def c_sql(cmd, name, ctx):
                 if why:
                     ctx.hold("sql-drop-truncate", HIGH, why, cmd)
         elif feed.kind == "pipe":
-            ctx.hold("sql-unsafe", HIGH, f"{name} runs SQL{_fed(cmd)}, which the gate cannot see", cmd)
+            ctx.hold("sql-unsafe", HIGH, f"{name} runs SQL{fed_text(cmd)}, which the gate cannot see", cmd)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import re
 
-from core.inbox.commands.options import HIGH, MEDIUM, _w, has, opts, values
-from core.inbox.commands.writers import _join_word
+from core.inbox.commands.options import HIGH, MEDIUM, has, opts, values, word_like
+from core.inbox.commands.writers import join_word
 
 
-# -- version control -----------------------------------------------------------------------------------
 GIT_SAFE_CONFIG = ("color.", "user.name", "user.email", "advice.", "init.defaultbranch", "commit.gpgsign",
                    "core.quotepath", "core.autocrlf", "pull.rebase", "push.autosetupremote", "merge.conflictstyle",
                    "log.", "format.pretty", "safe.directory", "gc.auto", "fetch.prune", "rebase.autostash",
@@ -59,16 +58,17 @@ def c_git(cmd, name, ctx):
                 ctx.hold("git-dynamic", HIGH, f"git {key} with a value only known when it runs", cmd)
                 return
             if key == "-C":
-                cwd_word = _w(cmd.name, value) if cwd_word is None else _join_word(cwd_word, _w(cmd.name, value))
+                here = word_like(cmd.name, value)
+                cwd_word = here if cwd_word is None else join_word(cwd_word, here)
             elif key == "-c":
                 if not value.lower().startswith(GIT_SAFE_CONFIG):
                     ctx.hold("git-config", HIGH, f"git -c {value.split('=')[0]} can make git run a command", cmd)
             elif key in ("--git-dir", "--work-tree"):
-                ctx.write(_w(cmd.name, value), cmd)
+                ctx.write(word_like(cmd.name, value), cmd)
             elif key in ("--config-env", "--exec-path", "--super-prefix", "--list-cmds"):
                 ctx.hold("git-config", HIGH, f"git {key} changes what git runs", cmd)
     if cwd_word is not None:
-        cmd = _with_cwd(cmd, cwd_word, ctx)
+        cmd = with_cwd(cmd, cwd_word, ctx)
         if cmd is None:
             return
     if not args:
@@ -86,7 +86,7 @@ def c_git(cmd, name, ctx):
                  cmd)
         return
     if cmd.cwd is not None:
-        ctx.read(_w(cmd.name, "."), cmd, listing=True)  # the repository itself must not be a sensitive place
+        ctx.read(word_like(cmd.name, "."), cmd, listing=True)  # the repository itself must not be a sensitive place
     check = GIT_SUB.get(sub)
     if check is not None:
         check(cmd, sub, rest, ctx)
@@ -95,7 +95,7 @@ def c_git(cmd, name, ctx):
     ctx.net(rest, cmd)  # git commit -F ~/.ssh/id_rsa, git diff --no-index ~/.aws/credentials ...
 
 
-def _with_cwd(cmd, where, ctx):
+def with_cwd(cmd, where, ctx):
     """The command as if run in ``where`` (git -C, make -C)."""
     if where.value is None:
         ctx.hold("unknown-path", MEDIUM, f"-C {where.text[:60]}: a directory only known when it runs", cmd)

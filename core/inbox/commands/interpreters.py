@@ -3,12 +3,11 @@ program on the command line (``-c``, ``-e``) or on standard input is held."""
 
 from __future__ import annotations
 
-from core.inbox.commands.options import HIGH, MEDIUM, _sub, _w
+from core.inbox.commands.options import HIGH, MEDIUM, sub_command, word_like
 from core.inbox.commands.wrappers import c_runner
 
 
-# -- interpreters and shells -------------------------------------------------------------------------
-def _fed(cmd) -> str:
+def fed_text(cmd) -> str:
     f = cmd.stdin
     if f is None:
         return ""
@@ -50,7 +49,7 @@ def c_shell(cmd, name, ctx):
                 return
             if "s" in letters or "i" in letters:
                 ctx.hold("pipe-to-shell", HIGH, f"{name} -{'s' if 's' in letters else 'i'} reads its commands from "
-                                                f"standard input{_fed(cmd)}", cmd)
+                                                f"standard input{fed_text(cmd)}", cmd)
                 return
             continue
         if v == "--":
@@ -61,20 +60,20 @@ def c_shell(cmd, name, ctx):
     if script is None:
         if any(w.value in ("--version", "--help") for w in cmd.args):
             return
-        ctx.hold("pipe-to-shell", HIGH, f"{name} reads its commands from standard input{_fed(cmd)}", cmd)
+        ctx.hold("pipe-to-shell", HIGH, f"{name} reads its commands from standard input{fed_text(cmd)}", cmd)
         return
-    _script(cmd, name, script, ctx)
+    script_file(cmd, name, script, ctx)
     ctx.net(args[1:], cmd)
 
 
-def _script(cmd, name, script, ctx):
+def script_file(cmd, name, script, ctx):
     """An interpreter running a script file: the file must be known and not sensitive."""
     if script.value is None:
         ctx.hold("dynamic-script", HIGH, f"{name} runs a script whose name is only known when it runs "
                                          f"({script.text[:60]})", cmd)
         return
     if script.value in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
-        ctx.hold("pipe-to-shell", HIGH, f"{name} reads its program from standard input{_fed(cmd)}", cmd)
+        ctx.hold("pipe-to-shell", HIGH, f"{name} reads its program from standard input{fed_text(cmd)}", cmd)
         return
     ctx.read(script, cmd)
 
@@ -120,10 +119,10 @@ def c_python(cmd, name, ctx):
                 return
     if not args:
         ctx.hold("interpreter-stdin", HIGH, f"{name} with no script reads its program from standard input"
-                                            f"{_fed(cmd)}", cmd)
+                                            f"{fed_text(cmd)}", cmd)
         return
     script = args[0]
-    _script(cmd, name, script, ctx)
+    script_file(cmd, name, script, ctx)
     if script.value is not None and script.value.rsplit("/", 1)[-1] == "manage.py" and len(args) > 1:
         sub = args[1].value
         if sub in ("flush", "reset_db", "dbshell", "shell", "sqlflush", "reset_schema", "drop_test_database"):
@@ -137,14 +136,14 @@ def _python_module(cmd, name, mod, args, ctx):
         return
     top = mod.split(".")[0]
     if mod == "pip" or top == "pip":
-        return ctx.run(_sub(cmd, [_w(cmd.name, "pip")] + args))
+        return ctx.run(sub_command(cmd, [word_like(cmd.name, "pip")] + args))
     if top in PYTHON_HELD_MODULES and PYTHON_HELD_MODULES[top]:
         if top == "twine" and args and args[0].value == "check":
             return
         ctx.hold(f"python-m-{top}", HIGH, f"{name} -m {mod} {PYTHON_HELD_MODULES[top]}", cmd)
         return
     if top in ("black", "isort", "ruff", "autopep8", "yapf"):
-        return ctx.run(_sub(cmd, [_w(cmd.name, top)] + args))
+        return ctx.run(sub_command(cmd, [word_like(cmd.name, top)] + args))
     ctx.in_project(cmd)
     ctx.net(args, cmd)
 
@@ -193,9 +192,9 @@ def c_interpreter(eval_flags: str, eval_long: tuple[str, ...] = (), takes: str =
                     break
         if not args:
             ctx.hold("interpreter-stdin", HIGH, f"{name} with no script reads its program from standard input"
-                                                f"{_fed(cmd)}", cmd)
+                                                f"{fed_text(cmd)}", cmd)
             return
-        _script(cmd, name, args[0], ctx)
+        script_file(cmd, name, args[0], ctx)
         if name == "php" and args[0].value == "artisan" and len(args) > 1:
             sub = args[1].value or ""
             if sub in ("migrate:fresh", "migrate:reset", "migrate:refresh", "migrate:rollback", "db:wipe", "tinker",
@@ -241,7 +240,7 @@ def c_source(cmd, name, ctx):
         ctx.hold("dynamic-script", HIGH, f"{name} of a file only known when it runs ({w.text[:60]})", cmd)
         return
     if w.value in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
-        ctx.hold("pipe-to-shell", HIGH, f"{name} runs commands from standard input{_fed(cmd)}", cmd)
+        ctx.hold("pipe-to-shell", HIGH, f"{name} runs commands from standard input{fed_text(cmd)}", cmd)
         return
     ctx.read(w, cmd)
     ctx.inside(w, cmd, "sources (runs) a file outside the project")

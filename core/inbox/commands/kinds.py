@@ -3,10 +3,9 @@ they are given, project tools, commands with a table of subcommands, and held on
 
 from __future__ import annotations
 
-from core.inbox.commands.options import HIGH, MEDIUM, _sub, _w, opts
+from core.inbox.commands.options import HIGH, MEDIUM, opts, sub_command, word_like
 
 
-# -- kinds of command -------------------------------------------------------------------
 def pure(cmd, name, ctx):
     """Touches no file through its arguments."""
 
@@ -26,7 +25,7 @@ def reads(takes: str = "", long_takes: tuple[str, ...] = (), default_here: bool 
         if first_not_path and pos:
             pos = pos[1:]
         if not pos and default_here:
-            pos = [_w(cmd.name, ".")]
+            pos = [word_like(cmd.name, ".")]
         for w in pos:
             ctx.read(w, cmd, recursive=rec)
         ctx.net([v for _o, v in options if v is not None], cmd)
@@ -80,7 +79,7 @@ def subcommands(allowed: set[str] | None = None, held: dict[str, str] | None = N
             if not rest:
                 ctx.hold("unknown-command", MEDIUM, f"{name} {sub} with nothing to run", cmd)
                 return
-            ctx.run(_sub(cmd, rest))
+            ctx.run(sub_command(cmd, rest))
             return
         if allowed is not None and sub not in allowed:
             ctx.hold("unknown-command", MEDIUM, f"{name} {sub} is not on the gate's allow-list", cmd)

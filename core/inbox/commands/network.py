@@ -3,10 +3,9 @@ proxies or writes outside the project."""
 
 from __future__ import annotations
 
-from core.inbox.commands.options import HIGH, MEDIUM, _w, opts
+from core.inbox.commands.options import HIGH, MEDIUM, opts, word_like
 
 
-# -- the network -------------------------------------------------------------------------------------------
 CURL_TAKES = "oDdFTXHAeubcKxwmrCEYyzPUQtiqhK"
 CURL_LONG = ("--output", "--dump-header", "--data", "--data-ascii", "--data-binary", "--data-raw",
              "--data-urlencode", "--json", "--form", "--form-string", "--upload-file", "--request", "--header",
@@ -67,7 +66,7 @@ def c_curl(cmd, name, ctx):
                 rest = "/" + rest[2:].partition("/")[2]
             from urllib.parse import unquote
 
-            ctx.read(_w(w, unquote(rest) or "/"), cmd)
+            ctx.read(word_like(w, unquote(rest) or "/"), cmd)
             continue
         if not any(ch in w.value for ch in "{}[]") or ("://[" in w.value and "]" in w.value and "{" not in w.value):
             ctx.url(w, cmd)

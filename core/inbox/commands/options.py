@@ -32,7 +32,7 @@ def opts(args, takes: str = "", long_takes: tuple[str, ...] = (), stop_at_positi
         if v.startswith("--"):
             name, eq, val = v.partition("=")
             if eq:
-                out.append((name, _w(w, val)))
+                out.append((name, word_like(w, val)))
             elif name in long_takes and i < n:
                 out.append((name, args[i]))
                 i += 1
@@ -45,7 +45,7 @@ def opts(args, takes: str = "", long_takes: tuple[str, ...] = (), stop_at_positi
             if ch in takes:
                 rest = v[j + 1:]
                 if rest:
-                    out.append(("-" + ch, _w(w, rest)))
+                    out.append(("-" + ch, word_like(w, rest)))
                 elif i < n:
                     out.append(("-" + ch, args[i]))
                     i += 1
@@ -57,7 +57,7 @@ def opts(args, takes: str = "", long_takes: tuple[str, ...] = (), stop_at_positi
     return out, pos
 
 
-def _w(like, value: str):
+def word_like(like, value: str):
     return type(like)(value, value)
 
 
@@ -73,9 +73,9 @@ def _lit(words) -> list[str]:
     return [w.value for w in words if w.value is not None]
 
 
-def _sub(cmd, args, name_value: str | None = None):
+def sub_command(cmd, args, name_value: str | None = None):
     """A command run by another (env X, xargs X, npx X): same place and input."""
-    name = args[0] if name_value is None else _w(args[0], name_value)
+    name = args[0] if name_value is None else word_like(args[0], name_value)
     sub = type(cmd)(name, cmd.text, cmd.cwd, cmd.context)
     sub.args = list(args[1:])
     sub.stdin = cmd.stdin

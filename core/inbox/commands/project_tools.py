@@ -3,14 +3,13 @@ compilers...) and their subcommand tables: publishing and global installs held."
 
 from __future__ import annotations
 
-from core.inbox.commands.git import _with_cwd
-from core.inbox.commands.interpreters import _script
+from core.inbox.commands.git import with_cwd
+from core.inbox.commands.interpreters import script_file
 from core.inbox.commands.kinds import subcommands
-from core.inbox.commands.options import HIGH, MEDIUM, _sub, _w, has, opts, values
+from core.inbox.commands.options import HIGH, MEDIUM, has, opts, sub_command, values, word_like
 from core.inbox.commands.wrappers import c_runner
 
 
-# -- package managers and build tools ------------------------------------------------------------------------
 PUBLISH = "publishes a package (data leaves for a registry)"
 
 
@@ -98,7 +97,7 @@ def c_js_pm(cmd, name, ctx):
         ctx.hold(f"{name}-config", HIGH, f"{name} config set changes its configuration", cmd)
         return
     if name == "bun" and sub not in BUN_SUBS:
-        _script(cmd, name, pos[0], ctx)  # bun FILE runs it
+        script_file(cmd, name, pos[0], ctx)  # bun FILE runs it
     _global_install(cmd, name, ctx)
     ctx.in_project(cmd)
     ctx.net(cmd.args, cmd)
@@ -141,7 +140,7 @@ def c_uv(cmd, name, ctx):
         return c_runner(2)(cmd, name, ctx)
     if sub == "pip":
         rest = cmd.args[cmd.args.index(pos[0]) + 1:]
-        return c_pip(_sub(cmd, [_w(cmd.name, "pip")] + rest), "uv pip", ctx)
+        return c_pip(sub_command(cmd, [word_like(cmd.name, "pip")] + rest), "uv pip", ctx)
     if sub == "tool":
         if len(pos) > 1 and pos[1].value == "run":
             return c_runner(3)(cmd, name, ctx)
@@ -227,18 +226,18 @@ def c_make(cmd, name, ctx):
     for i, w in enumerate(args):
         v = w.value or ""
         if v in ("-C", "--directory") and i + 1 < len(args):
-            sub = _with_cwd(cmd, args[i + 1], ctx)
+            sub = with_cwd(cmd, args[i + 1], ctx)
             if sub is None:
                 return
             cmd = sub
         elif v.startswith("--directory=") or (v.startswith("-C") and len(v) > 2):
-            sub = _with_cwd(cmd, _w(w, v.split("=", 1)[1] if "=" in v else v[2:]), ctx)
+            sub = with_cwd(cmd, word_like(w, v.split("=", 1)[1] if "=" in v else v[2:]), ctx)
             if sub is None:
                 return
             cmd = sub
         elif "=" in v and not v.startswith("-"):
             key, _eq, val = v.partition("=")
-            ctx.assignment(key, _w(w, val), cmd)
+            ctx.assignment(key, word_like(w, val), cmd)
         elif v.startswith("--eval") or v == "-E":
             ctx.hold("make-eval", HIGH, "make --eval runs text the gate cannot read as commands", cmd)
     ctx.in_project(cmd)

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from core.inbox.commands.options import HIGH, MEDIUM, _w, has, opts, values
+from core.inbox.commands.options import HIGH, MEDIUM, has, opts, values, word_like
 
 
-# -- files -------------------------------------------------------------------------------
 def c_ls(cmd, name, ctx):
     options, pos = opts(cmd.args, "IwT", ("--hide", "--ignore", "--width", "--tabsize", "--format", "--sort",
                                           "--time", "--time-style", "--color", "--block-size", "--quoting-style"))
-    for w in pos or [_w(cmd.name, ".")]:
+    for w in pos or [word_like(cmd.name, ".")]:
         ctx.read(w, cmd, listing=True)
 
 
@@ -24,7 +23,7 @@ def c_find(cmd, name, ctx):
     roots = []
     while args and (args[0].value is None or not args[0].value.startswith(("-", "(", "!", ")", ","))):
         roots.append(args.pop(0))
-    for w in roots or [_w(cmd.name, ".")]:
+    for w in roots or [word_like(cmd.name, ".")]:
         ctx.read(w, cmd, listing=True)
     for w in args:
         v = w.value
@@ -46,7 +45,7 @@ def c_fd(cmd, name, ctx):
                                                "--base-directory", "--search-path", "--color", "--max-results"))
     if has(options, "-x", "-X", "--exec", "--exec-batch"):
         ctx.hold("find-exec", HIGH, f"{name} --exec runs a command on what it finds", cmd)
-    for w in (pos[1:] if pos else []) or [_w(cmd.name, ".")]:
+    for w in (pos[1:] if pos else []) or [word_like(cmd.name, ".")]:
         ctx.read(w, cmd, listing=True)
     for v in values(options, "--search-path", "--base-directory"):
         ctx.read(v, cmd, listing=True)
@@ -66,7 +65,7 @@ def c_grep(cmd, name, ctx):
     rec = has(options, "-r", "-R", "--recursive", "--dereference-recursive") or \
         any(o in ("-d", "--directories") and v is not None and v.value == "recurse" for o, v in options)
     if not pos and rec:
-        pos = [_w(cmd.name, ".")]
+        pos = [word_like(cmd.name, ".")]
     for w in pos:
         ctx.read(w, cmd, recursive=rec)
     for v in values(options, "-f", "--file", "--exclude-from"):
@@ -88,7 +87,7 @@ def c_rg(cmd, name, ctx):
     explicit = has(options, "-e", "--regexp", "-f", "--file", "--files", "--type-list")
     if not explicit and pos:
         pos = pos[1:]
-    for w in pos or [_w(cmd.name, ".")]:
+    for w in pos or [word_like(cmd.name, ".")]:
         ctx.read(w, cmd, recursive=True)
     for v in values(options, "-f", "--file", "--ignore-file"):
         ctx.read(v, cmd)

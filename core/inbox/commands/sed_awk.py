@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import re
 
-from core.inbox.commands.options import HIGH, _w, has, opts, values
+from core.inbox.commands.options import HIGH, has, opts, values, word_like
 
 
-# -- sed and awk: their programs can write files and run commands --------------------------------
 _SED_ADDR = re.compile(r"\s*(?:\d+(?:~\d+)?|\$|/(?:\\.|[^/\\\n])*/[IM]*|\\(.)(?:\\.|(?!\1).)*\1[IM]*)?")
 
 
@@ -99,11 +98,11 @@ def c_sed(cmd, name, ctx):
         if v.startswith("--"):
             key, eq, val = v.partition("=")
             if key in ("--expression",):
-                scripts.append(_w(w, val) if eq else (args[i] if i < len(args) else _w(w, "")))
+                scripts.append(word_like(w, val) if eq else (args[i] if i < len(args) else word_like(w, "")))
                 i += 0 if eq else 1
             elif key == "--file":
                 from_file = True
-                f = _w(w, val) if eq else (args[i] if i < len(args) else None)
+                f = word_like(w, val) if eq else (args[i] if i < len(args) else None)
                 i += 0 if eq else 1
                 if f is not None:
                     ctx.read(f, cmd)
@@ -123,7 +122,7 @@ def c_sed(cmd, name, ctx):
                     break  # the rest is the backup suffix
                 if ch in "ef":
                     rest = v[j + 1:]
-                    val = _w(w, rest) if rest else (args[i] if i < len(args) else _w(w, ""))
+                    val = word_like(w, rest) if rest else (args[i] if i < len(args) else word_like(w, ""))
                     if not rest:
                         i += 1
                     if ch == "e":

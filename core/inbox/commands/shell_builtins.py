@@ -6,7 +6,6 @@ from __future__ import annotations
 from core.inbox.commands.options import HIGH, MEDIUM
 
 
-# -- shell built-ins with a twist -------------------------------------------------------------------------------
 def c_hash(cmd, name, ctx):
     if any(w.value is None or w.value.startswith("-p") for w in cmd.args):
         ctx.hold("shell-builtin", HIGH, "hash -p makes a command name run another program", cmd)

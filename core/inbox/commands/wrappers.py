@@ -3,10 +3,9 @@ the command they run is checked as if it ran alone."""
 
 from __future__ import annotations
 
-from core.inbox.commands.options import HIGH, MEDIUM, _sub, _w
+from core.inbox.commands.options import HIGH, MEDIUM, sub_command, word_like
 
 
-# -- wrappers: they run another command ---------------------------------------------------------------
 def c_env(cmd, name, ctx):
     args = list(cmd.args)
     while args:
@@ -27,12 +26,12 @@ def c_env(cmd, name, ctx):
             break
         elif "=" in v and not v.startswith("="):
             key, _eq, val = v.partition("=")
-            ctx.assignment(key, _w(args[0], val), cmd)
+            ctx.assignment(key, word_like(args[0], val), cmd)
             args.pop(0)
         else:
             break
     if args:
-        ctx.run(_sub(cmd, args))
+        ctx.run(sub_command(cmd, args))
 
 
 def c_wrapper(takes: str = "", long_takes: tuple[str, ...] = (), positional_before: int = 0):
@@ -52,7 +51,7 @@ def c_wrapper(takes: str = "", long_takes: tuple[str, ...] = (), positional_befo
                 args.pop(0)
         args = args[positional_before:]
         if args:
-            ctx.run(_sub(cmd, args))
+            ctx.run(sub_command(cmd, args))
 
     return check
 
@@ -68,7 +67,7 @@ def c_command(cmd, name, ctx):
             break
     if lookup or not args:
         return
-    ctx.run(_sub(cmd, args))
+    ctx.run(sub_command(cmd, args))
 
 
 def c_xargs(cmd, name, ctx):
@@ -85,7 +84,7 @@ def c_xargs(cmd, name, ctx):
             else:
                 replace = val if eq else (v[2:] or "{}")
         elif key in ("-a", "--arg-file"):
-            f = _w(cmd.name, val) if eq else (args.pop(0) if args else None)
+            f = word_like(cmd.name, val) if eq else (args.pop(0) if args else None)
             if f is not None:
                 ctx.read(f, cmd)
         elif key in ("-n", "-L", "-P", "-s", "-d", "-E", "--max-args", "--max-lines", "--max-procs",
@@ -99,9 +98,9 @@ def c_xargs(cmd, name, ctx):
     unknown = type(cmd.name)(None, "<input>")
     if replace:
         args = [unknown if (w.value is not None and replace in w.value) else w for w in args]
-        ctx.run(_sub(cmd, args))
+        ctx.run(sub_command(cmd, args))
     else:
-        ctx.run(_sub(cmd, args + [unknown]))
+        ctx.run(sub_command(cmd, args + [unknown]))
 
 
 def c_runner(prefix_words: int = 1):
@@ -126,7 +125,7 @@ def c_runner(prefix_words: int = 1):
         if not args:
             ctx.hold("unknown-command", MEDIUM, f"{name} with nothing to run", cmd)
             return
-        ctx.run(_sub(cmd, args))
+        ctx.run(sub_command(cmd, args))
 
     return check
 

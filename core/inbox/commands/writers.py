@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from core.inbox.commands.options import HIGH, MEDIUM, _w, has, opts, values
+from core.inbox.commands.options import HIGH, MEDIUM, has, opts, values, word_like
 
 
 def c_cp(cmd, name, ctx, move: bool = False):
@@ -77,7 +77,7 @@ def c_chmod(cmd, name, ctx):
         if v is not None and v.startswith("--reference"):
             ref = True
             if "=" in v:
-                ctx.read(_w(w, v.split("=", 1)[1]), cmd)
+                ctx.read(word_like(w, v.split("=", 1)[1]), cmd)
             continue
         if v in ("-R", "--recursive", "-v", "-c", "-f", "--silent", "--quiet", "--verbose", "--changes",
                  "-h", "--no-dereference", "--preserve-root", "--no-preserve-root", "-H", "-L", "-P", "--"):
@@ -98,7 +98,7 @@ def c_ln(cmd, name, ctx):
     elif len(pos) >= 2:
         sources, dests = pos[:-1], pos[-1:]
     elif len(pos) == 1:
-        sources, dests = pos, [_w(pos[0], "./")]
+        sources, dests = pos, [word_like(pos[0], "./")]
     else:
         return
     for w in sources:
@@ -123,9 +123,9 @@ def c_dd(cmd, name, ctx):
         if not eq:
             continue
         if key == "of":
-            ctx.write(_w(w, val), cmd)
+            ctx.write(word_like(w, val), cmd)
         elif key == "if":
-            ctx.read(_w(w, val), cmd)
+            ctx.read(word_like(w, val), cmd)
 
 
 def c_truncate(cmd, name, ctx):
@@ -214,7 +214,7 @@ def c_tar(cmd, name, ctx):
         rest = args[1:]
         expanded = []
         for ch in letters:
-            expanded.append(_w(args[0], "-" + ch))
+            expanded.append(word_like(args[0], "-" + ch))
             if ch in TAR_TAKES and rest:
                 expanded.append(rest.pop(0))
         args = expanded + rest
@@ -237,7 +237,7 @@ def c_tar(cmd, name, ctx):
                 ctx.write(a, cmd)
         base = where[-1] if where else None
         for w in pos:
-            ctx.read(w if base is None else _join_word(base, w), cmd, recursive=True)
+            ctx.read(w if base is None else join_word(base, w), cmd, recursive=True)
     elif extract:
         for a in archives:
             if a.value != "-":
@@ -253,7 +253,7 @@ def c_tar(cmd, name, ctx):
                 ctx.read(a, cmd)
 
 
-def _join_word(base, w):
+def join_word(base, w):
     if base.value is None or w.value is None:
         return type(w)(None, w.text)
     if w.value.startswith("/"):

@@ -4,7 +4,6 @@ run from, and the environment variables that change what later commands run."""
 from __future__ import annotations
 
 
-# -- what is sensitive -------------------------------------------------------------------------
 RC_NAMES = frozenset({".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
                       ".zprofile", ".zlogin", ".zlogout", ".envrc", ".mcp.json", ".claude.json", ".kshrc", ".cshrc",
                       ".tcshrc", ".mkshrc", ".inputrc"})

@@ -3,13 +3,13 @@ feeds), the script around them, the limits of a walk and its errors."""
 
 from __future__ import annotations
 
-from core.inbox.shell.quoting import _short
+from core.inbox.shell.quoting import short_text
 
 
 MAX_DEPTH = 200  # nested constructs; deeper lines are held, not walked (Python's stack stays small)
 MAX_TREE = 60_000  # syntax nodes (counted by tree-sitter, free); a line with more is held as too large to check
 MAX_NODES = 60_000  # statements and words walked; the same, for what the count lets through
-_CHECK_EVERY = 512  # nodes between deadline checks
+CHECK_EVERY = 512  # nodes between deadline checks
 
 
 class DoesNotParse(ValueError):
@@ -115,7 +115,7 @@ class Command:
         self.stdin: Feed | None = None
         self.cwd = cwd
         self.context = context
-        self._text = text  # a str, or a _Span turned into one when first read (most commands never are)
+        self._text = text  # a str, or a Span turned into one when first read (most commands never are)
         self.declaration = False  # export/declare/local/readonly/typeset: its assigns persist
 
     @property
@@ -143,7 +143,7 @@ class Script:
         self.text = text
 
 
-class _Span:
+class Span:
     """Source text not cut out until someone reads it (an excerpt for a hold)."""
 
     __slots__ = ("walker", "start", "end")
@@ -154,7 +154,7 @@ class _Span:
         self.end = end
 
     def __str__(self) -> str:
-        return _short(self.walker.span(self.start, self.end))
+        return short_text(self.walker.span(self.start, self.end))
 
 
 def _text_of(obj) -> str:

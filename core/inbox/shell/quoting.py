@@ -9,12 +9,12 @@ _ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "
          "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-def _short(text: str, width: int = 200) -> str:
+def short_text(text: str, width: int = 200) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _piece(raw: str) -> tuple[str, bool, bool, str]:
+def plain_piece(raw: str) -> tuple[str, bool, bool, str]:
     value, glob = _unquoted(raw)
     return value, False, glob, raw
 
@@ -45,7 +45,7 @@ def _unquoted(raw: str) -> tuple[str, bool]:
     return "".join(out), glob
 
 
-def _braces(raw: str) -> bool:
+def has_braces(raw: str) -> bool:
     """An unquoted ``{a,b}`` or ``{1..3}`` expands to several words."""
     if "{" not in raw or ("," not in raw and ".." not in raw):
         return False
@@ -61,7 +61,7 @@ def _braces(raw: str) -> bool:
     return False
 
 
-def _dq_unescape(raw: str) -> str:
+def dq_unescape(raw: str) -> str:
     """Inside double quotes a backslash escapes only $ ` \" \\ and newline."""
     if "\\" not in raw:
         return raw
@@ -80,7 +80,7 @@ def _dq_unescape(raw: str) -> str:
     return "".join(out)
 
 
-def _ansi_c(raw: str) -> str:
+def ansi_c(raw: str) -> str:
     r"""$'...': \n, \t, \xHH, \uHHHH, \NNN (octal), \cX and the rest."""
     if "\\" not in raw:
         return raw

@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 
 from core.inbox.shell.model import Command, Feed, Word
-from core.inbox.shell.state import _State, _cd_state, _join, _set_var
+from core.inbox.shell.state import State, cd_state, join_states, set_var
 
 
 class SimpleCommands:
     """The walker's simple commands (mixed into ``walker._Walker``)."""
 
     # -- a simple command -----------------------------------------------------------------
-    def command(self, node, st, ctx, d, feed, redirects) -> tuple[_State, _State]:
+    def command(self, node, st, ctx, d, feed, redirects) -> tuple[State, State]:
         cmd = Command(None, self.lazy(node), st.cwd, ctx)
         cmd.redirects = list(redirects)
         if self.tail:
@@ -66,11 +66,11 @@ class SimpleCommands:
         if name in ("cd", "pushd", "popd", "chdir"):
             return self.cd(cmd, st)
         if name in self.cd_functions:  # a function of this line that changes directory: where the rest runs is unknown
-            unknown = _cd_state(st, None)
+            unknown = cd_state(st, None)
             return unknown, unknown
         return st, st
 
-    def cd(self, cmd: Command, st: _State) -> tuple[_State, _State]:
+    def cd(self, cmd: Command, st: State) -> tuple[State, State]:
         name = cmd.name.value
         if cmd.context.startswith("function "):
             self.cd_functions.add(cmd.context[len("function "):])
@@ -83,25 +83,25 @@ class SimpleCommands:
                 break
             args.pop(0)
         if name == "popd" or (name == "pushd" and not args):
-            unknown = _cd_state(st, None)
+            unknown = cd_state(st, None)
             return unknown, unknown
         if not args:
             target = self.home
         else:
             w = args[0]
             if w.value is None or w.glob or w.value == "-" or (name == "pushd" and w.value[:1] in "+-"):
-                unknown = _cd_state(st, None)
+                unknown = cd_state(st, None)
                 return unknown, unknown
             target = w.value
         if not os.path.isabs(target):
             if st.cwd is None:
-                unknown = _cd_state(st, None)
+                unknown = cd_state(st, None)
                 return unknown, unknown
             target = os.path.join(st.cwd, target)
         target = os.path.normpath(target)
-        ok = _cd_state(st, target)
+        ok = cd_state(st, target)
         # a cd into a directory that exists now succeeds; one that does not may fail and leave us where we were
-        return ok, (ok if os.path.isdir(target) else _join(st, ok))
+        return ok, (ok if os.path.isdir(target) else join_states(st, ok))
 
     def assignment(self, node, st, ctx, d) -> tuple[str, Word]:
         name = ""
@@ -144,7 +144,7 @@ class SimpleCommands:
             if c.type == "variable_assignment":
                 name, value = self.assignment(c, st, ctx, d)
                 cmd.assigns.append((name, value))
-                _set_var(out, name, value)
+                set_var(out, name, value)
             else:
                 cmd.args.append(self.word(c, st, ctx, d))
         self.script.commands.append(cmd)

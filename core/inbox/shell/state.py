@@ -6,29 +6,28 @@ from __future__ import annotations
 from core.inbox.shell.model import Word
 
 
-# -- the state a line carries from command to command ---------------------------------------
-class _State:
+class State:
     __slots__ = ("cwd", "vars")
 
     def __init__(self, cwd: str | None, vars_: dict[str, str]):
         self.cwd = cwd
         self.vars = vars_
 
-    def copy(self) -> "_State":
-        return _State(self.cwd, dict(self.vars))
+    def copy(self) -> "State":
+        return State(self.cwd, dict(self.vars))
 
 
-def _join(a: _State, b: _State) -> _State:
+def join_states(a: State, b: State) -> State:
     """What is known after either a or b: only what both agree on."""
     if a is b:
         return a
     cwd = a.cwd if a.cwd == b.cwd else None
     if a.vars == b.vars:
-        return _State(cwd, a.vars)
-    return _State(cwd, {k: v for k, v in a.vars.items() if b.vars.get(k) == v})
+        return State(cwd, a.vars)
+    return State(cwd, {k: v for k, v in a.vars.items() if b.vars.get(k) == v})
 
 
-def _cd_state(st: _State, cwd: str | None) -> _State:
+def cd_state(st: State, cwd: str | None) -> State:
     out = st.copy()
     out.cwd = cwd
     if cwd is None:
@@ -38,7 +37,7 @@ def _cd_state(st: _State, cwd: str | None) -> _State:
     return out
 
 
-def _set_var(st: _State, name: str, value: Word) -> None:
+def set_var(st: State, name: str, value: Word) -> None:
     if value.value is not None and not value.glob:
         st.vars[name] = value.value
     else:

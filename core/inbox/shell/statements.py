@@ -4,15 +4,15 @@ here-documents, and control flow (if, loops, case, function bodies)."""
 from __future__ import annotations
 
 from core.inbox.shell.model import MAX_DEPTH, Command, Feed, Redirect, Word
-from core.inbox.shell.quoting import _short
-from core.inbox.shell.state import _State, _cd_state, _join, _set_var
+from core.inbox.shell.quoting import short_text
+from core.inbox.shell.state import State, cd_state, join_states, set_var
 
 
 class Statements:
     """The walker's statements (mixed into ``walker._Walker``)."""
 
     # -- statements ---------------------------------------------------------------------
-    def seq(self, nodes, st: _State, ctx: str, depth: int, feed: Feed | None = None) -> tuple[_State, _State]:
+    def seq(self, nodes, st: State, ctx: str, depth: int, feed: Feed | None = None) -> tuple[State, State]:
         """Statements one after another; returns (state if the last succeeded, state whatever happened)."""
         ok = any_ = st
         background = False
@@ -32,11 +32,11 @@ class Statements:
             ok, any_ = self.stmt(node, any_, ctx, depth, feed)
         return ok, any_
 
-    def stmt(self, node, st: _State, ctx: str, depth: int, feed: Feed | None = None) -> tuple[_State, _State]:
+    def stmt(self, node, st: State, ctx: str, depth: int, feed: Feed | None = None) -> tuple[State, State]:
         self.tick()
         if depth > MAX_DEPTH:
             self.problem("too-deep", f"nested more than {MAX_DEPTH} levels deep, too deep to check", node)
-            return st, _State(None, {})
+            return st, State(None, {})
         t = node.type
         d = depth + 1
         if self.tail and t != "command":
@@ -79,7 +79,7 @@ class Statements:
                     continue
                 name, value = self.assignment(a, st, ctx, d)
                 cmd.assigns.append((name, value))
-                _set_var(out, name, value)
+                set_var(out, name, value)
             self.script.commands.append(cmd)
             return out, out
         if t == "declaration_command":
@@ -109,7 +109,7 @@ class Statements:
             self.function(node, st, d)
             return st, st
         self.problem("unsupported", f"a shell construct the gate does not read ({t})", node)
-        return st, _State(None, {})
+        return st, State(None, {})
 
     def list_(self, node, st, ctx, d, feed):
         kids = node.children
@@ -129,9 +129,9 @@ class Statements:
             return ok_l, any_l
         if op == "||":  # the right side runs when the left failed, somewhere between st and its end
             ok_r, any_r = self.stmt(right, any_l, ctx, d, feed)
-            return _join(ok_l, ok_r), _join(any_l, any_r)
+            return join_states(ok_l, ok_r), join_states(any_l, any_r)
         ok_r, any_r = self.stmt(right, ok_l, ctx, d, feed)
-        return ok_r, _join(any_l, any_r)
+        return ok_r, join_states(any_l, any_r)
 
     def pipeline(self, kids, st, ctx, d, feed, first_feed_by: str | None = None):
         """Each stage runs in a subshell; a stage is fed by the one before."""
@@ -181,7 +181,7 @@ class Statements:
             ok, any_ = self.stmt(body, st, ctx, d, feed_in)
         for kind, n in after:
             if kind == "pipe":  # `cat <<EOF | sh`: the stages after it are fed by it
-                self.pipeline(n.children, st, ctx, d, None, first_feed_by=_short(self.s(body) if body else ""))
+                self.pipeline(n.children, st, ctx, d, None, first_feed_by=short_text(self.s(body) if body else ""))
             else:
                 ok, any_ = self.stmt(n, any_, ctx, d)
         return ok, any_
@@ -209,7 +209,7 @@ class Statements:
         ok, any_ = self.stmt(body, st, ctx, d, feed)
         for kind, n in after:  # `a && cat <<EOF | sh`: what follows the here-document is fed by the last command
             if kind == "pipe":
-                self.pipeline(n.children, ok, ctx, d, None, first_feed_by=_short(self.s(last)))
+                self.pipeline(n.children, ok, ctx, d, None, first_feed_by=short_text(self.s(last)))
             else:
                 ok, any_ = self.stmt(n, any_, ctx, d)
         return ok, any_
@@ -308,9 +308,9 @@ class Statements:
                 _ok, e = self.seq(cl.children, any_c, ctx, d)
             else:
                 _ok, e = self.if_(cl, any_c, ctx, d)
-            result = _join(result, e)
+            result = join_states(result, e)
         if not has_else:
-            result = _join(result, any_c)
+            result = join_states(result, any_c)
         return result, result
 
     def loop(self, node, st, ctx, d):
@@ -335,8 +335,8 @@ class Statements:
         if end.cwd != entry.cwd:
             self.problem("cd-in-loop", "changes directory inside a loop: the gate cannot tell where later "
                                        "passes run", node)
-            end = _cd_state(end, None)
-        result = _join(st, end)
+            end = cd_state(end, None)
+        result = join_states(st, end)
         return result, result
 
     def case(self, node, st, ctx, d):
@@ -356,16 +356,16 @@ class Statements:
                 else:
                     stmts.append(c)
             _ok, e = self.seq(stmts, st, ctx, d)
-            result = _join(result, e)
+            result = join_states(result, e)
         return result, result
 
     def function(self, node, st, d):
         name_node = node.child_by_field_name("name")
         name = self.s(name_node) if name_node is not None else ""
         body = node.child_by_field_name("body")
-        self.script.functions[name] = _short(self.s(body)) if body is not None else ""
+        self.script.functions[name] = short_text(self.s(body)) if body is not None else ""
         # a function may be called from anywhere later: its body runs in a directory the gate cannot know
-        inner = _State(None, {k: v for k, v in st.vars.items() if k in ("HOME", "CLAUDE_PROJECT_DIR")})
+        inner = State(None, {k: v for k, v in st.vars.items() if k in ("HOME", "CLAUDE_PROJECT_DIR")})
         if body is not None:
             self.stmt(body, inner, f"function {name}", d)
 

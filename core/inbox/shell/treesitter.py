@@ -9,7 +9,6 @@ import time
 from core.inbox.shell.model import OutOfTime
 
 
-# -- the parser, loaded once per process -------------------------------------------------
 _PARSER = None
 
 
@@ -68,7 +67,7 @@ def parse_tree(data: bytes, deadline: float | None = None):
         raise OutOfTime("parsing ran out of time") from None
 
 
-def _first_error(node):
+def first_error(node):
     """The first ERROR or MISSING node under ``node`` (iteratively)."""
     cursor = node.walk()
     while True:

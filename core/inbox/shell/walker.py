@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import time
 
-from core.inbox.shell.model import (MAX_NODES, MAX_TREE, _CHECK_EVERY, DoesNotParse, OutOfTime, Redirect, Script,
-                                    TooLarge, _Span)
-from core.inbox.shell.quoting import _short
+from core.inbox.shell.model import (CHECK_EVERY, MAX_NODES, MAX_TREE, DoesNotParse, OutOfTime, Redirect, Script, Span,
+                                    TooLarge)
+from core.inbox.shell.quoting import short_text
 from core.inbox.shell.simple import SimpleCommands
-from core.inbox.shell.state import _State
+from core.inbox.shell.state import State
 from core.inbox.shell.statements import Statements
-from core.inbox.shell.treesitter import _first_error, parse_tree
+from core.inbox.shell.treesitter import first_error, parse_tree
 from core.inbox.shell.words import Words
 
 
@@ -36,7 +36,7 @@ class _Walker(Statements, SimpleCommands, Words):
     # -- helpers ------------------------------------------------------------------
     def tick(self) -> None:
         self.count += 1
-        if self.count % _CHECK_EVERY == 0:
+        if self.count % CHECK_EVERY == 0:
             if self.deadline is not None and time.monotonic() > self.deadline:
                 raise OutOfTime("walking the command ran out of time")
             if self.count > MAX_NODES:
@@ -52,11 +52,11 @@ class _Walker(Statements, SimpleCommands, Words):
             return self.text[a:b]
         return self.src[a:b].decode("utf-8", "surrogateescape")
 
-    def lazy(self, node) -> _Span:
-        return _Span(self, node.start_byte, node.end_byte)
+    def lazy(self, node) -> Span:
+        return Span(self, node.start_byte, node.end_byte)
 
     def problem(self, rule: str, reason: str, node) -> None:
-        self.script.problems.append((rule, reason, _short(self.s(node))))
+        self.script.problems.append((rule, reason, short_text(self.s(node))))
 
 
 def parse(text: str, *, cwd: str | None = None, home: str | None = None, project: str | None = None,
@@ -70,7 +70,7 @@ def parse(text: str, *, cwd: str | None = None, home: str | None = None, project
     if root.descendant_count > MAX_TREE:
         raise TooLarge(f"{root.descendant_count:,} syntax nodes (more than {MAX_TREE:,}): too large to check")
     if root.has_error:
-        bad = _first_error(root)
+        bad = first_error(root)
         if bad is None:
             where = "somewhere"
         else:
@@ -87,5 +87,5 @@ def parse(text: str, *, cwd: str | None = None, home: str | None = None, project
     if project:
         vars_["CLAUDE_PROJECT_DIR"] = project
     walker = _Walker(src, text, script, home, deadline)
-    walker.seq(root.children, _State(cwd, vars_), "", 0)
+    walker.seq(root.children, State(cwd, vars_), "", 0)
     return script

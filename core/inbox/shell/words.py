@@ -4,8 +4,8 @@ inside them, tildes and variables set earlier on the line."""
 from __future__ import annotations
 
 from core.inbox.shell.model import Word
-from core.inbox.shell.quoting import _ansi_c, _braces, _dq_unescape, _piece
-from core.inbox.shell.state import _State
+from core.inbox.shell.quoting import ansi_c, dq_unescape, has_braces, plain_piece
+from core.inbox.shell.state import State
 
 
 class Words:
@@ -41,7 +41,7 @@ class Words:
             return Word(None, text)
         if len(parts) > 1 or (parts and parts[0][3] is not None):
             shape = "".join(raw if raw is not None else "Q" for _v, _q, _g, raw in parts)
-            if _braces(shape):  # {a,b} and {1..3} make several words
+            if has_braces(shape):  # {a,b} and {1..3} make several words
                 return Word(None, text)
         glob = False
         value_parts = []
@@ -63,7 +63,7 @@ class Words:
             value_parts.append(piece)
         return Word("".join(value_parts), text, glob)
 
-    def tilde(self, piece: str, st: _State) -> str | None:
+    def tilde(self, piece: str, st: State) -> str | None:
         head, sep, tail = piece.partition("/")
         if head == "~":
             base = st.vars.get("HOME", self.home)
@@ -79,7 +79,7 @@ class Words:
         """Append (value, quoted, glob, raw) pieces of ``node``; True when it expands."""
         t = node.type
         if t == "word":
-            parts.append(_piece(self.s(node)))
+            parts.append(plain_piece(self.s(node)))
             return False
         if t == "number":
             raw = self.s(node)
@@ -91,7 +91,7 @@ class Words:
         if t == "string":
             return self.dq(node, st, ctx, d, parts, literal)
         if t == "ansi_c_string":
-            parts.append((_ansi_c(self.s(node)[2:-1]), True, False, None))
+            parts.append((ansi_c(self.s(node)[2:-1]), True, False, None))
             return False
         if t == "translated_string":
             dyn = False
@@ -103,13 +103,13 @@ class Words:
             pos = node.start_byte
             for c in node.children:
                 if c.start_byte > pos:  # text the grammar left between parts
-                    parts.append(_piece(self.span(pos, c.start_byte)))
+                    parts.append(plain_piece(self.span(pos, c.start_byte)))
                 pos = c.end_byte
                 if not c.is_named:
                     if c.type == "$":
                         dyn = True
                     else:
-                        parts.append(_piece(self.s(c)))
+                        parts.append(plain_piece(self.s(c)))
                     continue
                 dyn = self.word_parts(c, st, ctx, d, parts, literal) or dyn
             return dyn
@@ -140,11 +140,11 @@ class Words:
             if not c.is_named:
                 continue
             if c.start_byte > pos:
-                parts.append((_dq_unescape(self.span(pos, c.start_byte)), True, False, None))
+                parts.append((dq_unescape(self.span(pos, c.start_byte)), True, False, None))
             pos = max(pos, c.end_byte)
             ct = c.type
             if ct == "string_content":
-                parts.append((_dq_unescape(self.s(c)), True, False, None))
+                parts.append((dq_unescape(self.s(c)), True, False, None))
             elif ct in ("simple_expansion", "expansion"):
                 value = None if literal else self.variable(c, st)
                 if value is None:
@@ -158,10 +158,10 @@ class Words:
                 self.scan(c, st, ctx, d)
                 dyn = True
         if end > pos:
-            parts.append((_dq_unescape(self.span(pos, end)), True, False, None))
+            parts.append((dq_unescape(self.span(pos, end)), True, False, None))
         return dyn
 
-    def variable(self, node, st: _State) -> str | None:
+    def variable(self, node, st: State) -> str | None:
         """$NAME / ${NAME} with a value the line set to a literal (or HOME, PWD...)."""
         named = node.named_children
         if len(named) != 1 or named[0].type != "variable_name":
