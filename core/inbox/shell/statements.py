@@ -7,6 +7,9 @@ from core.inbox.shell.model import MAX_DEPTH, Command, Feed, Redirect, Word
 from core.inbox.shell.quoting import short_text
 from core.inbox.shell.state import State, cd_state, join_states, set_var
 
+# nodes whose children are statements run one after another
+_SEQUENCE = frozenset({"program", "compound_statement", "do_group", "else_clause", "subshell"})
+
 
 class Statements:
     """The walker's statements (mixed into ``walker._Walker``)."""
@@ -368,6 +371,3 @@ class Statements:
         inner = State(None, {k: v for k, v in st.vars.items() if k in ("HOME", "CLAUDE_PROJECT_DIR")})
         if body is not None:
             self.stmt(body, inner, f"function {name}", d)
-
-
-_SEQUENCE = frozenset({"program", "compound_statement", "do_group", "else_clause", "subshell"})
