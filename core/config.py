@@ -146,7 +146,7 @@ class Settings(BaseModel):
     def _notify_url(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
-        from core.inbox.notify import url_problem
+        from core.inbox.notify_url import url_problem
 
         problem = url_problem(value.strip())
         if problem:

@@ -1,4 +1,4 @@
-"""The gate (core/inbox/gate.py over core/inbox/shell.py's tree-sitter parse):
+"""The gate (core/inbox/gate/ over core/inbox/shell/'s tree-sitter parse):
 an allow-list of what runs, sensitive paths held for every tool, private
 addresses held, MCP tools allow-listed, a policy that widens and adds holds,
 unparseable and out-of-time calls held. In-process against real files in a
@@ -376,8 +376,42 @@ def test_the_module_imports_only_the_standard_library_until_bash(tmp_path):
     # tree-sitter's C bindings load without its packages' own imports (typing, importlib.resources: ~40 ms)
     new = set(eval(r.stdout))  # noqa: S307 - our own probe's repr of a list of module names
     assert new <= {"tree_sitter._binding", "tree_sitter_bash._binding", "core.inbox.shell", "core.inbox.commands",
-                   "core.inbox.netaddr"}, new
+                   "core.inbox.netaddr", "core.inbox.shell.model", "core.inbox.shell.quoting", "core.inbox.shell.state",
+                   "core.inbox.shell.treesitter", "core.inbox.shell.statements", "core.inbox.shell.simple",
+                   "core.inbox.shell.words", "core.inbox.shell.walker",
+                   "core.inbox.commands.options", "core.inbox.commands.kinds", "core.inbox.commands.readers",
+                   "core.inbox.commands.writers", "core.inbox.commands.sed_awk", "core.inbox.commands.wrappers",
+                   "core.inbox.commands.interpreters", "core.inbox.commands.git", "core.inbox.commands.network",
+                   "core.inbox.commands.project_tools", "core.inbox.commands.clouds", "core.inbox.commands.databases",
+                   "core.inbox.commands.shell_builtins", "core.inbox.commands.table"}, new
 
+
+
+def test_the_gate_loads_its_siblings_by_their_files(tmp_path):
+    import subprocess
+
+    # core/inbox/gate/siblings.py: a module (netaddr) or a package (shell, commands) loaded by its files when a
+    # call first needs it, so a hook that loads only the gate pays for nothing else
+    probe = ("import sys\nsys.path.insert(0, sys.argv[1])\n"
+             "from core.inbox.gate import Gate\n"
+             "from core.inbox.gate.siblings import sibling\n"
+             "assert not [m for m in sys.modules if m.startswith(('core.inbox.shell', 'core.inbox.commands', "
+             "'core.inbox.netaddr'))]\n"
+             "g, p = Gate.builtin(), sys.argv[2]\n"
+             "kw = dict(project_dir=p, state_dir=p + '/s', cwd=p)\n"
+             "assert sorted(m.rule for m in g.check('Bash', {'command': 'rm -rf ~/.ssh'}, **kw)) == ['rm-rf', "
+             "'sensitive-path']\n"
+             "assert g.check('Bash', {'command': 'ls && git status'}, **kw) == []\n"
+             "assert [m.rule for m in g.check('WebFetch', {'url': 'http://169.254.169.254/'}, **kw)] == "
+             "['private-address']\n"
+             "for name in ('shell', 'commands', 'netaddr'):\n"
+             "    mod = sibling(name)\n"
+             "    assert mod is sibling(name) and mod.__file__.startswith(sys.argv[1]), mod\n"
+             "assert sibling('shell').__path__ and sibling('commands').TABLE and sibling('netaddr').url_problem\n"
+             "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", probe, str(ROOT), str(tmp_path)], capture_output=True, text=True,
+                       timeout=60, env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")})
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 # -- the hook: the project comes from CLAUDE_PROJECT_DIR -------------------------------------------------
 def _hook(world, payload: dict, env_extra: dict, background: bool = False):

@@ -34,49 +34,12 @@ import sys
 import time
 from urllib.parse import urlsplit
 
-FORMATS = ("json", "ntfy", "slack")
+from core.inbox.notify_url import FORMATS, format_of, url_problem
+
 LOG_FILE = "notify.log"
 LOG_MAX = 256 * 1024
 TRIES = (0.0, 0.5, 2.0, 6.0)  # seconds before each attempt
 ATTEMPT_TIMEOUT = 4.0
-
-
-def parse_target(raw: object, path: str, error: type[Exception]) -> tuple[str, str] | None:
-    """``[notify]`` of a policy file as (url, format), or None; ``error`` (one line) when it is wrong."""
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise error(f"{path}: `notify` must be a table: write it as [notify] with url = \"https://…\"")
-    bad = sorted(set(raw) - {"url", "format"})
-    if bad:
-        raise error(f"{path}: [notify] has an unknown key {bad[0]!r} (keys: url, format)")
-    url, fmt = raw.get("url"), raw.get("format")
-    problem = url_problem(url) if isinstance(url, str) else "it must be text"
-    if problem:
-        raise error(f"{path}: [notify] url {url!r}: {problem}")
-    if fmt is not None and fmt not in FORMATS:
-        raise error(f"{path}: [notify] format {fmt!r}: use one of {', '.join(FORMATS)}")
-    return url, fmt or format_of(url)
-
-
-def url_problem(url: str) -> str:
-    """"" for an http(s) URL with a host, else what is wrong with it."""
-    try:
-        parts = urlsplit(url)
-    except ValueError as exc:
-        return f"not a URL ({exc})"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "write an http:// or https:// URL with a host"
-    return ""
-
-
-def format_of(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "hooks.slack.com":
-        return "slack"
-    if host.startswith("ntfy.") or host.split(".")[0] == "ntfy":
-        return "ntfy"
-    return "json"
 
 
 def _env(name: str) -> str | None:

@@ -5,7 +5,7 @@ Claude Code runs the hook command with one event as JSON on stdin
 ``hook_event_name``, and per event ``tool_name``/``tool_input``/``tool_use_id``,
 ``source``, ``reason``...) and reads the answer from stdout:
 
-* ``PreToolUse``: the gate (core/inbox/gate.py) for what is held whatever
+* ``PreToolUse``: the gate (core/inbox/gate/) for what is held whatever
   Claude Code's own permissions say (``HELD_REGARDLESS``: sensitive paths, inputs
   the gate could not read through; everything in ``bypassPermissions`` mode,
   where Claude Code never prompts). Such a match becomes an inbox request

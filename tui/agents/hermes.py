@@ -13,7 +13,7 @@ so this hook has allow and block only.)
   ``read_file``, ``search_files``, ``web_extract``, ``browser_navigate``,
   ``mcp_<server>_<tool>``...) is put in the gate's words (Bash, Write, Edit,
   Read, Grep, WebFetch, mcp__server__tool: ``as_gate_calls``) and checked by
-  core/inbox/gate.py. Nothing matches: no output, the call runs. A match is
+  core/inbox/gate/. Nothing matches: no output, the call runs. A match is
   held in the ARS inbox (tui/agents/held_call.py, source ``hermes:<session>``)
   and only an approval signed by the pinned supervisor key lets it run;
   everything else blocks: a reject, no decision in time, an unreadable event,

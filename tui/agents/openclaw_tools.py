@@ -1,4 +1,4 @@
-"""OpenClaw's tools in the gate's words (core/inbox/gate.py checks Bash, Write,
+"""OpenClaw's tools in the gate's words (core/inbox/gate/ checks Bash, Write,
 Edit, Read, WebFetch, mcp__... and knows Claude Code's harmless tools).
 
 ``translate(tool, params, cwd)`` returns the calls the gate checks for one

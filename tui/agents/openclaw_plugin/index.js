@@ -1,6 +1,6 @@
 // ARS's gate inside OpenClaw (written into openclaw.json by `ars install openclaw`).
 //
-// before_tool_call: every tool call is checked by ARS's gate (core/inbox/gate.py) in a
+// before_tool_call: every tool call is checked by ARS's gate (core/inbox/gate/) in a
 // long-lived checker (`ars hook openclaw --serve`, one JSON line each way), so a call that
 // passes costs milliseconds, not a Python start. A held call goes to a fresh
 // `ars hook openclaw` that re-checks it, puts a request bound to its exact input in the ARS
