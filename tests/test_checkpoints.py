@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.loop.checkpoints import GOAL_NAME_BYTES, CheckpointStore, CorruptCheckpoint, safe_name
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 
 from loophelp import ars, engine, goal
 

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 
 from core.errors import first_error
 from core.infra.fsutil import PRIVATE_FILE, append_line, atomic_write, private_dir
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.loop.models import HistoryEntry, LoopState
 
 CHECKPOINTS = "checkpoints"

@@ -34,9 +34,10 @@ from typing import Any
 
 from core.config import Settings
 from core.govern.redact import redact_episode, redact_value
+from core.events import LOOP_RECORD_EVENT, LOOP_TRANSITION_EVENT
 from core.ledger.ledger import Event, Ledger, content_id
 from core.models import Episode
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.loop import checker
 from core.loop.checkpoints import CheckpointStore, Loaded, last_entry
 from core.loop.decisions import CorruptDecision, find_decision, record_decision_event, settle_corrupt
@@ -202,7 +203,7 @@ class Engine:
     # -- commits ------------------------------------------------------------------------------------
     def _event(self, entry: HistoryEntry) -> Event:
         s = entry.state
-        return Event(content_id("loop.transition", s.loop_id, entry.index), "loop.transition", {
+        return Event(content_id(LOOP_TRANSITION_EVENT, s.loop_id, entry.index), LOOP_TRANSITION_EVENT, {
             "loop_id": s.loop_id, "goal_id": s.goal_id, "seq": entry.index, "kind": entry.kind,
             "from_status": entry.from_status, "to_status": entry.to_status, "from_step": entry.from_step,
             "to_step": entry.to_step, "iteration": entry.iteration, "reason": entry.reason,
@@ -426,7 +427,7 @@ class Engine:
         # writes the same record and finds its episode stored
         rec = IterationRecord.model_validate(redact_value(rec.model_dump(mode="json")))
         episode = redact_episode(self._episode(state, rec))
-        event = Event(content_id("loop.record", state.loop_id, state.iteration), "loop.record", {
+        event = Event(content_id(LOOP_RECORD_EVENT, state.loop_id, state.iteration), LOOP_RECORD_EVENT, {
             "loop_id": state.loop_id, "goal_id": state.goal_id, "iteration": state.iteration,
             "record": rec.model_dump(mode="json"), "episode_id": episode.id}, ts=v.ts.isoformat())
         mark = self._append_once([event], state.ledger_mark)

@@ -34,7 +34,7 @@ from core.memory.text import snippet as make_snippet
 from core.memory.tiers.base import DeadlineExceeded, Lookup, guarded, one_line
 
 if TYPE_CHECKING:
-    from core.memory.memory import Memory
+    from core.memory.stores import Stores
 
 NATIVE = "cosine"
 
@@ -42,7 +42,7 @@ NATIVE = "cosine"
 class DenseTier:
     name = "dense"
 
-    def __init__(self, memory: "Memory"):
+    def __init__(self, memory: "Stores"):
         self.memory = memory
         self.embedder = embedder_for(memory.settings)
         self._index = None
