@@ -46,7 +46,8 @@ from core.config import Settings  # noqa: E402
 from core.ingest.formats.generic import parse_episodes  # noqa: E402
 from core.ingest.pipeline import ingest  # noqa: E402
 from core.models import Episode  # noqa: E402
-from core.memory.memory import Memory, prepare_query  # noqa: E402
+from core.memory.memory import Memory  # noqa: E402
+from core.memory.query import prepare_query  # noqa: E402
 from core.memory.sources import SourceRegistry  # noqa: E402
 from core.memory.text import tokenize  # noqa: E402
 from synthetic import make_queries, write_corpus  # noqa: E402
@@ -1071,7 +1072,7 @@ def run_size(out: Out, args, size: int, Neo4jServer) -> SizeResult:
     while time.monotonic() - t_begin < args.blackhole_seconds:
         q = queries[i % len(queries)]
         i += 1
-        before = bh_mem.neo4j.breaker.snapshot().state if bh_mem._neo4j is not None else "closed"
+        before = bh_mem.neo4j.breaker.snapshot().state if bh_mem.stores.neo4j_opened() is not None else "closed"
         t0 = time.perf_counter()
         r = bh_mem.recall(q, k=K)
         dt = (time.perf_counter() - t0) * 1000

@@ -12,13 +12,15 @@ from typing import Any, Callable, Iterable, Sequence
 from core.config import Settings, load_settings
 from core.infra.fsutil import private_dir, tighten_tree
 from core.models import Explanation, RecallResult, TierReport
-from core.memory.memory import BadQuery, Memory
+from core.errors import BadQuery
+from core.govern.interrupted import recover
+from core.memory.memory import Memory
 
 from typing import TYPE_CHECKING  # -- loops: type names only
 
 if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loop, ingestion nor the sync
     from core.ingest.pipeline import FileSummary, IngestReport
-    from core.consumers.neo4j_push import SyncReport
+    from core.consumers.consumer import SyncReport
     from core.loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
     from core.loop.rehydrate import RehydrateReport
     from datetime import datetime
@@ -45,9 +47,13 @@ class ARS:
             tighten_tree(state)
             private_dir(state)
         self.memory = Memory(self.settings)
+        self.recover()
+
+    def recover(self) -> None:
+        """Repair what a crash left: a forget or redaction cut short, ledger events
+        SQLite has not applied (never waits for another process's writer)."""
         try:
-            # a crash between a ledger fsync and the SQLite commit is repaired here
-            self.memory.recover(wait=False)
+            recover(self.memory, wait=False)
         except Exception:  # noqa: BLE001 - a broken SQLite still leaves the other tiers
             pass
 
@@ -78,13 +84,11 @@ class ARS:
     def pull(self, reset: bool = False, max_seconds: float = 300.0):
         """Pull the namespace's other hosts' episodes into SQLite now;
         ``reset``: from the start (a new graph, or to check every host again)."""
-        from core.consumers import team_pull
-
         if self.memory.neo4j is None:
             raise BadInput("neo4j is not configured: set ARS_NEO4J_URI (see README, Running a team)")
         if reset:
-            team_pull.reset(self.memory)
-        return team_pull.pull(self.memory, max_seconds=max_seconds)
+            self.memory.sync.pull.reset()
+        return self.memory.sync.pull.run(max_seconds=max_seconds)
 
     def explain(self, query: str, episode_id: str, k: int = 10,
                 tiers: str | Sequence[str] | None = None) -> Explanation:
@@ -127,20 +131,7 @@ class ARS:
         """Drain every ledger consumer: Neo4j (when configured), then the
         embeddings (vectors.sqlite, and their copy in Neo4j's vector index).
         Works without Neo4j; ``ok`` is false when any consumer failed."""
-        from core.consumers.neo4j_push import SyncReport
-
-        if self.memory.neo4j is not None:
-            report = self.memory.sync.run(max_seconds=max_seconds)
-        else:
-            report = SyncReport(error="")
-            report.neo4j = "not configured (set ARS_NEO4J_URI)"
-        if self.settings.embedder != "off":
-            emb = self.memory.embeddings.run(max_seconds=max_seconds)
-            report.embeddings = emb
-            if not emb.ok:
-                report.ok = False
-                report.error = "; ".join(e for e in (report.error, f"embeddings: {emb.error}") if e)
-        return report
+        return self.memory.sync.run_all(max_seconds=max_seconds)  # core/consumers/orchestrator.py
 
     def embed_new(self, max_seconds: float = 60.0):
         """Embed the episodes written since the last run (a loop's own, after it ran), unless
@@ -329,10 +320,11 @@ class ARS:
         """Create (or, with the current passphrase, replace) the supervisor's key; its fingerprint."""
         from core.inbox.signing import init
 
+        from core.events import SUPERVISOR_KEY_EVENT
         from core.ledger.ledger import Event, Ledger, content_id
 
         fp = init(self.state_dir, passphrase, old_passphrase=old_passphrase)
-        Ledger(self.state_dir).append([Event(content_id("supervisor.key", fp), "supervisor.key",
+        Ledger(self.state_dir).append([Event(content_id(SUPERVISOR_KEY_EVENT, fp), SUPERVISOR_KEY_EVENT,
                                              {"fingerprint": fp})])
         return fp
 

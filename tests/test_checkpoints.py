@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from core.loop.checkpoint_names import GOAL_NAME_BYTES, safe_name
 from core.loop.checkpoints import CheckpointStore, CorruptCheckpoint
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 
 from loophelp import ars, engine, goal
 

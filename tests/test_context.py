@@ -18,7 +18,7 @@ import pytest
 from core.memory import scoring
 from core.ingest.pipeline import ingest
 from core.models import Hit
-from core.memory.memory import prepare_query
+from core.memory.query import prepare_query
 from core.memory.tiers.sqlite import SCHEMA_VERSION, SqliteStore
 
 from conftest import make_memory

@@ -19,7 +19,8 @@ import pytest
 
 from conftest import env_without_ars, make_memory, passphrase_pipe, write_episodes
 from core.govern import forget as F
-from core.govern.tombstone import FORGET_EVENT, PENDING_FILE
+from core.events import FORGET_EVENT
+from core.govern.tombstone import PENDING_FILE
 from core.ingest.pipeline import ingest
 from core.ledger.ledger import Ledger
 
@@ -161,7 +162,7 @@ KILL_POINTS = {
     "before-tombstone": "core.ledger.ledger.Ledger.append",
     "before-ledger-scrub": "core.ledger.ledger.Ledger.patch",
     "before-sqlite": "core.memory.tiers.sqlite.SqliteStore.forget",
-    "before-vectors": "core.govern.forget._forget_vectors",
+    "before-vectors": "core.govern.scrub.forget_vectors",
     "before-checkpoints": "core.govern.forget._scrub_checkpoints",
     "before-done": "core.govern.tombstone.clear_pending",
 }

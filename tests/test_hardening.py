@@ -20,7 +20,7 @@ import pytest
 
 from conftest import env_without_ars, make_memory, SAMPLE
 from core.ingest.pipeline import ingest
-from core.memory.memory import MAX_QUERY_CHARS, prepare_query
+from core.memory.query import MAX_QUERY_CHARS, prepare_query
 from core.memory.tiers.files import FilesTier
 from core.infra.writer_lock import writer_lock
 from loophelp import ROOT, ars

@@ -20,7 +20,7 @@ from core.api import ARS, BadInput
 from core.config import Settings
 from core.inbox import AlreadyDecided, Inbox, UnknownRequest
 from core.ledger.ledger import Ledger
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 
 from loophelp import ROOT, ars, engine, goal
 from conftest import env_without_ars

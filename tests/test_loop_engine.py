@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from core.loop.decisions import AlreadyDecided, NotWaiting, decide
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 
 from conftest import SAMPLE
 from core.ingest.pipeline import ingest

@@ -19,7 +19,7 @@ from core.config import Settings
 from core.loop.decisions import decide
 from core.loop.engine import Engine
 from core.loop.models import GoalFrame
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 
 from loophelp import ars
 

@@ -8,7 +8,7 @@ import pytest
 from core.loop.goals import load_goal
 from core.loop.models import (NEXT_STEP, STEPS, TRANSITIONS, GoalFrame, IllegalTransition, LoopState,
                               validate_transition)
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 
 from loophelp import GOALS, engine, goal
 

@@ -9,7 +9,7 @@ import pytest
 
 from core.api import ARS
 from core.config import Settings
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 
 from loophelp import ars, ars_json, engine, sample
 

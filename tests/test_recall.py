@@ -8,7 +8,7 @@ import pytest
 
 from core.infra.breaker import CircuitBreaker, CircuitOpen
 from core.ingest.pipeline import ingest
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 
 from conftest import SAMPLE, make_memory, write_episodes
 

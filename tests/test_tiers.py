@@ -8,7 +8,7 @@ import time
 import pytest
 
 from core.ingest.pipeline import ingest
-from core.memory.memory import prepare_query
+from core.memory.query import prepare_query
 from core.memory.tiers.files import FilesTier
 from core.memory.tiers.neo4j import Neo4jStore
 
@@ -114,7 +114,7 @@ def test_hostile_syntax_is_literal(loaded, junk):
 
 
 def test_only_syntax_query_is_rejected_before_any_tier():
-    from core.memory.memory import BadQuery
+    from core.errors import BadQuery
 
     with pytest.raises(BadQuery):
         prepare_query('" * ( : \\ \' }) // 🚀')

@@ -16,43 +16,42 @@ change starts it over, like the ledger cursor.
 
 from __future__ import annotations
 
-import json
 import time
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
+
+from core.ledger.cursors import PULLED_CURSOR, PullCursors, VectorCursors, decode_pulled, encode_pulled, pulled_prefix
 
 if TYPE_CHECKING:
-    from core.consumers.embeddings import EmbedSync
+    from core.memory.stores import Stores
 
 BATCH = 64
 
 
 def _after(conn, host: str, seq: int) -> Iterator[tuple[str, str, int]]:
     """(id, text, seq) of the episodes pulled from ``host`` after ``seq``, in order."""
-    prefix = f"pull:{host}:"
+    prefix = pulled_prefix(host)
     yield from conn.execute(
         "SELECT e.id, e.text, CAST(substr(e.event_id, ?) AS INTEGER) AS s FROM episode_origin o"
         " JOIN episodes e ON e.id = o.id WHERE o.host = ? AND substr(e.event_id, 1, ?) = ? AND s > ?"
         " ORDER BY s", (len(prefix) + 1, host, len(prefix), prefix, seq))
 
 
-def embed_pulled(sync: "EmbedSync", embedder, model: str, until: float) -> tuple[int, int]:
-    """Embed what was pulled since the last pass; (embedded, skipped as current)."""
-    memory = sync.memory
+def embed_pulled(stores: "Stores", cursors: VectorCursors, embed_batch: Callable[..., tuple[int, int]],
+                 embedder, model: str, until: float) -> tuple[int, int]:
+    """Embed what was pulled since the last pass; (embedded, skipped as current).
+    ``embed_batch(texts, embedder, model, cursor=)`` embeds and commits a batch
+    with the cursor (core/consumers/embeddings.py)."""
     try:
-        conn = memory.sqlite.team()
-        hosts = [h for (h,) in conn.execute("SELECT host FROM pull_cursor ORDER BY host")]
+        conn = stores.sqlite.team()
+        hosts = PullCursors(lambda: stores.sqlite).hosts()
     except Exception:  # noqa: BLE001 - no team tables (never pulled) or SQLite unreadable: nothing to do
         return 0, 0
-    cur = sync.store.cursor("pulled")
-    done: dict[str, int] = {}
-    if cur.model == model and cur.event_id:
-        try:
-            done = {str(k): int(v) for k, v in json.loads(cur.event_id).items()}
-        except (ValueError, TypeError, AttributeError):
-            done = {}  # an unreadable cursor: embed again (vectors that are current are skipped)
+    cur = cursors.of(PULLED_CURSOR)
+    # an unreadable cursor: embed again (vectors that are current are skipped)
+    done: dict[str, int] = decode_pulled(cur.event_id) if cur.model == model else {}
     cur.model = model
     embedded = skipped = 0
-    me = memory.identity.host
+    me = stores.identity.host
     for host in hosts:
         if host == me:
             continue
@@ -65,13 +64,13 @@ def embed_pulled(sync: "EmbedSync", embedder, model: str, until: float) -> tuple
             end_of_page = i + 1 == len(rows) or rows[i + 1][2] != seq
             if end_of_page and (len(batch) >= BATCH or i + 1 == len(rows)):
                 done[host] = seq
-                cur.event_id = json.dumps(done, sort_keys=True)
-                e, s = sync.embed_batch(batch, embedder, model, cursor=cur)  # vectors and cursor together
+                cur.event_id = encode_pulled(done)
+                e, s = embed_batch(batch, embedder, model, cursor=cur)  # vectors and cursor together
                 embedded, skipped = embedded + e, skipped + s
                 batch = {}
                 if time.monotonic() >= until:
                     return embedded, skipped
-    if cur.event_id != json.dumps(done, sort_keys=True):
-        cur.event_id = json.dumps(done, sort_keys=True)
-        sync.store.save_cursor(cur)
+    if cur.event_id != encode_pulled(done):
+        cur.event_id = encode_pulled(done)
+        cursors.save(cur)
     return embedded, skipped

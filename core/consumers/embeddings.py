@@ -38,16 +38,19 @@ from typing import TYPE_CHECKING, Iterator
 
 from pydantic import BaseModel
 
-from core.ledger.ledger import EPISODE_EVENT
-from core.memory.tiers.base import one_line
+from core.consumers.embed_pulled import embed_pulled
+from core.events import EPISODE_EVENT
+from core.ledger.cursors import CONTEXT_CURSOR, EMBED_CURSOR, VECTORS_NEO4J_CURSOR, VectorCursors
 from core.memory.embed import context_vectors
 from core.memory.embed.base import EmbedderUnavailable, embed_text
 from core.memory.embed.choice import embedder_for
 from core.consumers.embed_pulled import embed_pulled
 from core.memory.embed.store import Cursor, VectorRow, VectorStore, text_key
+from core.memory.tiers.base import one_line
 
 if TYPE_CHECKING:
-    from core.memory.memory import Memory
+    from core.ledger.ledger import Ledger
+    from core.memory.stores import Stores
 
 BATCH = 64  # episodes embedded and committed together (the most a crash can make us redo)
 PUSH_BATCH = 500  # vectors per Neo4j write
@@ -89,16 +92,22 @@ def _now() -> str:
 
 
 class EmbedSync:
-    def __init__(self, memory: "Memory"):
-        self.memory = memory
-        self.store: VectorStore = memory.vectors
+    """The embedding consumer (core/consumers/consumer.py): the ledger, the
+    stores (SQLite for session order and counts, the vectors, Neo4j's copy),
+    and its cursors in ``vectors.sqlite``."""
+
+    name = "embeddings"
+
+    def __init__(self, ledger: "Ledger", stores: "Stores", cursor: VectorCursors):
+        self.ledger, self.stores, self.cursor = ledger, stores, cursor
+        self.store: VectorStore = stores.vectors
 
     def _chunks(self, offset: int) -> Iterator[tuple[int, str, int, dict[str, str]]]:
         """(end offset, last event id, episode events, {episode id: text}) per
         batch of ``BATCH`` episode events (the latest version of an episode wins)."""
         latest: dict[str, str] = {}
         end, last_id, n = offset, "", 0
-        for entry in self.memory.ledger.read(offset):
+        for entry in self.ledger.read(offset):
             if entry.type == EPISODE_EVENT and isinstance(entry.data, dict):
                 eid, text = entry.data.get("id"), entry.data.get("text")
                 if isinstance(eid, str) and eid and isinstance(text, str):
@@ -116,7 +125,7 @@ class EmbedSync:
         vectors to Neo4j. ``on_batch(report)`` is called after each commit.
         One process at a time (``.embed.lock``): ``wait=False`` returns at once,
         ``busy`` set, when another one is at it (the dashboard after a loop ran)."""
-        with _embed_lock(self.memory.state_dir, wait) as got:
+        with _embed_lock(self.stores.state_dir, wait) as got:
             if not got:
                 return EmbedReport(busy=True)
             return self._run(max_seconds, on_batch)
@@ -124,7 +133,7 @@ class EmbedSync:
     def _run(self, max_seconds: float, on_batch) -> EmbedReport:
         t0 = time.monotonic()
         report = EmbedReport()
-        embedder = embedder_for(self.memory.settings)
+        embedder = embedder_for(self.stores.settings)
         if embedder is None:
             report.error = "embedding is off (ARS_EMBEDDER=off)"
             report.seconds = time.monotonic() - t0
@@ -132,10 +141,10 @@ class EmbedSync:
         try:
             embedder.load()
             model = report.model = embedder.model_id
-            cur = self.store.cursor("embed")
+            cur = self.cursor.of(EMBED_CURSOR)
             if cur.model != model:
                 # another model made the vectors we have: embed everything again
-                cur = Cursor("embed", 0, "", model)
+                cur = Cursor(EMBED_CURSOR, 0, "", model)
             self._backfill_context(model)
             for end, last_id, n, texts in self._chunks(cur.offset):
                 report.events += n
@@ -149,7 +158,8 @@ class EmbedSync:
                 if time.monotonic() - t0 >= max_seconds:
                     break
             if time.monotonic() - t0 < max_seconds:  # then what other hosts wrote (team memory)
-                embedded, skipped = embed_pulled(self, embedder, model, t0 + max_seconds)
+                embedded, skipped = embed_pulled(self.stores, self.cursor, self.embed_batch, embedder, model,
+                                                 t0 + max_seconds)
                 report.embedded += embedded
                 report.skipped += skipped
         except Exception as exc:  # noqa: BLE001 - recorded, reported; the cursor is after the last commit
@@ -195,9 +205,9 @@ class EmbedSync:
             return fresh
         mine = {r.episode_id for r in fresh}
         try:
-            windows = self.memory.sqlite.session_neighbours(sorted(mine))
+            windows = self.stores.sqlite.session_neighbours(sorted(mine))
             around = {n for ns in windows.values() for n in ns} - mine
-            windows.update(self.memory.sqlite.session_neighbours(sorted(around)))
+            windows.update(self.stores.sqlite.session_neighbours(sorted(around)))
         except Exception:  # noqa: BLE001 - no session order readable: own vectors (the tier still works)
             return fresh
         known = {n for ns in windows.values() for n in ns} | set(windows)
@@ -219,7 +229,7 @@ class EmbedSync:
 
     def _backfill_context(self, model: str) -> None:
         """Context vectors for a store that predates them (once per model; cursor ``context``)."""
-        cur = self.store.cursor("context")
+        cur = self.cursor.of(CONTEXT_CURSOR)
         if cur.model == model:
             return
         ids = list(self.store.ids(model))
@@ -231,7 +241,7 @@ class EmbedSync:
             if rows:
                 self.store.put(rows, len(rows[0].vec) // 4)
         cur.model, cur.last_ok = model, _now()
-        self.store.save_cursor(cur)
+        self.cursor.save(cur)
 
     def _stale(self, texts: dict[str, str], model: str) -> dict[str, str]:
         """Those of ``texts`` (id -> text) with no vector of ``model`` from the same text."""
@@ -241,10 +251,10 @@ class EmbedSync:
 
     def _record_failure(self, error: str) -> None:
         try:
-            cur = self.store.cursor("embed")
+            cur = self.cursor.of(EMBED_CURSOR)
             cur.failed += 1
             cur.last_error = error
-            self.store.save_cursor(cur)
+            self.cursor.save(cur)
         except Exception:  # noqa: BLE001 - the report carries the error anyway
             pass
 
@@ -254,10 +264,10 @@ class EmbedSync:
 
         from core.memory.embed import neo4j_vectors
 
-        store = self.memory.neo4j
+        store = self.stores.neo4j
         if store is None:
             return
-        cur = self.store.cursor("neo4j")
+        cur = self.cursor.of(VECTORS_NEO4J_CURSOR)
         try:
             store.breaker.before_call()
             dim_ready = 0
@@ -274,7 +284,7 @@ class EmbedSync:
                     for _seq, eid, model, _dim, vec in rows])
                 cur.offset = rows[-1][0]
                 cur.failed, cur.last_error, cur.last_ok = 0, "", _now()
-                self.store.save_cursor(cur)
+                self.cursor.save(cur)
                 report.neo4j_pushed += len(rows)
                 if time.monotonic() >= until:
                     break
@@ -284,35 +294,35 @@ class EmbedSync:
             report.neo4j_error = one_line(exc)
             cur.failed += 1
             cur.last_error = report.neo4j_error
-            self.store.save_cursor(cur)
+            self.cursor.save(cur)
         report.neo4j_pending = self.neo4j_pending()
 
     def neo4j_pending(self) -> int:
-        cur = self.store.cursor("neo4j")
+        cur = self.cursor.of(VECTORS_NEO4J_CURSOR)
         return self.store._conn().execute("SELECT count(*) FROM vectors WHERE seq > ?", (cur.offset,)).fetchone()[0]
 
     def reset_neo4j(self) -> None:
         """Copy every vector to Neo4j again (after its graph was cleared)."""
-        cur = self.store.cursor("neo4j")
+        cur = self.cursor.of(VECTORS_NEO4J_CURSOR)
         cur.offset = 0
-        self.store.save_cursor(cur)
+        self.cursor.save(cur)
 
     # -- the view for `ars sync status` ---------------------------------------
     def not_embedded(self, model: str) -> int:
         """Episodes SQLite holds that have no vector of ``model``."""
         try:
-            episodes = self.memory.sqlite.count()
+            episodes = self.stores.sqlite.count()
         except Exception:  # noqa: BLE001
             return 0
         return max(0, episodes - self.store.count(model))
 
     def status(self) -> dict:
-        settings = self.memory.settings
+        settings = self.stores.settings
         if settings.embedder == "off":
             return {"embedder": "off"}
         emb = embedder_for(settings)
         model = emb.model_id if emb is not None else ""
-        cur = self.store.cursor("embed")
+        cur = self.cursor.of(EMBED_CURSOR)
         out = {
             "embedder": settings.embedder,
             "model": model,
@@ -322,6 +332,6 @@ class EmbedSync:
             "last_error": cur.last_error,
             "last_ok": cur.last_ok,
         }
-        if self.memory.neo4j is not None:
+        if self.stores.neo4j is not None:
             out["neo4j_pending"] = self.neo4j_pending()
         return out

@@ -1,43 +1,42 @@
-"""Deferred sync of the ledger into Neo4j, and backfill.
+"""The Neo4j push: the ledger into Neo4j, deferred; backfill and host rename.
 
-Neo4j is a derived store: the sync worker reads ``ledger.jsonl`` from its
-cursor in ``sync.json`` and MERGEs the episodes it finds (idempotent by
-episode id, so a replayed batch changes nothing), then moves the cursor. It
-never blocks ingestion: ingestion is acknowledged by the ledger fsync and
-applied to SQLite at once; Neo4j catches up when it can, retried with backoff.
+Neo4j is a derived store: the push reads ``ledger.jsonl`` from its cursor in
+``sync.json`` (core/ledger/cursors.py) and MERGEs the episodes it finds
+(idempotent by episode id, so a replayed batch changes nothing), then moves
+the cursor. It never blocks ingestion: ingestion is acknowledged by the ledger
+fsync and applied to SQLite at once; Neo4j catches up when it can, retried
+with backoff. When it runs, and its turns with the team pull, is decided by
+the orchestrator (core/consumers/orchestrator.py).
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-from core.infra.sqlite_lib import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from pydantic import BaseModel
-
-from core.infra.breaker import CircuitOpen
+from core.consumers.consumer import SyncReport
 from core.errors import BadQuery
-from core.infra.fsutil import atomic_write
-from core.ledger.ledger import EPISODE_EVENT, Ledger
-from core.govern.tombstone import FORGET_EVENT
+from core.events import EPISODE_EVENT, FORGET_EVENT
+from core.infra.breaker import CircuitOpen
+from core.infra.prefetch import prefetch
+from core.infra.sqlite_lib import sqlite3
+from core.ledger.cursors import PushCursor, PushCursorFile
+from core.memory.tiers.base import one_line
+from core.memory.tiers.neo4j import WRITE_BATCH, GraphBatch, is_transient
+from core.models import Episode
 from core.team import local as team_local
 from core.team.identity import HostClaimed
-from core.models import Episode
-from core.infra.prefetch import prefetch
-from core.memory.tiers.neo4j import WRITE_BATCH, GraphBatch, is_transient
-from core.memory.tiers.base import one_line
 
 if TYPE_CHECKING:
-    from core.memory.memory import Memory
-
+    from core.ledger.ledger import Ledger
+    from core.memory.stores import Stores
 
 
 @dataclass
@@ -47,34 +46,6 @@ class _Chunk:
     events: int  # episode events in it
     batch: GraphBatch | None  # None: no episode events (other event types only)
     forget: "tuple[str, dict] | None" = None  # a tombstone (event id, data): core/govern/graph_forget.py
-
-
-class SinkState(BaseModel):
-    offset: int = 0  # ledger byte offset applied up to
-    last_event_id: str = ""
-    applied_total: int = 0
-    failed: int = 0  # consecutive failed attempts
-    last_error: str = ""
-    last_ok: str | None = None
-    last_attempt: str | None = None
-
-
-class SyncReport(BaseModel):
-    refused: bool = False  # another state directory holds this host id (core/team/claim.py): nothing written
-    applied: int = 0
-    batches: int = 0
-    pending: int = 0
-    ok: bool = True
-    error: str = ""
-    seconds: float = 0.0
-    push_seconds: float = 0.0  # of ``seconds``: pushing this host's ledger (with its retries)
-    pull_seconds: float = 0.0  # of ``seconds``: pulling the other hosts' episodes
-    turns: int = 0  # push-then-pull turns it took (see Neo4jSync.run)
-    neo4j: str = "synced"  # or why it was not (`ars sync run` without ARS_NEO4J_URI)
-    pulled: int = 0  # other hosts' episodes pulled into SQLite (core/consumers/team_pull.py)
-    shared: int = 0  # episodes pushed whose id another host wrote first: both kept (core/team/names.py)
-    pull_error: str = ""
-    embeddings: Any = None  # core.consumers.embeddings.EmbedReport of `ars sync run` (None: embedding off)
 
 
 @contextmanager
@@ -91,10 +62,6 @@ class RenameFailed(RuntimeError):
     """``--rename`` could not reach the graph to claim the new host id."""
 
 
-# Push and pull take turns of up to this long within one sync run (see Neo4jSync.run).
-TURN_SECONDS = 5.0
-
-
 def with_seqs(batch: GraphBatch, seqs: dict[str, int], fence: "tuple[int, str] | None" = None) -> GraphBatch:
     batch.seqs = seqs
     batch.fence = fence
@@ -105,29 +72,25 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-class Neo4jSync:
-    def __init__(self, memory: "Memory"):
-        self.memory = memory
-        self.ledger: Ledger = memory.ledger
-        self.path = Path(memory.state_dir) / "sync.json"
-        self._lock = threading.Lock()
+class Neo4jPush:
+    """The Neo4j push (core/consumers/consumer.py): the ledger, the stores
+    (Neo4j to write, SQLite for index terms and contexts), the ``sync.json`` cursor."""
+
+    name = "neo4j push"
+
+    def __init__(self, ledger: "Ledger", stores: "Stores", cursor: PushCursorFile):
+        self.stores = stores
+        self.ledger = ledger
+        self.cursor = cursor
+        self.lock = threading.Lock()  # one push at a time in this process (push_lock: across processes)
         self._renamed: list[str] = []  # pushed ids another host had first (their episodes are pulled again)
 
     # -- cursor -----------------------------------------------------------------
-    def state(self) -> SinkState:
-        try:
-            data = json.loads(self.path.read_text())
-            return SinkState.model_validate(data.get("neo4j", {}))
-        except (FileNotFoundError, ValueError):
-            return SinkState()
+    def state(self) -> PushCursor:
+        return self.cursor.load()
 
-    def _save(self, st: SinkState, pending: int | None = None) -> None:
-        # ``pending`` is counted by the callers that report it (counting reads
-        # the rest of the ledger: too slow to do after every batch)
-        data = {"neo4j": st.model_dump(), "failed": st.failed}
-        if pending is not None:
-            data["pending"] = pending
-        atomic_write(self.path, json.dumps(data, indent=1))
+    def save(self, st: PushCursor, pending: int | None = None) -> None:
+        self.cursor.save(st, pending)
 
     def pending(self, offset: int | None = None) -> int:
         """Episode events in the ledger after the cursor."""
@@ -170,8 +133,8 @@ class Neo4jSync:
         # and their session contexts, with the new contexts of the stored
         # episodes next to them (a neighbour that arrived later changed them)
         try:
-            terms = self.memory.sqlite.index_terms_of({eid: event for eid, (_ep, event) in latest.items()})
-            contexts = self.memory.sqlite.contexts_around(list(latest))
+            terms = self.stores.sqlite.index_terms_of({eid: event for eid, (_ep, event) in latest.items()})
+            contexts = self.stores.sqlite.contexts_around(list(latest))
         except sqlite3.Error:
             terms, contexts = {}, None  # SQLite is not needed to sync: tokenise here instead
         return GraphBatch.of([ep for ep, _event in latest.values()], terms, contexts)
@@ -181,7 +144,7 @@ class Neo4jSync:
         next chunk is read and built while this one commits. Returns (caught
         up, wrote anything). Raises on a Neo4j failure, with the cursor after
         the last chunk that committed."""
-        store = self.memory.neo4j
+        store = self.stores.neo4j
         assert store is not None
         st = self.state()
         wrote = False
@@ -191,7 +154,7 @@ class Neo4jSync:
 
                 store.breaker.before_call()
                 try:
-                    drop(self.memory, store, *chunk.forget)
+                    drop(self.stores, store, *chunk.forget)
                 except Exception as exc:
                     if not is_transient(exc):
                         store.breaker.failure(one_line(exc))
@@ -214,14 +177,14 @@ class Neo4jSync:
             st.applied_total += len(chunk.batch or ())
             st.failed, st.last_error, st.last_ok = 0, "", _now()
             st.last_attempt = st.last_ok
-            self._save(st)
+            self.save(st)
             report.applied += chunk.events
             report.batches += 1
             if time.monotonic() >= until:
                 return False, wrote
         return True, wrote
 
-    def _push(self, report: SyncReport, until: float, deadline: float, retries: int, backoff: float,
+    def push(self, report: SyncReport, until: float, deadline: float, retries: int, backoff: float,
               max_events: int) -> tuple[bool, bool]:
         """``_drain`` until ``until``, retried with exponential backoff until
         ``deadline`` (the run's); returns (caught up, wrote)."""
@@ -240,92 +203,29 @@ class Neo4jSync:
                     return False, report.applied > before
                 time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
 
-    def run(self, max_seconds: float = 60.0, retries: int = 3, backoff: float = 0.5,
-            max_events: int = WRITE_BATCH, turn_seconds: float = TURN_SECONDS) -> SyncReport:
-        """Push the ledger into Neo4j and pull the other hosts' episodes, until
-        both are caught up or ``max_seconds`` passes.
-
-        Push and pull take turns of up to ``turn_seconds`` each: a push that
-        has a long backlog (a host ingesting its history) no longer holds the
-        pull off until its time is up, so the other hosts' episodes keep
-        arriving while this host writes (a pull used to get only what was left
-        of ``max_seconds`` after the push, and under steady ingest that was
-        the 5 s minimum of each run)."""
-        t0 = time.monotonic()
-        report = SyncReport()
-        if self.memory.neo4j is None:
-            report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
-            return report
-        from core.consumers.team_pull import pull
-
-        deadline = t0 + max_seconds
-        wrote = False
-        # one pusher per state directory, across processes too: a host's commits
-        # reach the graph in ledger order, which the other hosts' pull cursors rely on
-        with self._lock, push_lock(self.memory.state_dir):
-            if not self._claimed(report, retries, backoff, deadline):
-                report.pending = self.pending()
-                report.seconds = time.monotonic() - t0
-                return report
-            while True:
-                report.turns += 1
-                t = time.monotonic()
-                try:
-                    pushed, w = self._push(report, min(deadline, t + turn_seconds), deadline, retries, backoff,
-                                           max_events)
-                except HostClaimed as exc:  # a copy of this directory pushed meanwhile
-                    self._refuse(report, str(exc))
-                    break
-                wrote = wrote or w
-                report.push_seconds += time.monotonic() - t
-                self._pull_partners(report)
-                if not report.ok:
-                    break
-                t = time.monotonic()
-                # at least one page, even when the push used up the run's time
-                pulled = pull(self.memory, max_seconds=max(min(turn_seconds, deadline - t), 0.0))
-                report.pull_seconds += time.monotonic() - t
-                report.pulled += pulled.pulled
-                if not pulled.ok:
-                    report.pull_error = pulled.error
-                    report.ok, report.error = False, f"pull: {pulled.error}"
-                    break
-                if (pushed and pulled.caught_up) or time.monotonic() >= deadline:
-                    break
-            if wrote:
-                try:
-                    self.memory.neo4j.refresh_index()  # what this run synced is searchable when it returns
-                except Exception as exc:  # noqa: BLE001 - committed, the index catches up by itself; but say so
-                    if report.ok:
-                        report.ok, report.error = False, f"index refresh: {one_line(exc)}"
-        report.pending = self.pending()
-        self._save(self.state(), report.pending)
-        report.seconds = time.monotonic() - t0
-        return report
-
     # -- the claim on this host id (core/team/claim.py) ----------------------------
-    def _claimed(self, report: SyncReport, retries: int = 0, backoff: float = 0.5,
+    def claimed(self, report: SyncReport, retries: int = 0, backoff: float = 0.5,
                  deadline: float | None = None) -> bool:
         """Claim this host id before anything is written (the push lock is
         held). False with the report filled in: refused (``refused``, one
         line), or the graph could not be asked (retried like a push)."""
         from core.team.claim import claim, ensure_instance
 
-        store = self.memory.neo4j
+        store = self.stores.neo4j
         assert store is not None
         attempt = 0
         while True:
             try:
-                ident = ensure_instance(self.memory.state_dir, self.memory.identity)
-                self.memory.identity = ident
+                ident = ensure_instance(self.stores.state_dir, self.stores.identity)
+                self.stores.identity = ident
                 store.breaker.before_call()
-                got = claim(store, ident, self.ledger, self.memory.state_dir)
+                got = claim(store, ident, self.ledger, self.stores.state_dir)
                 store.breaker.success()
                 store.refused = ""
                 break
             except HostClaimed as exc:
                 store.breaker.success()  # the graph answered
-                self._refuse(report, str(exc))
+                self.refuse(report, str(exc))
                 return False
             except Exception as exc:  # noqa: BLE001 - recorded, retried, reported like a push
                 attempt += 1
@@ -341,16 +241,16 @@ class Neo4jSync:
             # the graph records no push of this host (its part was cleared, or the
             # graph lost): the whole ledger goes out again (MERGEs: nothing doubles)
             st.offset, st.last_event_id = 0, ""
-            self._save(st)
+            self.save(st)
         return True
 
-    def _refuse(self, report: SyncReport, line: str) -> None:
+    def refuse(self, report: SyncReport, line: str) -> None:
         report.ok, report.refused, report.error = False, True, line
         self._record_failure(line)
-        if self.memory.neo4j is not None:
-            self.memory.neo4j.refused = line  # the vector copy of this process writes nothing either
+        if self.stores.neo4j is not None:
+            self.stores.neo4j.refused = line  # the vector copy of this process writes nothing either
 
-    def _pull_partners(self, report: SyncReport) -> None:
+    def pull_partners(self, report: SyncReport) -> None:
         """Other hosts' episodes of the ids this push found they had first,
         pulled again under ``id@host`` (core/consumers/team_pull.py partners)."""
         renamed, self._renamed = sorted(set(self._renamed)), []
@@ -360,7 +260,7 @@ class Neo4jSync:
 
         report.shared += len(renamed)
         try:
-            report.pulled += partners(self.memory, renamed)
+            report.pulled += partners(self.stores, renamed)
         except Exception as exc:  # noqa: BLE001 - the next push of those ids tries again
             if not report.pull_error:
                 report.pull_error = f"pull of other hosts' episodes of the same ids: {one_line(exc)}"
@@ -380,29 +280,29 @@ class Neo4jSync:
         from core.team.identity import bind, check_name, new_instance
 
         new_host = check_name("host id", new_host)
-        old = self.memory.identity
+        old = self.stores.identity
         if new_host == old.host:
             raise BadQuery(f"this state directory already pushes as host {new_host!r}: nothing to rename")
-        store = self.memory.neo4j
+        store = self.stores.neo4j
         ident = replace(old, host=new_host, instance=new_instance())
         released, note = False, ""
-        with self._lock, push_lock(self.memory.state_dir):
+        with self.lock, push_lock(self.stores.state_dir):
             if store is not None:
                 try:
                     store.breaker.before_call()
-                    claim(store, ident, self.ledger, self.memory.state_dir)
+                    claim(store, ident, self.ledger, self.stores.state_dir)
                 except HostClaimed:
                     raise  # another directory holds the new id: nothing changed
                 except Exception as exc:  # noqa: BLE001 - one line, nothing changed
                     raise RenameFailed(f"cannot claim host id {new_host!r} (neo4j: {one_line(exc)}): nothing "
                                        "changed; run it again when the graph answers") from None
             # bound at once: the new id is claimed for this instance, and only team.json names it
-            bind(self.memory.state_dir, ident)
-            self.memory.identity = ident
-            relabelled = team_local.rename_own(self.memory.sqlite.team(), old.host, new_host)
+            bind(self.stores.state_dir, ident)
+            self.stores.identity = ident
+            relabelled = team_local.rename_own(self.stores.sqlite.team(), old.host, new_host)
             st = self.state()
             st.offset, st.last_event_id, st.failed, st.last_error = 0, "", 0, ""
-            self._save(st)
+            self.save(st)
             if store is not None:
                 store.host, store.instance, store.fence, store.refused = new_host, ident.instance, None, ""
                 try:
@@ -417,31 +317,31 @@ class Neo4jSync:
         st.failed += 1
         st.last_error = error
         st.last_attempt = _now()
-        self._save(st)
+        self.save(st)
 
     def backfill(self, clear: bool = False) -> SyncReport:
         """Rebuild Neo4j from SQLite (the store of record), then point the
         cursor at what SQLite has applied."""
         t0 = time.monotonic()
-        store = self.memory.neo4j
+        store = self.stores.neo4j
         report = SyncReport()
         if store is None:
             report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
             return report
-        with self._lock, push_lock(self.memory.state_dir):
+        with self.lock, push_lock(self.stores.state_dir):
             # claimed first: a second directory with this host id deletes and writes nothing
-            if not self._claimed(report):
+            if not self.claimed(report):
                 report.seconds = time.monotonic() - t0
                 return report
             try:
                 if clear:
                     store.clear_mine()  # this host's part of the namespace: never the team's
-                sqlite = self.memory.sqlite
+                sqlite = self.stores.sqlite
                 offset = sqlite.applied_offset()
                 # this host's own episodes only: pulled ones belong to the hosts that wrote them
                 ids = [x for x in sqlite.ids()]
                 for i in range(0, len(ids), WRITE_BATCH):
-                    own = team_local.own_ids(sqlite.team(), ids[i : i + WRITE_BATCH], self.memory.identity)
+                    own = team_local.own_ids(sqlite.team(), ids[i : i + WRITE_BATCH], self.stores.identity)
                     eps = [e for e in (sqlite.get(x) for x in ids[i : i + WRITE_BATCH] if x in own) if e is not None]
                     if eps:
                         # seq: where the ledger stood; pulls after this read them (ties by id)
@@ -451,7 +351,7 @@ class Neo4jSync:
                 if report.applied:
                     store.refresh_index()
             except HostClaimed as exc:
-                self._refuse(report, str(exc))
+                self.refuse(report, str(exc))
                 report.seconds = time.monotonic() - t0
                 return report
             except Exception as exc:  # noqa: BLE001
@@ -463,62 +363,8 @@ class Neo4jSync:
             if offset > st.offset:
                 st.offset = offset
             st.failed, st.last_error, st.last_ok = 0, "", _now()
-            self._save(st)
-            self._pull_partners(report)
+            self.save(st)
+            self.pull_partners(report)
         report.pending = self.pending()
         report.seconds = time.monotonic() - t0
         return report
-
-    # -- the view for doctor, `ars sync status` and the dashboard -----------------
-    def status(self) -> dict[str, Any]:
-        st = self.state()
-        counts: dict[str, int | None] = {"sqlite": None, "neo4j": None}
-        errors = []
-        try:
-            counts["sqlite"] = self.memory.sqlite.count()
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"sqlite: {one_line(exc)}")
-        store = self.memory.neo4j
-        if store is not None:
-            try:
-                store.breaker.before_call()
-                counts["neo4j"] = store.count()
-                store.breaker.success()
-            except Exception as exc:  # noqa: BLE001
-                errors.append(f"neo4j: {one_line(exc)}")
-        drift = None
-        if counts["sqlite"] is not None and counts["neo4j"] is not None:
-            # this namespace: this host's episodes and those it pulled, against the graph's
-            drift = counts["sqlite"] - counts["neo4j"]
-        ident = self.memory.identity
-        claim_st: dict[str, Any] | None = None
-        if store is not None:
-            try:
-                from core.team.claim import status as claim_status
-
-                claim_st = claim_status(store, ident, self.ledger)
-            except Exception as exc:  # noqa: BLE001
-                errors.append(f"claim: {one_line(exc)}")
-        hosts: dict[str, Any] = {}
-        try:
-            from core.consumers.team_pull import status as pull_status
-
-            hosts = pull_status(self.memory)
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"pull status: {one_line(exc)}")
-        pending = self.pending(st.offset) if store is not None else 0
-        return {
-            "namespace": ident.namespace,
-            "host": ident.host,
-            "claim": claim_st,  # this host id's claim in the graph and any conflict (None: no graph to ask)
-            "push_backlog": pending,
-            "hosts": hosts,  # per host of the namespace: graph and local counts; lag for the others
-            "drift_by_namespace": {ident.namespace: drift},
-            "pending": pending,
-            "failed": st.failed,
-            "counts": counts,
-            "drift": drift,
-            "last_error": (claim_st or {}).get("conflict") or st.last_error or ("; ".join(errors) if errors else ""),
-            "last_ok": st.last_ok,
-            "ledger": self.ledger.check(),
-        }

@@ -3,7 +3,8 @@ this host's SQLite, so that with the graph down this host still recalls the
 whole team's memory up to its last pull.
 
 One cursor per other host (``pull_cursor`` in ``memory.sqlite``, see
-``local.py``), moved in the transaction that stores the page it read: a crash
+core/ledger/cursors.py), moved in the transaction that stores the page it read
+(core/memory/apply.py, the one writer of SQLite): a crash
 replays at most a page, and a replayed page changes nothing (upserts by id).
 A host's episodes come in the order it pushed them (``seq``: the ledger
 offset it pushed them from), so a later version of an episode arrives later
@@ -19,22 +20,24 @@ this host's own.
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import BaseModel, ValidationError
 
 from core.govern.graph_forget import drop_pulled
 from core.govern.tombstone import load as forgotten_set
-from core.models import Episode
 from core.infra.prefetch import prefetch
+from core.ledger.cursors import PullCursors
+from core.memory.apply import apply_pulled
 from core.memory.tiers.base import one_line
 from core.memory.tiers.neo4j import is_transient
+from core.models import Episode
 from core.team import graph, local
 from core.team.names import candidates, local_name
 
 if TYPE_CHECKING:
-    from core.memory.memory import Memory
+    from core.ledger.ledger import Ledger
+    from core.memory.stores import Stores
 
 PAGE = 2000  # episodes per read (and per SQLite transaction)
 ENTITY_TYPES = {"person", "agent", "product", "project", "file", "tool", "technology",
@@ -51,10 +54,6 @@ class PullReport(BaseModel):
     caught_up: bool = False  # every other host read to its end (not stopped by max_seconds)
     dropped: int = 0  # pulled copies deleted: their writer forgot them (core/govern/graph_forget.py)
     refused: list[str] = []  # tombstones not obeyed, a line per host (core/govern/trusted.py)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def to_episode(row: dict[str, Any], host: str, namespace: str, name: str, prev: str | None = None) -> Episode:
@@ -89,23 +88,24 @@ def _pages(store, todo: dict[str, tuple[int, str]], page: int) -> Iterator[tuple
                 del todo[name]
 
 
-def pull(memory: "Memory", max_seconds: float = 60.0, page: int = PAGE) -> PullReport:
+def pull(stores: "Stores", max_seconds: float = 60.0, page: int = PAGE) -> PullReport:
     """Pull every other host's new episodes (until caught up or ``max_seconds``)."""
     report = PullReport()
-    store = memory.neo4j
+    store = stores.neo4j
     if store is None:
         report.ok, report.error = False, "neo4j is not configured (set ARS_NEO4J_URI)"
         return report
-    me = memory.identity
-    sqlite = memory.sqlite
+    me = stores.identity
+    sqlite = stores.sqlite
+    cursors = PullCursors(lambda: sqlite)
     until = time.monotonic() + max_seconds
     try:
         store.breaker.before_call()
         # what the other hosts forgot goes from here first (core/govern/graph_forget.py)
-        report.dropped = drop_pulled(memory, store, report.refused)
+        report.dropped = drop_pulled(stores, store, report.refused)
         todo: dict[str, tuple[int, str]] = {}
         for h in graph.hosts(store, me.host):
-            seq, last = local.cursor(sqlite.team(), h["name"])
+            seq, last = cursors.of(h["name"])
             if h["seq"] is not None and seq > h["seq"]:
                 continue  # nothing after the cursor (or a graph rebuilt behind it: ars sync pull --reset)
             todo[h["name"]] = (seq, last)
@@ -172,22 +172,21 @@ def _store(sqlite, me, name: str, rows: list[dict[str, Any]], report: PullReport
     if gone.ids:  # forgotten here (by its writer, or on this host): never stored again
         eps = [ep for ep in eps if ep.id not in gone.ids]
     seq, last = rows[-1]["seq"], rows[-1]["id"]
-    sqlite.upsert(eps, [f"pull:{name}:{seq}"] * len(eps), terms=terms,
-                  also=lambda c: local.move_cursor(c, name, seq, last, len(eps), _now()))
+    apply_pulled(sqlite, name, eps, terms, seq, last)
     report.hosts[name] = report.hosts.get(name, 0) + len(eps)
     return len(eps)
 
 
-def partners(memory: "Memory", ids: list[str]) -> int:
+def partners(stores: "Stores", ids: list[str]) -> int:
     """After a push named some of this host's episodes ``id@this-host`` (another
     host had the id first): bring that host's episodes of those ids again,
     as ``id@that-host``. One of them may have been stored here under the plain
     id before this host wrote its own, which then replaced it. The pull
     cursors do not move (these are not new). Returns how many were stored."""
-    store = memory.neo4j
+    store = stores.neo4j
     if store is None or not ids:
         return 0
-    me = memory.identity
+    me = stores.identity
     report = PullReport()
     stored = 0
     pushed = {h["name"]: h["seq"] or 0 for h in graph.hosts(store, me.host)}
@@ -197,31 +196,28 @@ def partners(memory: "Memory", ids: list[str]) -> int:
         for r in rows:
             by_host.setdefault(r.get("host") or "", []).append(r)
         for host, page in by_host.items():
-            eps, terms = _named(memory.sqlite, me, host, page, report)
+            eps, terms = _named(stores.sqlite, me, host, page, report)
             # labelled just after that host's last push: the embedding pass of pulled
             # episodes (core/consumers/embed_pulled.py) reads each host's after the last it embedded,
             # and these may be older; its next push ends further on in its ledger
             seq = max([pushed.get(host, 0)] + [r.get("seq") or 0 for r in page]) + 1
-            memory.sqlite.upsert(eps, [f"pull:{host}:{seq}"] * len(eps), terms=terms)
-            stored += len(eps)
+            stored += apply_pulled(stores.sqlite, host, eps, terms, seq)
     return stored
 
 
-def reset(memory: "Memory") -> None:
+def reset(stores: "Stores") -> None:
     """Forget the pull cursors: the next pull reads every other host's episodes
     again (after the graph was rebuilt, or to backfill a new host)."""
-    conn = memory.sqlite.team()
-    with conn:
-        conn.execute("DELETE FROM pull_cursor")
+    PullCursors(lambda: stores.sqlite).reset()
 
 
-def status(memory: "Memory") -> dict[str, Any]:
+def status(stores: "Stores") -> dict[str, Any]:
     """Per host of the namespace: episodes in the graph, here, and the lag."""
-    me = memory.identity
-    here = local.counts_by_host(memory.sqlite.team(), me)
-    cur = local.cursors(memory.sqlite.team())
+    me = stores.identity
+    here = local.counts_by_host(stores.sqlite.team(), me)
+    cur = PullCursors(lambda: stores.sqlite).all()
     out: dict[str, Any] = {}
-    store = memory.neo4j
+    store = stores.neo4j
     there: dict[str, int] | None = None
     if store is not None:
         try:
@@ -250,3 +246,25 @@ def status(memory: "Memory") -> dict[str, Any]:
         out["(no host)"] = {"graph": there[""]["n"], "local": None,
                             "note": "written before hosts were recorded: run ars sync backfill on the host that wrote them"}
     return out
+
+
+class TeamPull:
+    """The team pull as a consumer (core/consumers/consumer.py): its cursors are
+    per other host, in ``memory.sqlite``; it reads the graph, not the ledger."""
+
+    name = "team pull"
+
+    def __init__(self, ledger: "Ledger", stores: "Stores", cursor: PullCursors):
+        self.ledger, self.stores, self.cursor = ledger, stores, cursor
+
+    def run(self, max_seconds: float = 60.0, page: int = PAGE) -> PullReport:
+        return pull(self.stores, max_seconds=max_seconds, page=page)
+
+    def reset(self) -> None:
+        self.cursor.reset()
+
+    def partners(self, ids: list[str]) -> int:
+        return partners(self.stores, ids)
+
+    def status(self) -> dict[str, Any]:
+        return status(self.stores)

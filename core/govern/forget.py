@@ -27,7 +27,6 @@ is forgotten; without a key the tombstone says ``unverified``.
 from __future__ import annotations
 
 import json
-import os
 from core.infra.sqlite_lib import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -39,7 +38,7 @@ from core.infra.fsutil import atomic_write
 from core.ledger.ledger import Event, content_id
 from core.infra.writer_lock import WriterBusy
 from core.govern import scrub, tombstone
-from core.govern.tombstone import FORGET_EVENT
+from core.events import FORGET_EVENT
 
 if TYPE_CHECKING:
     from core.memory.memory import Memory
@@ -250,7 +249,7 @@ def _apply(memory: "Memory", pending: dict[str, Any]) -> ForgetReport:
         # the neighbours' new contexts go to Neo4j with the tombstone (graph_forget.py)
         _note_touched(state, pending["event_id"], touched)
     rep.removed["sqlite"] = f"{n} episodes (rows, full-text entries, {len(touched)} neighbours' context)"
-    rep.removed["vectors"] = f"{_forget_vectors(state, ids)} vectors"
+    rep.removed["vectors"] = f"{scrub.forget_vectors(state, ids)} vectors"
     rep.removed["checkpoints"] = f"{_scrub_checkpoints(state, ids)} files scrubbed"
     ctx = state / STARTUP_CONTEXT
     if ctx.exists():
@@ -271,32 +270,6 @@ def _note_touched(state: Path, event_id: str, touched: list[str]) -> None:
         cur = {}
     cur[event_id] = touched
     atomic_write(path, json.dumps(cur))
-
-
-def _forget_vectors(state: Path, ids: set[str]) -> int:
-    from core.memory.embed import VECTORS_FILE
-
-    path = state / VECTORS_FILE
-    if not path.exists() or not ids:
-        return 0
-    conn = sqlite3.connect(path, timeout=10)
-    try:
-        conn.execute("PRAGMA secure_delete=ON")
-        n = 0
-        with conn:
-            todo = sorted(ids)
-            for i in range(0, len(todo), 500):
-                part = todo[i:i + 500]
-                n += conn.execute(f"DELETE FROM vectors WHERE episode_id IN ({','.join('?' * len(part))})",
-                                  part).rowcount
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return n
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return 0
-        raise
-    finally:
-        conn.close()
 
 
 def _scrub_checkpoints(state: Path, ids: set[str]) -> int:

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 from core.infra.fsutil import atomic_write
 from core.inbox.signing import public_fingerprint
 from core.team.names import qualified
-from core.govern import tombstone, trusted
+from core.govern import scrub, tombstone, trusted
 
 if TYPE_CHECKING:
-    from core.memory.memory import Memory
+    from core.memory.stores import Stores
     from core.memory.tiers.neo4j import Neo4jStore
 
 DROP = """
@@ -58,7 +58,7 @@ RETURN f.host AS host, f.id AS id, f.team_id AS team_id, f.decision AS decision,
 """
 
 
-def drop(memory: "Memory", store: "Neo4jStore", event_id: str, data: dict[str, Any]) -> int:
+def drop(memory: "Stores", store: "Neo4jStore", event_id: str, data: dict[str, Any]) -> int:
     """Carry one tombstone to the graph (idempotent); returns the episodes deleted."""
     from core.team.graph import CLEAR_ORPHANS
 
@@ -82,7 +82,7 @@ def drop(memory: "Memory", store: "Neo4jStore", event_id: str, data: dict[str, A
     return row["c"]
 
 
-def _resend_contexts(memory: "Memory", store: "Neo4jStore", event_id: str) -> None:
+def _resend_contexts(memory: "Stores", store: "Neo4jStore", event_id: str) -> None:
     path = Path(memory.state_dir) / "forget-contexts.json"
     try:
         noted = json.loads(path.read_text())
@@ -101,12 +101,10 @@ def _resend_contexts(memory: "Memory", store: "Neo4jStore", event_id: str) -> No
     atomic_write(path, json.dumps(noted))
 
 
-def drop_pulled(memory: "Memory", store: "Neo4jStore", refused: list[str] | None = None) -> int:
+def drop_pulled(memory: "Stores", store: "Neo4jStore", refused: list[str] | None = None) -> int:
     """Delete this host's pulled copies of episodes their writer's supervisor forgot
     (core/govern/trusted.py: signed); returns how many. Tombstones not obeyed: a line
     each in ``refused``."""
-    from core.govern.forget import _forget_vectors
-
     rows = store._rows(TOMBSTONES, timeout=60)
     if not rows:
         return 0
@@ -132,7 +130,7 @@ def drop_pulled(memory: "Memory", store: "Neo4jStore", refused: list[str] | None
             if host == names.get(eid)]
     if here:
         memory.sqlite.forget(here)
-        _forget_vectors(Path(memory.state_dir), set(here))
+        scrub.forget_vectors(Path(memory.state_dir), set(here))
     # remembered as forgotten: a later pull (or a reset one) never stores them again
     tombstone.merge(memory.state_dir, {"ids": todo})
     return len(here)

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.infra.fsutil import atomic_write
-from core.ledger.ledger import EPISODE_EVENT, Event, content_id
+from core.events import EPISODE_EVENT
+from core.ledger.ledger import Event, content_id
 from core.infra.sqlite_lib import FTS_SECURE_DELETE
 from core.infra.writer_lock import WriterBusy
 from core.govern import scrub
@@ -132,7 +133,7 @@ def finish_pending(memory: "Memory", wait: bool = True) -> bool:
 
 
 def _apply(memory: "Memory", ids: list[str], stop: int, rep: ScanReport) -> None:
-    from core.govern.forget import _forget_vectors, _scrub_checkpoints
+    from core.govern.forget import _scrub_checkpoints
 
     state = Path(memory.state_dir)
     wanted = set(ids)
@@ -153,7 +154,7 @@ def _apply(memory: "Memory", ids: list[str], stop: int, rep: ScanReport) -> None
     memory.sqlite.checkpoint(conn)
     how = "FTS secure-delete" if FTS_SECURE_DELETE else "index merged"
     rep.removed["sqlite"] = f"{len(ids)} episodes rewritten (secure_delete, {how}, WAL truncated)"
-    rep.removed["vectors"] = f"{_forget_vectors(state, wanted)} vectors (re-embedded at the next sync)"
+    rep.removed["vectors"] = f"{scrub.forget_vectors(state, wanted)} vectors (re-embedded at the next sync)"
     rep.removed["checkpoints"] = f"{_scrub_checkpoints(state, wanted)} files scrubbed"
     ctx = state / "startup-context.md"
     if ctx.exists():

@@ -1,5 +1,5 @@
-"""Taking forgotten text out of files ARS wrote: the ledger lines, and JSON
-that quotes recall results (checkpoints, loop transitions).
+"""Taking forgotten text out of files ARS wrote: the ledger lines, JSON
+that quotes recall results (checkpoints, loop transitions), and the vectors.
 
 The ledger is patched in place, line for line, keeping every line's length:
 an episode line becomes ``{"event_id", "type": "episode.forgotten", "ts",
@@ -21,9 +21,12 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from core.govern.tombstone import FORGOTTEN_EVENT, PLACEHOLDER
+from core.infra.sqlite_lib import sqlite3
 
-_UPSERT = b'"type": "episode.upsert"'
+from core.events import EPISODE_EVENT, FORGOTTEN_EVENT
+from core.govern.tombstone import PLACEHOLDER
+
+_UPSERT = f'"type": "{EPISODE_EVENT}"'.encode()
 _DATA_ID = b'"data": {"id": '
 _HIT_KEY = b'"episode_id"'
 _TEXT_KEYS = ("snippet", "text", "summary", "context", "terms")
@@ -197,3 +200,30 @@ def scrub_json_file_lines(lines: Iterable[str], ids: set[str]) -> tuple[list[str
                 continue
         out.append(line)
     return out, n
+
+
+def forget_vectors(state: Path, ids: set[str]) -> int:
+    """Delete the vectors of ``ids`` from ``vectors.sqlite`` (freed pages zeroed); how many."""
+    from core.memory.embed import VECTORS_FILE
+
+    path = state / VECTORS_FILE
+    if not path.exists() or not ids:
+        return 0
+    conn = sqlite3.connect(path, timeout=10)
+    try:
+        conn.execute("PRAGMA secure_delete=ON")
+        n = 0
+        with conn:
+            todo = sorted(ids)
+            for i in range(0, len(todo), 500):
+                part = todo[i:i + 500]
+                n += conn.execute(f"DELETE FROM vectors WHERE episode_id IN ({','.join('?' * len(part))})",
+                                  part).rowcount
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return n
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return 0
+        raise
+    finally:
+        conn.close()

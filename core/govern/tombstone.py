@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from core.events import FORGET_EVENT
 from core.infra.fsutil import atomic_write
 
-FORGET_EVENT = "memory.forget"  # the tombstone (ledger event type)
-FORGOTTEN_EVENT = "episode.forgotten"  # what a scrubbed episode line becomes (same length, no text)
 FORGOTTEN_FILE = "forgotten.json"
 PENDING_FILE = "forget.pending"
 PLACEHOLDER = "[forgotten]"

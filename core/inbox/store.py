@@ -37,7 +37,7 @@ from core.errors import first_error
 from core.infra.fsutil import atomic_write, private_dir
 from core.ledger.ledger import Event, Ledger, content_id
 from core.infra.once import AlreadyDecided, create_once, who
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.inbox.models import ENDINGS, KINDS, RISKS, STATUS_OF, STATUSES, VERDICTS, InboxDecision, InboxRequest, now
 
 INBOX = "inbox"

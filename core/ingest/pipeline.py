@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 from core.enrich.extract import source_key
 from core.govern.redact import redact_episodes
 from core.models import Episode
-from core.memory.memory import BadQuery, Memory
+from core.errors import BadQuery
+from core.memory.memory import Memory
 from core.memory.sources import SourceRegistry, not_regular
 from core.ingest.formats.parsed import Parsed, shown
 from core.ingest.parsers import PARSERS, STREAMS, detect_format

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
+from core.events import SESSION_FINALIZED_EVENT
 from core.ledger.ledger import Event, content_id
 from core.memory.memory import Memory
 from core.ingest.pipeline import INGESTIBLE, IngestReport, ingest
@@ -75,7 +76,7 @@ class Watcher:
             entry = self.memory.files.registry.files().get(str(path.resolve()))
             episode_ids = sorted({s[2] for s in entry.spans}) if entry else []
             data = {"path": str(path.resolve()), "episodes": episode_ids}
-            self.memory.ledger.append([Event(content_id("fin", data), "session.finalized", data)])
+            self.memory.ledger.append([Event(content_id("fin", data), SESSION_FINALIZED_EVENT, data)])
             if self.on_finalized:
                 self.on_finalized(path)
 

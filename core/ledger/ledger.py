@@ -28,7 +28,6 @@ from typing import Any, Callable, Iterator
 from core.infra.fsutil import PRIVATE_FILE, private_dir
 
 LEDGER = "ledger.jsonl"
-EPISODE_EVENT = "episode.upsert"  # an Episode, remembered (the stores apply these)
 
 
 class LedgerUnreadable(OSError):

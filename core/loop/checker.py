@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.loop.models import CheckResult, Evidence, Hypothesis, Premise, ProposedAction, RuleVerdict
 
 RULES = ("decompose", "doubt", "rebuild", "no_skip")

@@ -31,7 +31,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from core.infra.fsutil import PRIVATE_FILE, append_line, atomic_write, private_dir
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.loop.checkpoint_names import GOAL_NAME_BYTES, LOOP_NAME_BYTES, base_name, safe_name
 from core.loop.history_file import Problem, describe_error, last_entry, last_index, one_line_error, read_history
 from core.loop.models import HistoryEntry, LoopState

@@ -39,9 +39,10 @@ from pydantic import ValidationError
 
 from core.errors import first_error
 from core.infra.fsutil import fsync_dir
+from core.events import HUMAN_DECISION_EVENT
 from core.ledger.ledger import Event, Ledger, content_id
 from core.infra.once import AlreadyDecided, create_once, who  # noqa: F401 - who() is also this module's API
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.loop.checkpoint_names import LOOP_NAME_BYTES, safe_name
 from core.loop.checkpoints import CheckpointStore
 from core.loop.models import Decision, LoopState, PendingApproval
@@ -103,8 +104,8 @@ def _peek(state_dir: Path, loop_id: str, request_id: str) -> Decision | None:
 
 def ledger_decision(state_dir: Path, loop_id: str, request_id: str) -> Decision | None:
     """The decision as the ledger recorded it (its ``human.decision`` event), if it did."""
-    want = content_id("human.decision", loop_id, request_id)
-    for e in Ledger(state_dir).read(types=("human.decision",)):
+    want = content_id(HUMAN_DECISION_EVENT, loop_id, request_id)
+    for e in Ledger(state_dir).read(types=(HUMAN_DECISION_EVENT,)):
         if e.event_id == want:
             try:
                 return Decision.model_validate(e.data)
@@ -178,7 +179,7 @@ def find_decision(state_dir: Path, state: LoopState) -> Decision | None:
 
 
 def record_decision_event(d: Decision) -> Event:
-    return Event(content_id("human.decision", d.loop_id, d.request_id), "human.decision",
+    return Event(content_id(HUMAN_DECISION_EVENT, d.loop_id, d.request_id), HUMAN_DECISION_EVENT,
                  d.model_dump(mode="json"), ts=d.decided_at.isoformat())
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from core.config import Settings
 from core.ledger.ledger import Ledger
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.loop import checker
 from core.loop.checkpoints import CheckpointStore, Loaded
 from core.loop.history_file import last_entry

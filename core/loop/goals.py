@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.errors import first_error
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.loop.models import GoalFrame
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from core.events import LOOP_RECORD_EVENT
 from core.govern.redact import redact_episode, redact_value
 from core.ledger.ledger import Event, content_id
 from core.loop import checker
@@ -22,7 +23,7 @@ from core.loop.models import (HitBrief, IterationRecord, LoopState, Observation,
 from core.loop.policies.protocol import Policy, PolicyError
 from core.loop.tools import ToolContext, ToolRegistry
 from core.loop.transitions import Transitions, crash_point
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from core.models import Episode
 
 RECALL_K = 5
@@ -211,7 +212,7 @@ class Steps(Transitions):
         # writes the same record and finds its episode stored
         rec = IterationRecord.model_validate(redact_value(rec.model_dump(mode="json")))
         episode = redact_episode(self._episode(state, rec))
-        event = Event(content_id("loop.record", state.loop_id, state.iteration), "loop.record", {
+        event = Event(content_id(LOOP_RECORD_EVENT, state.loop_id, state.iteration), LOOP_RECORD_EVENT, {
             "loop_id": state.loop_id, "goal_id": state.goal_id, "iteration": state.iteration,
             "record": rec.model_dump(mode="json"), "episode_id": episode.id}, ts=v.ts.isoformat())
         mark = self._append_once([event], state.ledger_mark)

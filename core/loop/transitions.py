@@ -2,7 +2,7 @@
 
 1. a ``HistoryEntry`` appended (and fsync'd) to the loop's history file;
 2. a ``loop.transition`` event in the ledger, with the stable id
-   ``content_id("loop.transition", loop_id, seq)``, appended only if absent;
+   ``content_id(LOOP_TRANSITION_EVENT, loop_id, seq)``, appended only if absent;
 3. the checkpoint replaced atomically.
 
 A crash between 1 and 3 leaves a history entry newer than the checkpoint;
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.events import LOOP_TRANSITION_EVENT
 from core.ledger.ledger import Event, Ledger, content_id
 from core.loop.checkpoints import CheckpointStore
 from core.loop.models import HistoryEntry, LoopState, now, validate_transition
@@ -48,7 +49,7 @@ class Transitions:
 
     def _event(self, entry: HistoryEntry) -> Event:
         s = entry.state
-        return Event(content_id("loop.transition", s.loop_id, entry.index), "loop.transition", {
+        return Event(content_id(LOOP_TRANSITION_EVENT, s.loop_id, entry.index), LOOP_TRANSITION_EVENT, {
             "loop_id": s.loop_id, "goal_id": s.goal_id, "seq": entry.index, "kind": entry.kind,
             "from_status": entry.from_status, "to_status": entry.to_status, "from_step": entry.from_step,
             "to_step": entry.to_step, "iteration": entry.iteration, "reason": entry.reason,

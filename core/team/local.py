@@ -7,7 +7,7 @@ episode store (``memory.sqlite``):
   (``seq``, the ledger offset that host pushed the episode from, then ``id``
   for ties), written in the same transaction as the pulled episodes, so a
   crash mid-pull replays a page and never skips one. A rebuilt store has no
-  cursor and pulls everything again.
+  cursor and pulls everything again. Read and moved by core/ledger/cursors.py.
 """
 
 from __future__ import annotations
@@ -64,24 +64,6 @@ def origins(conn: sqlite3.Connection, ids: Sequence[str], me: "Identity") -> dic
         out[eid] = {"namespace": ns or me.namespace, "host": host or me.host,
                     "agent": me.agent_of(source, agent) if mine else (agent or source)}
     return out
-
-
-def cursor(conn: sqlite3.Connection, host: str) -> tuple[int, str]:
-    row = conn.execute("SELECT seq, id FROM pull_cursor WHERE host = ?", (host,)).fetchone()
-    return (row[0], row[1]) if row else (-1, "")
-
-
-def cursors(conn: sqlite3.Connection) -> dict[str, dict]:
-    return {h: {"seq": s, "id": i, "pulled": n, "at": at}
-            for h, s, i, n, at in conn.execute("SELECT host, seq, id, pulled, at FROM pull_cursor")}
-
-
-def move_cursor(conn: sqlite3.Connection, host: str, seq: int, last_id: str, n: int, at: str) -> None:
-    conn.execute(
-        "INSERT INTO pull_cursor (host, seq, id, pulled, at) VALUES (?, ?, ?, ?, ?)"
-        " ON CONFLICT(host) DO UPDATE SET seq = excluded.seq, id = excluded.id,"
-        " pulled = pulled + excluded.pulled, at = excluded.at",
-        (host, seq, last_id, n, at))
 
 
 def own_ids(conn: sqlite3.Connection, ids: Sequence[str], me: "Identity") -> set[str]:

@@ -36,7 +36,7 @@ from core.api import ARS
 from core.errors import failure_line, first_error
 from core.loop.models import OPEN_STATUSES, STATUSES
 from core.models import Explanation, RecallResult
-from core.memory.memory import BadQuery
+from core.errors import BadQuery
 from tui.agents.file_watch import FileWatch
 
 log = logging.getLogger("ars.mcp")

@@ -87,10 +87,7 @@ class Daemon:
         if self._ars is None:
             self._open()
         else:
-            try:
-                self._ars.memory.recover(wait=False)
-            except Exception:  # noqa: BLE001 - as ARS() on open: a broken SQLite still leaves the other tiers
-                pass
+            self._ars.recover()  # as ARS() on open
         return self._ars
 
     def warm(self) -> None:

@@ -1,0 +1,90 @@
+"""The one writer of episodes into SQLite: ledger events, and pulled pages.
+
+Every episode SQLite holds arrives through here, with the cursor that covers
+it in the same transaction: this host's own from the ledger (its applied
+offset moves with them), another host's from a team pull page (that host's
+pull cursor moves with them, core/ledger/cursors.py). A pulled episode is not
+in this host's ledger; it is stored under the event id of the page it came in
+(``pull:HOST:SEQ``), which the embedding pass of pulled episodes reads back.
+
+A ledger line that is not a valid event is skipped and reported (file, line
+and what is wrong): one bad line never stops the rest.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Mapping, Sequence
+
+from pydantic import ValidationError
+
+from core.errors import first_error
+from core.events import EPISODE_EVENT, FORGET_EVENT
+from core.govern.tombstone import Forgotten
+from core.ledger import cursors
+from core.ledger.ledger import BadEvent, Ledger
+from core.memory.tiers.base import one_line
+from core.memory.tiers.sqlite import SqliteStore
+from core.models import Episode
+
+BATCH = 1000  # episodes per SQLite transaction while catching up
+
+
+def apply_written(store: SqliteStore, episodes: Sequence[Episode], ids: Sequence[str], end: int) -> None:
+    """A batch just appended to the ledger ending at ``end``, when SQLite had
+    applied everything before it (the write path's fast case)."""
+    store.upsert(episodes, ids, ledger_offset=end, last_event_id=ids[-1])
+
+
+def apply_ledger(ledger: Ledger, store: SqliteStore, problems: list[BadEvent], tombstones: Forgotten) -> int:
+    """Apply to ``store`` every episode and forget event after its cursor;
+    returns the episodes applied. Skipped lines go to ``problems``, the
+    forget events met to ``tombstones``."""
+    start = store.applied_offset()
+    if start >= ledger.size():
+        return 0
+    batch: list[Episode] = []
+    ids: list[str] = []
+    applied = 0
+    end = start
+    bad: list[BadEvent] = []
+    for entry in ledger.read(start, on_bad=bad.append):
+        end = entry.end
+        if entry.type == EPISODE_EVENT:
+            try:
+                batch.append(Episode.model_validate(entry.data))
+                ids.append(entry.event_id)
+            except (ValidationError, ValueError, TypeError, RecursionError) as exc:
+                why = first_error(exc, "data") if isinstance(exc, ValidationError) else one_line(exc)
+                bad.append(BadEvent(entry.offset, ledger.line_of(entry.offset),
+                                    f"episode event {entry.event_id} skipped: {why}"))
+        elif entry.type == FORGET_EVENT:
+            # the tombstone: what came before it goes (``ars rebuild`` keeps it forgotten)
+            store.upsert(batch, ids, ledger_offset=entry.offset, last_event_id=ids[-1] if ids else "")
+            applied += len(batch)
+            batch, ids = [], []
+            store.forget([str(i) for i in entry.data.get("ids") or []])
+            tombstones.add(entry.data)
+        if len(batch) >= BATCH:
+            store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1])
+            applied += len(batch)
+            batch, ids = [], []
+    if end > start:
+        store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1] if ids else "")
+        applied += len(batch)
+    problems.extend(bad)
+    return applied
+
+
+def apply_pulled(store: SqliteStore, host: str, episodes: Sequence[Episode], terms: Mapping[str, str],
+                 seq: int, last_id: str | None = None) -> int:
+    """A page of ``host``'s episodes, stored under the page's event id. With
+    ``last_id`` the host's pull cursor moves to (``seq``, ``last_id``) in the
+    same transaction; without, the cursor stays (episodes pulled again, not new)."""
+    def move_cursor(conn) -> None:
+        at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        cursors.move_pull_cursor(conn, host, seq, last_id, len(episodes), at)
+
+    store.upsert(episodes, [cursors.pulled_event_id(host, seq)] * len(episodes), terms=terms,
+                 also=move_cursor if last_id is not None else None)
+    return len(episodes)
