@@ -24,8 +24,7 @@ from textual.markup import escape
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from core.api import BadInput
-from core.loop.models import TERMINAL, HistoryEntry, LoopState
+from core.api import TERMINAL, BadInput, HistoryEntry, LoopState
 
 from tui.diff import diff
 from tui.messages import SelectLoop

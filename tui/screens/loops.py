@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Container
 from textual.widgets import DataTable, Input, Static
 
-from core.loop.models import LoopState
+from core.api import LoopState
 
 from tui.messages import SelectLoop
 from tui.modals import ConfirmModal, InputModal

@@ -28,10 +28,8 @@ from textual.containers import Container, Horizontal, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Input, Label, Static
 
-from core.api import BadInput
+from core.api import FUSION, FUSION_DEPTH, RRF_K, TIER_WEIGHT, BadInput, cue, weak_result
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
-from core.memory.confidence import cue, weak_result
-from core.memory.scoring import FUSION, FUSION_DEPTH, RRF_K, TIER_WEIGHT
 
 from tui.modals import EpisodePicker
 from tui.widgets.status import ms, one_line, short_ids, theme_style, tier_text
@@ -51,7 +49,7 @@ ID_WIDTH = 20
 def placeholders_marked(text: str) -> str:
     """A snippet as markup, a redacted secret's placeholder shown as such (not dimmed like
     the text around it), so nobody mistakes ``[secret:openai-key]`` for the key."""
-    from core.govern.redact import PLACEHOLDER_RE
+    from core.api import PLACEHOLDER_RE
 
     out, at = [], 0
     for m in PLACEHOLDER_RE.finditer(text):
