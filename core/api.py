@@ -8,7 +8,7 @@ fix are ``BadInput`` (the CLI exits 2). The work lives in the core module each m
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from core.config import Settings, load_settings
 from core.errors import BadQuery
@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loo
     from datetime import datetime
 
     from core.consumers.neo4j_push import SyncReport
+    from core.govern.forget import ForgetReport, Selection
+    from core.govern.rescan import ScanReport
     from core.inbox import Inbox, InboxRequest
     from core.ingest.pipeline import FileSummary, IngestReport
     from core.loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
@@ -187,10 +189,9 @@ class ARS:
 
     def loop_start(self, goal: "str | Path | dict[str, Any] | GoalFrame", policy: str = "offline",
                    run: bool = True) -> "LoopState":
-        """Create a loop for ``goal`` and (by default) run it to its first exit."""
-        from core.loop.models import GoalFrame
-        state = self.loops.create(goal if isinstance(goal, GoalFrame) else self.load_goal(goal), policy)
-        return self.loops.run(state.loop_id) if run else state
+        """Create a loop for ``goal`` (a GoalFrame, or what ``load_goal`` takes) and (by default)
+        run it to its first exit."""
+        return loop_service.start(self.loops, goal, policy, run)
 
     def loop_resume(self, loop_id: str) -> "LoopState":
         """Continue a loop from its checkpoint (after a crash, or once a decision is recorded)."""
@@ -260,10 +261,7 @@ class ARS:
     @staticmethod
     def check(text: str) -> "CheckResult":
         """First-principles verdicts (SOUL.md) on reasoning text, with evidence."""
-        from core.loop.checker import check_text
-        if not isinstance(text, str) or not text.strip():
-            raise BadInput("nothing to check: give the reasoning as an argument or on stdin (ars check -)")
-        return check_text(text)
+        return loop_service.check(text)
 
     def rehydrate(self, write: bool = True) -> "RehydrateReport":
         """The startup context (open loops, next steps, memories, health, a next focus); written

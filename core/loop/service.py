@@ -1,5 +1,6 @@
-"""What the facade does with loops beyond one engine call: several loops' states at
-once, a loop run on an engine of its own, one history entry, a decision then a resume."""
+"""What the facade does with loops beyond one engine call: a loop started from any goal,
+several loops' states at once, a loop run on an engine of its own, one history entry, a
+decision recorded, reasoning text checked."""
 
 from __future__ import annotations
 
@@ -59,3 +60,22 @@ def record_decision(engine, state_dir: Path, loop_id: str, kind: str, note: str,
 
     decide(state_dir, loop_id, kind, note=note, args=args, request_id=request_id,
            tools=engine.tools, store=engine.store, signer=signer)
+
+
+def start(engine, goal: Any, policy: str, run: bool):
+    """A new loop for ``goal`` (a GoalFrame, a goal file path, a dict or plain goal text), run
+    to its first exit when ``run``."""
+    from core.loop.goals import load_goal
+    from core.loop.models import GoalFrame
+
+    state = engine.create(goal if isinstance(goal, GoalFrame) else load_goal(goal), policy)
+    return engine.run(state.loop_id) if run else state
+
+
+def check(text: str):
+    """First-principles verdicts (SOUL.md) on reasoning text; BadQuery when there is none."""
+    from core.loop.checker import check_text
+
+    if not isinstance(text, str) or not text.strip():
+        raise BadQuery("nothing to check: give the reasoning as an argument or on stdin (ars check -)")
+    return check_text(text)

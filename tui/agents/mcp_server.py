@@ -360,14 +360,9 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
         """ARS work loops and what each waits for: id, goal, status, step, iteration and the
         pending prompt a person must answer. Call it when asked what is in progress or blocked."""
         states, problems = await answer(ars.loop_list)
-        out = []
-        for s in states:
-            if status == "open" and s.status not in OPEN_STATUSES:
-                continue
-            if status not in (None, "open") and s.status != status:
-                continue
-            out.append(LoopSummary.of(s))
-        return LoopsResult(loops=out, problems=problems)
+        kept = [s for s in states if status is None
+                or (s.status in OPEN_STATUSES if status == "open" else s.status == status)]
+        return LoopsResult(loops=[LoopSummary.of(s) for s in kept], problems=problems)
 
     def startup_markdown() -> str:
         from core.api import render_markdown
