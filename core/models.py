@@ -147,20 +147,19 @@ class Explanation(Model):
 
 
 # -- loops at a glance --------------------------------------------------------------
-class PendingPrompt(BaseModel):
-    """What a loop waits for a person to decide, in brief."""
-
+# (comments, not docstrings: a model's docstring is its JSON schema's description, and the
+# MCP ``loops`` tool's output schema is what agents read)
+class PendingPrompt(BaseModel):  # what a loop waits for a person to decide, in brief
     request_id: str
     kind: str
     prompt: str
     risk: str = ""
 
 
+# One loop at a glance: the MCP ``loops`` tool answers with it, and ``ars rehydrate``'s
+# ``LoopBrief`` (core/loop/rehydrate.py) extends it with the next step, the blockers and the
+# memories (and the whole pending request).
 class LoopSummary(BaseModel):
-    """One loop at a glance: the MCP ``loops`` tool answers with it, and ``ars rehydrate``'s
-    ``LoopBrief`` (core/loop/rehydrate.py) extends it with the next step, the blockers and
-    the memories (and the whole pending request)."""
-
     loop_id: str
     goal_id: str
     goal: str
