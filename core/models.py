@@ -144,3 +144,36 @@ class Explanation(Model):
     tiers: list[TierExplanation]
     fused_rank: int | None
     verdict: str
+
+
+# -- loops at a glance --------------------------------------------------------------
+# (comments, not docstrings: a model's docstring is its JSON schema's description, and the
+# MCP ``loops`` tool's output schema is what agents read)
+class PendingPrompt(BaseModel):  # what a loop waits for a person to decide, in brief
+    request_id: str
+    kind: str
+    prompt: str
+    risk: str = ""
+
+
+# One loop at a glance: the MCP ``loops`` tool answers with it, and ``ars rehydrate``'s
+# ``LoopBrief`` (core/loop/rehydrate.py) extends it with the next step, the blockers and the
+# memories (and the whole pending request).
+class LoopSummary(BaseModel):
+    loop_id: str
+    goal_id: str
+    goal: str
+    status: str
+    step: str
+    iteration: int
+    pending: PendingPrompt | None = Field(None, description="what the loop waits for a person to decide")
+    updated_at: datetime | None = None
+
+    @classmethod
+    def of(cls, state: Any) -> "LoopSummary":
+        """The summary of a ``LoopState``."""
+        p = state.pending_approval
+        return cls(loop_id=state.loop_id, goal_id=state.goal_id, goal=state.goal.goal, status=state.status,
+                   step=state.current_step, iteration=state.iteration, updated_at=state.updated_at,
+                   pending=PendingPrompt(request_id=p.request_id, kind=p.kind, prompt=p.prompt, risk=p.risk)
+                   if p is not None else None)

@@ -125,7 +125,7 @@ async def test_d_in_recall_forgets_the_selected_memory_after_showing_it(demo: Pa
 
 
 def test_a_redacted_placeholder_is_shown_as_such():
-    from tui.screens.recall import placeholders_marked
+    from tui.screens.recall_score import placeholders_marked
 
     marked = placeholders_marked("key [secret:openai-key] and [private] here")
     assert "[reverse $text-warning][secret:openai-key][/]" in marked.replace("\\[", "[")

@@ -31,9 +31,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from core.api import ARS
-from core.inbox import InboxRequest
-from core.loop.models import LoopState
+from core.api import ARS, InboxRequest, LoopState
 
 from tui import event_journal
 from tui.idle_gc import IdleCollector
@@ -160,7 +158,7 @@ class ArsApp(AppNotices, LoopActions, App[None]):
 
     # -- the supervisor's key ----------------------------------------------------------------
     def _trust(self) -> str:
-        from core.inbox.signing import short
+        from core.api import short
 
         if self.pin is None:
             return "unverified decisions: ars supervisor init"
@@ -174,7 +172,7 @@ class ArsApp(AppNotices, LoopActions, App[None]):
         unlocked with the passphrase asked once per run. (False, None): not unlocked."""
         if self.pin is None or self.signer is not None:
             return True, self.signer
-        from core.inbox.signing import SigningError, short
+        from core.api import SigningError, short
 
         passphrase = await self.push_screen_wait(InputModal(
             "Unlock the supervisor key", prompt=f"key {short(self.pin)}: its passphrase signs this and every "

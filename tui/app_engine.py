@@ -8,8 +8,7 @@ from typing import Any, Iterable
 
 from textual import work
 
-from core.api import BadInput
-from core.loop.models import LoopState
+from core.api import BadInput, LoopState
 
 from tui.messages import LoopsChanged, SelectLoop
 
@@ -35,7 +34,7 @@ class LoopActions:
 
     def _run(self, loop_id: str) -> LoopState | None:
         """Run a loop to its next exit on its own engine; None when another process has it."""
-        from core.loop.checkpoints import LoopBusy
+        from core.api import LoopBusy
 
         if self.ars.loop_running(loop_id):
             return None
@@ -62,7 +61,7 @@ class LoopActions:
                args: dict[str, Any] | None = None, signer: Any = None) -> None:
         """Record a person's decision (exactly once), then resume the loop here
         unless another process runs it (that process applies the decision)."""
-        from core.loop.checkpoints import CorruptCheckpoint
+        from core.api import CorruptCheckpoint
 
         try:
             self.ars.loop_decide(loop_id, kind, note=note, args=args, request_id=request_id, resume=False,
@@ -104,7 +103,7 @@ class LoopActions:
 
     @work(thread=True, group="engine")
     def resume(self, loop_id: str) -> None:
-        from core.loop.checkpoints import CorruptCheckpoint
+        from core.api import CorruptCheckpoint
 
         try:
             state = self._run(loop_id)
@@ -138,7 +137,7 @@ class LoopActions:
 
     @work(thread=True, group="engine")
     def cancel(self, loop_id: str, reason: str) -> None:
-        from core.loop.checkpoints import LoopBusy
+        from core.api import LoopBusy
 
         try:
             state = self.ars.loop_cancel(loop_id, reason)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from core.inbox import InboxRequest
-from core.loop.models import LoopState
+from core.api import InboxRequest, LoopState
 
 
 class LoopsListed(Message):

@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from core.loop.models import LoopState
+from core.api import LoopState
 
 ATTENTION = ("waiting_human", "blocked")
 

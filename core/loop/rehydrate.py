@@ -21,6 +21,7 @@ from core.infra.fsutil import atomic_write
 from core.ledger.ledger import Ledger
 from core.loop.checkpoints import CheckpointStore
 from core.loop.models import OPEN_STATUSES, LoopState, PendingApproval, now
+from core.models import LoopSummary
 
 STARTUP_FILE = "startup-context.md"
 MEMORIES_PER_LOOP = 3
@@ -32,13 +33,7 @@ class MemoryBrief(BaseModel):
     snippet: str
 
 
-class LoopBrief(BaseModel):
-    loop_id: str
-    goal_id: str
-    goal: str
-    status: str
-    step: str
-    iteration: int
+class LoopBrief(LoopSummary):
     next_step: str
     command: str
     blockers: list[str] = Field(default_factory=list)

@@ -19,8 +19,8 @@ def session_start(event: dict, state: str, say, answer) -> int:
         return 0
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from core.api import ARS
-    from core.config import load_settings
-    from core.loop.rehydrate import render_markdown
+    from core.api import load_settings
+    from core.api import render_markdown
 
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else ""
     project = os.path.basename(os.path.normpath(cwd)) if cwd else ""

@@ -83,9 +83,9 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
     agent's own prompt to decide (``end_call``/``end_session`` settle it afterwards)."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from core.api import ARS
-    from core.config import load_settings
-    from core.inbox import MAX_DETAIL, MAX_META, MAX_SUMMARY
-    from core.inbox.signing import SETUP_HINT, input_hash, short
+    from core.api import load_settings
+    from core.api import MAX_DETAIL, MAX_META, MAX_SUMMARY
+    from core.api import SETUP_HINT, input_hash, short
 
     timeout = float(gate.timeout if wait is None else min(wait, gate.timeout))
     first = matches[0]
@@ -172,7 +172,7 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
 def refusal(d, request_id: str, exact: str, shown: str, pin: str | None) -> str:
     """Why an approval must not be acted on ("" when it is the pinned supervisor's,
     for this request, this exact input and the text the request showed, in time)."""
-    from core.inbox.signing import verify_decision
+    from core.api import verify_decision
 
     payload, why = verify_decision(d.model_dump(mode="json"), pin=pin, request_id=request_id, input_hash=exact,
                                    shown_hash=shown)
@@ -198,7 +198,7 @@ def _call_marker(state_dir, session: str, call_id: str, request_id: str) -> str 
     next event finds it with one stat and ends the request."""
     if not call_id:
         return None
-    from core.infra.fsutil import atomic_write
+    from core.api import atomic_write
 
     path = marker_path(state_dir, session, call_id)
     try:
@@ -222,7 +222,7 @@ def _end_marked(state: str, paths: list[str], why: str, say: Callable[[str], Non
         return 0
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from core.api import ARS
-    from core.config import load_settings
+    from core.api import load_settings
 
     ended = 0
     with ARS(load_settings(state_dir=state), create=False) as ars:
@@ -276,7 +276,7 @@ def detail_of(tool_name: str, tool_input: dict, limit: int) -> tuple[str, str | 
 
 
 def _keep_full_input(state_dir, request_id: str, tool_input: dict, full: str, say: Callable[[str], None]) -> None:
-    from core.infra.fsutil import atomic_write
+    from core.api import atomic_write
 
     try:
         atomic_write(os.path.join(os.fspath(state_dir), "hooks", "held", f"{request_id}.json"),

@@ -107,7 +107,7 @@ def plan(*, state: Path, project: Path | None = None, user: bool = False, home: 
 def pinned_key(state: Path) -> str | None:
     """The supervisor key the hook will pin: the state directory's, read now, while
     the supervisor runs the installer (`ars supervisor show` prints it to compare)."""
-    from core.inbox.signing import public_fingerprint
+    from core.api import public_fingerprint
 
     return public_fingerprint(state)
 
@@ -157,7 +157,7 @@ def report(changes: list[FileChange], *, pin: str | None, unpinned: str, done: s
 
 def apply(changes: list[FileChange]) -> list[str]:
     """Write what changed (a backup of each existing file first); one line per file."""
-    from core.infra.fsutil import atomic_write
+    from core.api import atomic_write
 
     report = []
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -32,11 +32,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from core.api import ARS
-from core.errors import failure_line, first_error
-from core.loop.models import OPEN_STATUSES, STATUSES
-from core.models import Explanation, RecallResult
-from core.errors import BadQuery
+from core.api import ARS, OPEN_STATUSES, STATUSES
+from core.errors import BadQuery, failure_line, first_error
+from core.models import Explanation, LoopSummary, RecallResult
 from tui.agents.file_watch import FileWatch
 
 log = logging.getLogger("ars.mcp")
@@ -108,24 +106,6 @@ class ApprovalStatus(BaseModel):
     decided_at: datetime | None = Field(None, description="when it was decided (UTC)")
 
 
-class PendingPrompt(BaseModel):
-    request_id: str
-    kind: str
-    prompt: str
-    risk: str = ""
-
-
-class LoopSummary(BaseModel):
-    loop_id: str
-    goal_id: str
-    goal: str
-    status: str
-    step: str
-    iteration: int
-    pending: PendingPrompt | None = Field(None, description="what the loop waits for a person to decide")
-    updated_at: datetime | None = None
-
-
 class LoopsResult(BaseModel):
     loops: list[LoopSummary] = Field(description="newest first")
     problems: list[str] = Field(default_factory=list, description="checkpoints that could not be read")
@@ -194,7 +174,7 @@ def approval_status(req: Any, pin: str | None = None) -> ApprovalStatus:
     status = req.status if req.status in ("approved", "rejected", "answered", "expired", "withdrawn") else "pending"
     note = d.note if d else ""
     if status == "approved" and d is not None:
-        from core.inbox.signing import SETUP_HINT, verify_decision
+        from core.api import SETUP_HINT, verify_decision
 
         why = f"no supervisor key is pinned in this server ({SETUP_HINT})" if pin is None else \
             verify_decision(d.model_dump(mode="json"), pin=pin, request_id=req.id, input_hash=req.exact_hash(),
@@ -380,22 +360,12 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
         """ARS work loops and what each waits for: id, goal, status, step, iteration and the
         pending prompt a person must answer. Call it when asked what is in progress or blocked."""
         states, problems = await answer(ars.loop_list)
-        out = []
-        for s in states:
-            if status == "open" and s.status not in OPEN_STATUSES:
-                continue
-            if status not in (None, "open") and s.status != status:
-                continue
-            p = s.pending_approval
-            out.append(LoopSummary(
-                loop_id=s.loop_id, goal_id=s.goal_id, goal=s.goal.goal, status=s.status, step=s.current_step,
-                iteration=s.iteration, updated_at=s.updated_at,
-                pending=PendingPrompt(request_id=p.request_id, kind=p.kind, prompt=p.prompt, risk=p.risk)
-                if p is not None else None))
-        return LoopsResult(loops=out, problems=problems)
+        kept = [s for s in states if status is None
+                or (s.status in OPEN_STATUSES if status == "open" else s.status == status)]
+        return LoopsResult(loops=[LoopSummary.of(s) for s in kept], problems=problems)
 
     def startup_markdown() -> str:
-        from core.loop.rehydrate import render_markdown
+        from core.api import render_markdown
 
         return render_markdown(ars.rehydrate(write=False))
 

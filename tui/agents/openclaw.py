@@ -121,7 +121,7 @@ def _project(event: dict) -> str | None:
 
 def check(event: dict, state: str, pin: str | None):
     """(gate, matches, bound tool name, bound input) for one OpenClaw tool call."""
-    from core.inbox import policy
+    from core.inbox import policy  # the hook's fast path loads no facade (tests/test_hooks.py)
     from tui.agents import openclaw_tools
 
     gate, why = policy.load(state, pin)
@@ -201,8 +201,8 @@ def startup_context(event: dict, state: str) -> str:
         return ""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from core.api import ARS
-    from core.config import load_settings
-    from core.loop.rehydrate import render_markdown
+    from core.api import load_settings
+    from core.api import render_markdown
 
     parts = [f"ARS memory for this session (state directory {os.path.abspath(state)}). Recall more with the ARS "
              "MCP tools; risky tool calls wait for the supervisor in the ARS inbox."]

@@ -50,7 +50,7 @@ def config_path(explicit: Path | None = None, home: Path | None = None) -> Path:
 
 def gate_wait(state: Path, pin: str | None) -> float:
     """How long a held call waits for the supervisor: the signed policy's timeout."""
-    from core.inbox import policy
+    from core.inbox import policy  # the gate's own policy loader, as the hooks read it (no facade there)
 
     gate, _ = policy.load(str(state), pin)
     return float(gate.timeout)

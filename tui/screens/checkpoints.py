@@ -12,7 +12,6 @@ loop it shows moves, and its ages on a timer.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rich.text import Text
@@ -20,23 +19,18 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
-from textual.markup import escape
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from core.api import BadInput
-from core.loop.models import TERMINAL, HistoryEntry, LoopState
+from core.api import TERMINAL, BadInput, HistoryEntry, LoopState
 
-from tui.diff import diff
 from tui.messages import SelectLoop
 from tui.modals import HistorySearch
-from tui.widgets import status
 from tui.widgets.scrollbar_sync import SyncedTree
-from tui.widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, still, theme_style
 from tui.screens.base import DashboardView
+from tui.screens.checkpoints_text import entry_label, entry_text, goal_label, goal_text, loop_label, loop_text
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
-MAX_DIFF_LINES = 60
 
 
 class EntryBody(Static):
@@ -105,34 +99,13 @@ class CheckpointsScreen(DashboardView):
 
     # -- the tree ----------------------------------------------------------------------------
     def loop_label(self, s: LoopState) -> Text:
-        var, bold = STATUS_VAR.get(s.status, ("foreground", False))
-        t = Text()
-        t.append(f"{STATUS_MARK.get(s.status, ' ')} {s.status:<13}", style=theme_style(self.app, var, bold))
-        t.append(f" {s.loop_id}  it {s.iteration}/{s.budget.max_iterations}")
-        if s.parent:
-            t.append(f"  ⑂ fork@{s.parent.index}", style="dim")
-        return t
+        return loop_label(self.app, s)
 
     def goal_label(self, goal_id: str) -> Text:
-        n = sum(1 for s in self.store.states.values() if s.goal_id == goal_id)
-        waiting = sum(1 for s in self.store.states.values() if s.goal_id == goal_id
-                      and s.status in ("waiting_human", "blocked"))
-        t = Text(goal_id, style="bold")
-        t.append(f"  {n} loop{'s' * (n != 1)}", style="dim")
-        if waiting:
-            t.append(f"  {waiting} waiting", style=theme_style(self.app, "text-warning"))
-        return t
+        return goal_label(self.app, goal_id, self.store.states.values())
 
     def entry_label(self, e: HistoryEntry) -> Text:
-        t = Text(f"#{e.index:<3} ", style="bold")
-        if e.from_status != e.to_status:
-            var, bold = STATUS_VAR.get(e.to_status, ("foreground", False))
-            t.append(f"{e.from_status or '·'}→{e.to_status} ", style=theme_style(self.app, var, True))
-        else:
-            t.append(f"{e.from_step or '·'}→{e.to_step} ", style="")
-        t.append(f"it{e.iteration} ", style="dim")
-        t.append(one_line(e.reason, 48), style="dim" if e.kind == "step" else "")
-        return t
+        return entry_label(self.app, e)
 
     def sync(self, theme: bool = False) -> None:
         tree = self.query_one("#cp-tree", Tree)
@@ -291,24 +264,13 @@ class CheckpointsScreen(DashboardView):
             self.query_one("#entry-pane", VerticalScroll).scroll_home(animate=False)
         self._shown_data = data
         if data[0] == "goal":
-            loops = [s for s in self.store.states.values() if s.goal_id == data[1]]
-            lines = [f"[b]{escape(data[1])}[/]  [dim]{len(loops)} loops[/]"]
-            if loops:
-                lines.append(escape(loops[0].goal.goal))
-            for s in sorted(loops, key=lambda s: s.created_at):
-                lines.append(f"  {escape(s.loop_id)}  {s.status}  it {s.iteration}  "
-                             f"[dim]{escape(one_line(s.exit_reason, 80))}[/]")
-            body.show("\n".join(lines))
+            body.show(goal_text(data[1], [s for s in self.store.states.values() if s.goal_id == data[1]]))
             return
         if data[0] == "loop":
             s = self.store.states.get(data[1])
             if s is None:
                 return
-            n = len(self.history.get(data[1], []))
-            body.show(f"[b]{escape(s.loop_id)}[/]  {s.status} · iteration {s.iteration}/{s.budget.max_iterations}"
-                        f" · step {s.current_step}\n{escape(s.goal.goal)}\n"
-                        + (f"[dim]{n} history entries kept; [b]][/b] the first, [b]\\[[/b] the last[/]" if n else
-                           "[dim]enter opens its history[/]"))
+            body.show(loop_text(s, len(self.history.get(data[1], []))))
             return
         _, loop_id, index = data
         entries = self.history.get(loop_id, [])
@@ -320,51 +282,7 @@ class CheckpointsScreen(DashboardView):
         body.show(self.render_entry(e, prev, pos, len(entries)))
 
     def render_entry(self, e: HistoryEntry, prev: HistoryEntry | None, pos: int, total: int) -> str:
-        s = e.state
-        lines = [f"[b]entry #{e.index}[/] of {escape(s.loop_id)}  [dim]({pos + 1} of {total} kept · "
-                 f"{stamp(e.ts)} · {age(e.ts)} ago)[/]",
-                 f"{e.kind}: {e.from_status or '-'}/{e.from_step or '-'} → [b]{e.to_status}/{e.to_step}[/] · "
-                 f"iteration {e.iteration}",
-                 f"[b $accent]reason[/] {escape(one_line(e.reason, 300))}"]
-        rec = e.detail.get("recall")
-        if rec:
-            hits = ", ".join(f"{h['episode_id']} {h['score']:.3f}" for h in rec.get("hits", [])[:5]) or "no hits"
-            lines.append(f"[b $accent]recall[/] {escape(one_line(rec.get('query', ''), 80))}: {escape(hits)}"
-                         + (" [$text-error](degraded)[/]" if rec.get("degraded") else ""))
-        for key in ("action", "question", "result", "verification", "decision"):
-            v = e.detail.get(key)
-            if v:
-                lines.append(f"[b $accent]{key}[/] "
-                             f"{escape(still(one_line(json.dumps(v, ensure_ascii=False, default=str), 240)))}")
-        failed = [c for c in e.detail.get("checks", []) if not c["result"]["passed"]]
-        for c in failed:
-            why = "; ".join(f"{v['title']}: {v['reason']}" for v in c["result"]["verdicts"] if v["verdict"] == "fail")
-            lines.append(f"[$text-error]check failed[/] {escape(c['result']['subject'])}: {escape(one_line(why, 200))}")
-        lines.append("")
-        if prev is None:
-            lines.append("[b]first entry kept[/] [dim](nothing before it to compare)[/]")
-        else:
-            changes = diff(prev.state.model_dump(mode="json"), s.model_dump(mode="json"))
-            gap = f" [dim]({e.index - prev.index - 1} entries between were dropped by retention)[/]" \
-                if e.index - prev.index > 1 else ""
-            lines.append(f"[b]changes since #{prev.index}[/]{gap}  [dim]{len(changes)} fields[/]")
-            for c in changes[:MAX_DIFF_LINES]:
-                style = {"+": "$text-success", "-": "$text-error", "~": "$text-warning"}[c.op]
-                dim = "dim " if c.bookkeeping else ""
-                if status.STILL and c.bookkeeping:
-                    val = "…"  # clocks, offsets and durations differ from run to run
-                elif c.op == "~":
-                    val = f"{escape(still(c.old))} → {escape(still(c.new))}"
-                else:
-                    val = escape(still(c.new or c.old))
-                if c.bookkeeping:
-                    val = f"[dim]{val}[/]"
-                lines.append(f"  [{dim}{style}]{c.op}[/] [{dim}b]{escape(c.path)}[/]: {val}")
-            if len(changes) > MAX_DIFF_LINES:
-                lines.append(f"  [dim]… {len(changes) - MAX_DIFF_LINES} more[/]")
-        lines.append("")
-        lines.append("[dim][b]\\[[/b] older · [b]][/b] newer · [b]f[/b] fork from here · [b]R[/b] resume the loop[/]")
-        return "\n".join(lines)
+        return entry_text(e, prev, pos, total)
 
     # -- keys ----------------------------------------------------------------------------------------
     def focus_search(self) -> None:

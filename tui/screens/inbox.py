@@ -26,8 +26,7 @@ from textual.containers import Container, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Input, Static
 
-from core.inbox import InboxRequest
-from core.loop.models import LoopState
+from core.api import InboxRequest, LoopState
 
 from tui.widgets.header import ArsHeader
 from tui.widgets.request_pane import is_open, request_markup

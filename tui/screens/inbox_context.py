@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from textual import work
 
-from core.inbox import InboxRequest
-from core.loop.models import LoopState
+from core.api import InboxRequest, LoopState
 
 from tui.widgets.request_pane import context_markup
 from tui.widgets.status import one_line

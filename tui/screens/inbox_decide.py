@@ -13,8 +13,7 @@ import json
 
 from textual import work
 
-from core.inbox import InboxRequest
-from core.loop.models import LoopState
+from core.api import InboxRequest, LoopState
 
 from tui.modals import ConfirmModal, InputModal, json_object
 from tui.widgets.request_pane import is_open

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.markup import escape
 from textual.widgets import Input, Static
 
-from core.inbox import InboxRequest
+from core.api import InboxRequest
 
 from tui.widgets.header import ArsHeader
 

@@ -7,9 +7,7 @@ from datetime import datetime, timezone
 
 from rich.text import Text
 
-from core.api import ARS
-from core.inbox import InboxRequest
-from core.loop.models import LoopState
+from core.api import ARS, InboxRequest, LoopState
 
 from tui.widgets.request_pane import countdown, is_open, seconds_left
 from tui.widgets.status import age, one_line, theme_style, unique_prefixes
@@ -41,7 +39,7 @@ def decided_order(key: str, r: InboxRequest) -> tuple:
 
 def loop_decided(s: LoopState) -> dict[str, InboxRequest]:
     """A loop's decided requests as inbox requests, by their inbox id."""
-    from core.inbox.loops import decided
+    from core.api import decided
 
     out: dict[str, InboxRequest] = {}
     for d in s.decisions:

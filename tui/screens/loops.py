@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Container
 from textual.widgets import DataTable, Input, Static
 
-from core.loop.models import LoopState
+from core.api import LoopState
 
 from tui.messages import SelectLoop
 from tui.modals import ConfirmModal, InputModal
@@ -28,28 +28,12 @@ from tui.widgets.header import ArsHeader
 from tui.widgets.status import age, one_line, status_text, unique_prefixes
 from tui.widgets.table import KeyedTable
 from tui.screens.base import DashboardView
+from tui.screens.loops_order import SORTS, matches, sort_key
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 # (key, label, width); the loop column's width follows the ids' unique prefixes, goal takes the rest
 COLUMNS = (("loop", "loop", 6), ("status", "status", 13), ("step", "step", 7), ("iter", "it/max", 6),
            ("goal", "goal", None), ("age", "age", 4))
-STATUS_ORDER = {"waiting_human": 0, "blocked": 1, "active": 2, "initialized": 3, "aborted": 4, "done": 5}
-# sort keys (s cycles them): name, how a loop sorts, and whether newest/most urgent first is the natural order
-SORTS: tuple[tuple[str, str], ...] = (("updated", "age"), ("status", "status"), ("goal", "goal"),
-                                      ("loop", "loop"), ("iteration", "iter"))
-NEEDS_YOU = ("waiting_human", "blocked")
-
-
-def sort_key(name: str):
-    if name == "updated":
-        return lambda s: s.updated_at.timestamp()
-    if name == "status":
-        return lambda s: (STATUS_ORDER.get(s.status, 9), -s.updated_at.timestamp())
-    if name == "goal":
-        return lambda s: ((s.goal.name or s.goal_id).casefold(), -s.updated_at.timestamp())
-    if name == "iteration":
-        return lambda s: (s.iteration, s.updated_at.timestamp())
-    return lambda s: s.loop_id
 
 
 class LoopsScreen(DashboardView):
@@ -128,12 +112,7 @@ class LoopsScreen(DashboardView):
                 f"{s.iteration}/{s.budget.max_iterations}", one_line(goal, 200), age(s.updated_at))
 
     def matches(self, s: LoopState) -> bool:
-        if self.needs_you and s.status not in NEEDS_YOU:
-            return False
-        if not self.filter:
-            return True
-        hay = f"{s.loop_id} {s.goal_id} {s.goal.name} {s.status} {s.current_step}".casefold()
-        return all(w in hay for w in self.filter.casefold().split())
+        return matches(s, self.filter, self.needs_you)
 
     def sync(self, theme: bool = False) -> None:
         table = self.table

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -28,38 +26,22 @@ from textual.containers import Container, Horizontal, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Input, Label, Static
 
-from core.api import BadInput
+from core.api import BadInput, cue
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
-from core.memory.confidence import cue, weak_result
-from core.memory.scoring import FUSION, FUSION_DEPTH, RRF_K, TIER_WEIGHT
 
 from tui.modals import EpisodePicker
-from tui.widgets.status import ms, one_line, short_ids, theme_style, tier_text
+from tui.widgets.status import one_line, short_ids, theme_style
 from tui.widgets.table import KeyedTable
 from tui.screens.base import DashboardView
+from tui.screens.recall_score import explanation_text, placeholders_marked, score_tables, tier_bar
 
 FIT_VAR = {"strong": "text-success", "partial": "text-warning", "weak": "text-error"}
 STYLES = Path(__file__).resolve().parents[2] / "styles"
 ALL_TIERS = ",".join(TIER_NAMES)
-COMPONENT_ORDER = ("bm25", "lucene", "scan", "cosine", "context", "token_match", "phrase", "entity", "recency", "source", "tier_weight")
 EXAMPLES = "Neo4j outage · 第一性原理 检查 · staging rollout runbook · 熔断器 冷却"
 PAGE = 10  # hits one ``m`` adds past the cut-off
 K_STEP = 5
 ID_WIDTH = 20
-
-
-def placeholders_marked(text: str) -> str:
-    """A snippet as markup, a redacted secret's placeholder shown as such (not dimmed like
-    the text around it), so nobody mistakes ``[secret:openai-key]`` for the key."""
-    from core.govern.redact import PLACEHOLDER_RE
-
-    out, at = [], 0
-    for m in PLACEHOLDER_RE.finditer(text):
-        out.append(f"[dim]{escape(text[at:m.start()])}[/]")
-        out.append(f"[reverse $text-warning]{escape(m.group(0))}[/]")
-        at = m.end()
-    out.append(f"[dim]{escape(text[at:])}[/]")
-    return "".join(out)
 
 
 class RecallScreen(DashboardView):
@@ -212,31 +194,7 @@ class RecallScreen(DashboardView):
             "[dim]Memory is empty: ingest sessions first (ars ingest PATH), or run ars demo.[/]")
 
     def tier_bar(self, r: RecallResult) -> Text:
-        out = Text()
-        for i, t in enumerate(r.tiers):
-            if i:
-                out.append("  ·  ", style="dim")
-            out.append(f"{t.tier} ")
-            out.append_text(tier_text(self.app, t.status))
-            if t.status not in ("skipped",):
-                out.append(f" {ms(t.latency_ms)}", style="dim")
-            if t.status in ("down", "timeout", "error") and t.error:
-                out.append(f" ({one_line(t.error, 60)})", style="dim")
-        shown = min(len(r.hits), self.cut)
-        past = len(r.hits) - shown
-        out.append(f"   {shown} hits (k={self.cut})" + (f" + {past} past the cut-off" if past else "")
-                   + f" · {ms(r.latency_ms)}", style="dim")
-        if r.degraded:
-            out.append("   ")
-            out.append(" DEGRADED ", style=theme_style(self.app, "text-error", bold=True) + Style(reverse=True))
-            out.append(" a tier that should have answered did not", style=theme_style(self.app, "text-error"))
-        out.append(f"\ntokens: {' '.join(r.tokens)}", style="dim")
-        weak = weak_result(r)
-        if weak:  # 1.000 at the top says nothing about how good the top is
-            out.append("\n")
-            out.append(" WEAK ", style=theme_style(self.app, "text-warning", bold=True) + Style(reverse=True))
-            out.append(f" {weak}", style=theme_style(self.app, "text-warning"))
-        return out
+        return tier_bar(self.app, r, self.cut)
 
     def tier_names(self, r: RecallResult) -> list[str]:
         """The tiers of this result, in the order core reports them (a new tier shows up)."""
@@ -357,50 +315,9 @@ class RecallScreen(DashboardView):
             self.search(self.result.query)
 
     def score_tables(self, h: Hit):
-        """How the fused score is made (each tier's contribution, weight times
-        its normalised score, adds up to it), then each tier's components (each
-        column adds up to that tier's score)."""
-        from rich.console import Group
-
+        """How the fused score is made, then each tier's components (recall_score.py)."""
         names = [t for t in self.tier_names(self.result) if t in h.per_tier] if self.result else list(h.per_tier)
-        fused = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", expand=False)
-        fused.add_column("fused")
-        fused.add_column("tier rank", justify="right")
-        fused.add_column(f"{'weight × share' if FUSION != 'rrf' else f'weight/({RRF_K}+rank)'}", justify="right")
-        fused.add_column("=", justify="right")
-        others = dict(h.breakdown)
-        for t in names:
-            th = h.per_tier[t]
-            for key in (f"fuse_{t}", f"rrf_{t}"):
-                v = others.pop(key, None)
-                if v is None:
-                    continue
-                w = TIER_WEIGHT.get(t, 1.0)
-                how = f"{w:.2f}/({RRF_K}+{th.rank})" if FUSION == "rrf" else f"{w:.2f} × {v / w if w else 0:.3f}"
-                fused.add_row(key, f"#{th.rank}", how, f"{v:.4f}")
-        for c, v in others.items():  # a component core adds to fusion later
-            fused.add_row(c, "", "", f"{v:.4f}")
-        fused.add_row(Text("= fused", style="bold"), "", "", Text(f"{h.score:.4f}", style="bold"))
-        comps: list[str] = []
-        for t in names:
-            comps.extend(c for c in h.per_tier[t].breakdown if c not in comps)
-        comps.sort(key=lambda c: COMPONENT_ORDER.index(c) if c in COMPONENT_ORDER else len(COMPONENT_ORDER))
-        per = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", expand=False)
-        per.add_column("component")
-        for t in names:
-            per.add_column(t, justify="right")
-        for c in comps:
-            row: list = [c]
-            for t in names:
-                v = h.per_tier[t].breakdown.get(c)
-                row.append(f"{v:.3f}" if v is not None else Text("-", style="dim"))
-            per.add_row(*row)
-        per.add_row(Text("= tier score", style="bold"),
-                    *[Text(f"{h.per_tier[t].score:.3f}", style="bold") for t in names])
-        note = Text(f"share: the tier's score min-max scaled over its first {FUSION_DEPTH} hits (its best 1),"
-                    " whatever k"
-                    if FUSION != "rrf" else "fusion uses each tier's rank", style="dim")
-        return Group(fused, Text(""), per, note) if names else fused
+        return score_tables(h, names)
 
     # -- explain ---------------------------------------------------------------------------------
     @work(exclusive=True, group="explain-ask")
@@ -451,23 +368,8 @@ class RecallScreen(DashboardView):
 
     def show_explanation(self, ex: Explanation) -> None:
         self.explanation = ex
-        k = ex.tiers[0].k if ex.tiers else "?"
-        missing = ex.tiers[0].missing_tokens if ex.tiers else []
-        fused = f"fused rank {ex.fused_rank}" if ex.fused_rank else "not in the fused results"
-        verdict = (f"[b]verdict:[/] {escape(ex.verdict)}\n[dim]{fused} · k={k}"
-                   + (f" · missing tokens: {escape(' '.join(missing))}" if missing else "") + "[/]\n"
-                   f"[dim]query “{escape(ex.query)}” · tokens {escape(' '.join(ex.tokens))}[/]\n")
-        lines: list[str] = []
-        stored_word = {True: "[$text-success]yes[/]", False: "[b $text-error]no[/]", None: "[dim]?[/]"}
-        status_var = {"ok": "$text-success", "empty": "$text-warning", "skipped": "dim"}
-        for t in ex.tiers:
-            st = f"[{status_var.get(t.status, 'b $text-error')}]{t.status}[/]"
-            rank = str(t.rank) if t.rank else "-"
-            raw = f"{t.raw_score:.3f}" if t.raw_score is not None else "-"
-            lines.append(f"[b]{escape(t.tier)}[/] {st} · stored {stored_word[t.stored]} · rank [b]{rank}[/] · "
-                         f"raw {raw} · matched {escape(' '.join(t.matched_tokens)) or '-'}")
-            lines.append(f"  → {escape(t.verdict)}")
-        self.open_explain(verdict, "\n".join(lines), title=f"Explain {ex.episode_id}")
+        verdict, lines = explanation_text(ex)
+        self.open_explain(verdict, lines, title=f"Explain {ex.episode_id}")
 
     def sync(self, theme: bool = False) -> None:
         if theme and self.result is not None:

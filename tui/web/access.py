@@ -36,7 +36,7 @@ def token_path(state_dir: str | os.PathLike) -> Path:
 
 def load_token(state_dir: str | os.PathLike, *, renew: bool = False) -> str:
     """The access token of this state directory, made (0600) when missing or ``renew``."""
-    from core.infra.fsutil import atomic_write, private_dir
+    from core.api import atomic_write, private_dir
 
     path = token_path(state_dir)
     if not renew:

@@ -11,7 +11,6 @@ page). Every decision goes through ``ARS.inbox_decide`` with a signer from
 from __future__ import annotations
 
 import asyncio
-import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
@@ -19,15 +18,12 @@ from typing import Any, Callable
 from aiohttp import web
 
 from tui.web import cards
+from tui.web.responses import answer
 from tui.web.unlock import SESSION_COOKIE, Backoff, Session, Sessions
 
 MAX_POST = 64 * 1024
 MAX_KNOWN = 200
 FRESH = 1.0  # seconds a listing of the inbox serves every page that polls
-
-
-def one_line_response(status: int, line: str) -> web.Response:
-    return web.Response(status=status, text=line + "\n", content_type="text/plain")
 
 
 class Approvals:
@@ -47,7 +43,7 @@ class Approvals:
         ars = self._ars.get(which)
         if ars is None:
             from core.api import ARS
-            from core.config import load_settings
+            from core.api import load_settings
 
             ars = ARS(load_settings(state_dir=self.state_dir), create=False)
             ars.supervisor_pin = self.pin  # loops resumed here act only on the pinned key's decisions
@@ -80,7 +76,7 @@ class Approvals:
         return ""
 
     def key_line(self, s: Session) -> str:
-        from core.inbox.signing import short
+        from core.api import short
 
         left = s.seconds_left()
         if left:
@@ -165,7 +161,7 @@ class Approvals:
     async def _checked_post(self, request: web.Request):
         """(session, form, None) when the POST carries this page's CSRF token, else (.., .., a 403)."""
         if request.content_length is not None and request.content_length > MAX_POST:
-            return None, None, _answer(request, 413, "the form is too large")
+            return None, None, answer(request, 413, "the form is too large")
         try:
             if request.content_type == "application/json":
                 form = await request.json()
@@ -174,11 +170,11 @@ class Approvals:
             else:
                 form = dict(await request.post())
         except ValueError:
-            return None, None, _answer(request, 400, "the form cannot be read: reload the page")
+            return None, None, answer(request, 400, "the form cannot be read: reload the page")
         s = self.session_of(request)
         if not Sessions.csrf_ok(s, str(form.get("csrf") or request.headers.get("X-CSRF-Token") or "")):
-            return None, None, _answer(request, 403, "refused: this form is not from this page (CSRF token missing "
-                                                     "or stale): reload the page and decide again")
+            return None, None, answer(request, 403, "refused: this form is not from this page (CSRF token missing "
+                                                    "or stale): reload the page and decide again")
         return s, form, None
 
     # -- POST /decide ---------------------------------------------------------------------------
@@ -191,13 +187,3 @@ class Approvals:
 
         return await decide_one(self, request, s, form)
 
-
-def _answer(request: web.Request, status: int, line: str, **extra: Any) -> web.Response:
-    """JSON for the page's script, one line of text for anything else (curl, a form without script)."""
-    if "application/json" in request.headers.get("Accept", ""):
-        key = "line" if status < 400 else "error"
-        return web.json_response({key: line, **extra}, status=status, dumps=lambda o: json.dumps(o, ensure_ascii=False))
-    return one_line_response(status, line)
-
-
-answer = _answer

@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tui.web.approvals import answer
+from tui.web.responses import answer
 from tui.web.unlock import UNLOCK_TTL, Session
 
 MAX_PASSPHRASE = 4096
@@ -27,7 +27,7 @@ LOOP_ANSWER_AFTER = 2.0  # seconds: then a decision already on disk is answered 
 
 async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.Response:
     from core.api import BadInput
-    from core.infra.once import AlreadyDecided
+    from core.api import AlreadyDecided
 
     if page.pin is None:
         return answer(request, 409, page.notice())
@@ -66,7 +66,7 @@ async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.
         return answer(request, 400, str(exc))
     finally:
         page.changed()
-    from core.inbox.signing import short
+    from core.api import short
 
     line = f"{done.status}: signed with key {short(signer.fingerprint)}"
     if resuming:
@@ -101,7 +101,7 @@ def _log_late_failure(task: asyncio.Future) -> None:
 
 async def _signer(page, request: web.Request, s: Session, form: dict) -> tuple[Any, web.Response | None]:
     """The pinned key, unlocked for this page or with the passphrase in the form; else the answer to give."""
-    from core.inbox.signing import BadPassphrase, SigningError, unlock
+    from core.api import BadPassphrase, SigningError, unlock
 
     passphrase = str(form.get("passphrase") or "")
     keep = str(form.get("keep") or "").lower() in ("1", "true", "on", "yes")

@@ -20,7 +20,8 @@ from aiohttp import web
 from textual_serve.server import Server
 
 from tui.web import access
-from tui.web.approvals import Approvals, answer, one_line_response
+from tui.web.approvals import Approvals
+from tui.web.responses import answer, one_line_response
 
 HERE = Path(__file__).resolve().parent
 MAX_DASHBOARDS = 4  # Textual processes at once (one per browser tab): the machine is small

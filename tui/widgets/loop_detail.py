@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.widgets import Static
 
-from core.loop.models import LoopState
+from core.api import LoopState
 
 from tui.widgets.status import STATUS_MARK, STATUS_VAR, age, one_line
 

@@ -37,7 +37,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def clean(text: str, limit: int = MAX_TEXT) -> str:
     """One line of text safe inside an OSC sequence (no ESC, BEL or ``;`` ending it early
     for OSC 777's fields), secrets redacted."""
-    from core.govern.redact import redact_text
+    from core.api import redact_text
 
     text = " ".join(_CONTROL.sub(" ", redact_text(str(text))).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

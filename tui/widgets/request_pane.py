@@ -11,8 +11,7 @@ from datetime import datetime
 
 from textual.markup import escape
 
-from core.inbox import InboxRequest
-from core.loop.models import LoopState
+from core.api import InboxRequest, LoopState
 
 from tui.widgets import status
 from tui.widgets.status import age, one_line, stamp

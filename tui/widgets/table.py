@@ -7,33 +7,15 @@ from __future__ import annotations
 
 from textual.events import Resize
 from textual.geometry import Size
-from textual.widget import Widget
-from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
-
-class _PaintStyles:
-    """A component's styles for one paint: its Rich style computed once (each read of
-    ``RenderStyles.rich_style`` walks the ancestors again); anything else is read through."""
-
-    __slots__ = ("_styles", "rich_style")
-
-    def __init__(self, styles) -> None:
-        self._styles = styles
-        self.rich_style = styles.rich_style
-
-    def __getattr__(self, name: str):
-        return getattr(self._styles, name)
+from tui.widgets.textual_patches import PaintOncePatch
 
 
-class RowsTable(DataTable):
+class RowsTable(PaintOncePatch):
     """``height: auto`` from the rows it holds now. DataTable's own auto height
     follows its virtual size, which it measures on idle; a layout pass that ran
     before that measurement left a freshly filled table 0 lines tall."""
-
-    _painted_with: tuple | None = None  # the styles its cached rows were rendered with
-    _paint_styles: dict | None = None  # during a paint: the styles looked up in it (render_lines)
-    _cached_for: int | None = None  # the update count DataTable's render caches hold rows of
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         header = self.header_height if self.show_header else 0
@@ -42,70 +24,6 @@ class RowsTable(DataTable):
     def filled(self) -> None:
         """Call after adding or clearing rows: lay the table out again."""
         self.refresh(layout=True)
-
-    def render_lines(self, crop):
-        # One paint: the styles cannot change while it runs. DataTable looks its component
-        # styles, its own style and its background up again for every line it draws, and each
-        # look-up walks every ancestor's styles (~0.3 ms a line, ~10 ms a screen of rows; more
-        # on a busy CPU): under every key that moves the cursor or changes the rows. Here each is
-        # looked up once per paint, and forgotten after it, so a theme or CSS change is never
-        # painted with old colours.
-        self._paint_styles = {}
-        try:
-            return self._render_lines_cached(crop)
-        finally:
-            self._paint_styles = None
-
-    def get_component_styles(self, *names: str):
-        if self._paint_styles is None:
-            return super().get_component_styles(*names)
-        return self._per_paint(names, lambda: _PaintStyles(super(RowsTable, self).get_component_styles(*names)))
-
-    def _per_paint(self, key, compute):
-        memo = self._paint_styles
-        if memo is None:
-            return compute()
-        hit = memo.get(key)
-        if hit is None:
-            hit = memo[key] = compute()
-        return hit
-
-    @property
-    def rich_style(self):
-        return self._per_paint("rich_style", lambda: super(RowsTable, self).rich_style)
-
-    @property
-    def background_colors(self):
-        return self._per_paint("background_colors", lambda: super(RowsTable, self).background_colors)
-
-    def _render_lines_cached(self, crop):
-        # DataTable's render caches are keyed by its update count, which every row added,
-        # removed or changed bumps: entries of an older count are never read again, but stay
-        # until 1,000-10,000 newer ones push them out. Dropped here, the caches hold only the
-        # rows on screen now: a few thousand fewer objects for every full garbage collection
-        # to walk (tui/idle_gc.py) after a filter or a re-sort.
-        if self._update_count != self._cached_for:
-            self._cached_for = self._update_count
-            for cache in (self._row_render_cache, self._cell_render_cache, self._row_renderable_cache,
-                          self._line_cache):
-                cache.clear()
-        return super().render_lines(crop)
-
-    def notify_style_update(self) -> None:
-        # DataTable drops every rendered cell and line on any style update, and switching views
-        # re-applies styles to every widget of the screen: each switch re-rendered every visible
-        # row of a table that had not changed. Drop them only when the styles the rows are painted
-        # with changed (a theme, CSS); focus and hover are already part of DataTable's cache keys.
-        Widget.notify_style_update(self)  # the widget's own style caches, before reading its styles
-        try:
-            painted = (self.rich_style, tuple(self.get_component_styles(name).rich_style
-                                              for name in sorted(self.COMPONENT_CLASSES)))
-        except KeyError:  # not styled yet (before mount): nothing cached to keep
-            painted = None
-        if painted is not None and painted == self._painted_with:
-            return
-        self._painted_with = painted
-        super().notify_style_update()
 
 
 class FlexTable(RowsTable):
