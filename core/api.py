@@ -728,6 +728,48 @@ class ARS:
         except Exception:  # noqa: BLE001 - a broken store is shown as unknown
             return None
 
+    # -- used by the CLI and the recall daemon --------------------------------------------------------
+    def warm(self, deadline: float = 10.0, rounds: int = 12) -> None:
+        """Pay a first recall's costs now (the Neo4j connection and its query plan,
+        SQLite's statistics), each tier's deadline raised to at least ``deadline`` s:
+        the recall daemon does this before it answers anyone. A Neo4j JVM just started
+        answers a new query shape in hundreds of ms until it has compiled it, so the
+        warm-up recall is repeated, at most ``rounds`` times, until Neo4j answers inside
+        half its read deadline."""
+        memory = self.memory
+        saved = dict(memory.deadlines)
+        memory.deadlines = {t: max(v, deadline) for t, v in saved.items()}
+        try:
+            if memory.neo4j is not None:
+                memory.neo4j.warm()
+            for _ in range(rounds):
+                neo = self.recall("warm up", k=1).tier("neo4j")
+                slow = neo is not None and neo.status in ("ok", "empty") \
+                    and neo.latency_ms > saved.get("neo4j", 0.0) * 500  # half the read deadline
+                if not slow:
+                    break
+        finally:
+            memory.deadlines = saved
+
+    def refresh(self) -> None:
+        """Catch up with the state directory as a fresh process would on open: apply the
+        ledger events SQLite has not applied yet (written by other processes); never waits."""
+        try:
+            self.memory.recover(wait=False)
+        except Exception:  # noqa: BLE001 - as on open: a broken SQLite still leaves the other tiers
+            pass
+
+    def graph_troubled(self) -> bool:
+        """Whether Neo4j's recent answers failed (its breaker is not closed)."""
+        neo = self.memory.neo4j
+        return neo is not None and neo.breaker.troubled()
+
+    def warm_graph(self) -> None:
+        """Plan Neo4j's search once, off any read path (a restarted Neo4j's cold JVM
+        misses every read deadline until it has)."""
+        if self.memory.neo4j is not None:
+            self.memory.neo4j.warm()
+
 
 def _find_words(value: Any, words: list[str], path: str = "") -> tuple[str, str]:
     """The first string inside ``value`` that holds every word: (its path, a snippet)."""
@@ -753,3 +795,39 @@ def _find_words(value: Any, words: list[str], path: str = "") -> tuple[str, str]
     if isinstance(value, dict) and path == "" and "state" in value:
         return _find_words(value["state"], words, "state")
     return "", ""
+
+
+# -- used by the CLI and the recall daemon ------------------------------------------------------------
+# What the front ends take from core (they import core.api, core.models and core.errors only), each
+# name resolved on first use: `ars recall` loads none of these modules. name -> (module, attribute;
+# None: the module itself).
+_FOR_FRONT_ENDS: dict[str, tuple[str, str | None]] = {
+    "config_error": ("core.config", "config_error"), "load_settings": ("core.config", "load_settings"),
+    "FORMATS": ("core.ingest", "FORMATS"),
+    "cue": ("core.memory.confidence", "cue"), "weak_result": ("core.memory.confidence", "weak_result"),
+    "AlreadyDecided": ("core.inbox", "AlreadyDecided"), "CorruptRequest": ("core.inbox", "CorruptRequest"),
+    "inbox_outcome": ("core.inbox.audit", "outcome"),
+    "BadPassphrase": ("core.inbox.signing", "BadPassphrase"), "SigningError": ("core.inbox.signing", "SigningError"),
+    "has_key": ("core.inbox.signing", "has_key"), "pin_problem": ("core.inbox.signing", "pin_problem"),
+    "gate_policy": ("core.inbox.policy", None), "gate_rules": ("core.inbox.gate", None),
+    "CorruptCheckpoint": ("core.loop.checkpoints", "CorruptCheckpoint"), "LoopBusy": ("core.loop.checkpoints", "LoopBusy"),
+    "CorruptDecision": ("core.loop.decisions", "CorruptDecision"),
+    "pending_problem": ("core.loop.decisions", "pending_problem"),
+    "parse_json": ("core.loop.goals", "parse_json"), "render_markdown": ("core.loop.rehydrate", "render_markdown"),
+    "seed_demo": ("core.demo", "seed"), "state_kind": ("core.demo", "state_kind"),
+    "ForgetFailed": ("core.govern.forget", "ForgetFailed"),
+    "atomic_write": ("core.infra.fsutil", "atomic_write"), "fsync_dir": ("core.infra.fsutil", "fsync_dir"),
+    "private_dir": ("core.infra.fsutil", "private_dir"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name not in _FOR_FRONT_ENDS:
+        raise AttributeError(f"module 'core.api' has no attribute {name!r}")
+    module, attr = _FOR_FRONT_ENDS[name]
+    value = importlib.import_module(module)
+    value = value if attr is None else getattr(value, attr)
+    globals()[name] = value
+    return value

@@ -72,7 +72,7 @@ def read_token_file(path: Path) -> str | None:
 def create_token_file(path: Path) -> tuple[str, bool]:
     """A new random token written 0600 to ``path`` whole (linked in from a complete
     temp file, so two servers starting at once agree on one). (token, created)."""
-    from core.infra.fsutil import fsync_dir, private_dir
+    from core.api import fsync_dir, private_dir
 
     private_dir(path.parent)
     token = secrets.token_urlsafe(32)
@@ -144,12 +144,11 @@ def mcp_command(
     with a bearer token ($ARS_MCP_TOKEN, else one generated into <state>/mcp-token)."""
     from pydantic import ValidationError
 
-    from core.api import ARS, BadInput
-    from core.config import config_error, load_settings
+    from core.api import ARS, BadInput, config_error, load_settings
 
     if not 0 < port < 65536:
         _fail(f"--port must be 1-65535, got {port}")
-    from core.inbox.signing import pin_problem
+    from core.api import pin_problem
 
     if supervisor is not None and pin_problem(supervisor):
         _fail(pin_problem(supervisor))
