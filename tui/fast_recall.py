@@ -92,7 +92,7 @@ def answer(args: RecallArgs, ars=None) -> tuple[int, str, str]:
     from pathlib import Path
 
     from core.api import ARS, load_settings
-    from tui import error_map
+    from tui.cli import error_map
 
     try:
         if ars is not None:

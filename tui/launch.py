@@ -43,7 +43,7 @@ def check_not_empty(state: Path | None) -> None:
 def open_store(state: Path | None):
     """The ARS of ``state``; a bad configuration or store is Refused."""
     from core.api import ARS, load_settings
-    from tui import error_map
+    from tui.cli import error_map
 
     try:
         return ARS(load_settings(state_dir=state), create=False)  # a missing directory is a typo, not a new store

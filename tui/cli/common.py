@@ -2,7 +2,7 @@
 the store for a state directory, failing with one line, and the umask.
 
 Exit codes: 0 ok, 1 failed, 2 bad input (one line on stderr saying what was wrong
-and what to do); tui/error_map.py maps errors to that line and code.
+and what to do); tui/cli/error_map.py maps errors to that line and code.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape as _esc
 
 from core.api import ARS
-from tui import error_map
+from tui.cli import error_map
 
 out = Console()
 err = Console(stderr=True)
@@ -37,7 +37,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def fail_on(exc: BaseException, said: tuple[int, str] | None = None) -> NoReturn:
-    """Fail with ``exc``'s line and exit code (tui/error_map.py); an error ARS does not say rises."""
+    """Fail with ``exc``'s line and exit code (tui/cli/error_map.py); an error ARS does not say rises."""
     said = said or error_map.said(exc)
     if said is None:
         raise exc
@@ -54,7 +54,7 @@ def open_ars(state: Path | None, *, create: bool = False) -> ARS:
 
 
 def call(fn, *, second_decision_fails: bool = False):
-    """Run a loop or inbox API call; its errors are said in one line (tui/error_map.py:
+    """Run a loop or inbox API call; its errors are said in one line (tui/cli/error_map.py:
     people's errors exit 2, failures 1)."""
     try:
         return fn()

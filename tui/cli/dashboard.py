@@ -56,7 +56,7 @@ def demo(
     """Seed a state directory (sample sessions through the real pipeline, loops in every status
     from samples/goals) and open the dashboard on it. Uses Neo4j when ARS_NEO4J_URI is set."""
     from core.api import load_settings, seed_demo
-    from tui import error_map
+    from tui.cli import error_map
 
     try:
         settings = load_settings(state_dir=state)

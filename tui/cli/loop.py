@@ -148,16 +148,16 @@ def loop_show(loop_id: LoopIdArg, state: StateOpt = None, as_json: JsonOpt = Fal
         _show(s, as_json, ars)
 
 
-def _decide(loop_id: str, state: Path | None, as_json: bool, call, *, sign: str = "",
+def _decide(loop_id: str, state: Path | None, as_json: bool, decide, *, sign: str = "",
             passphrase_fd: int | None = None) -> None:
     """Run a loop call; ``sign`` (what is decided, for the passphrase prompt): the
     decision is signed with the supervisor's key when one is set up."""
     with open_ars(state) as ars:
         if sign:
             signer = signer_for(ars, passphrase_fd, f"{sign} loop {loop_id}")
-            s = call(lambda: call(ars, signer))
+            s = call(lambda: decide(ars, signer))
         else:
-            s = call(lambda: call(ars))
+            s = call(lambda: decide(ars))
         _show(s, as_json, ars)
     _loop_exit(s)
 

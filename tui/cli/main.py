@@ -14,7 +14,7 @@ import sys
 
 import typer
 
-from tui import error_map
+from tui.cli import error_map
 from tui.cli import agents, dashboard, govern, ingest, loop, recall, store, sync
 from tui.cli import private_umask
 from tui.cli.common import err
