@@ -1,6 +1,6 @@
 """ARS's errors and how each is said to a person: one line that names the problem, and
 the exit code the command ends with (``exit_code``: 2 for an input the person must fix,
-1 for a failure). tui/error_map.py is the one place the front ends turn an error into
+1 for a failure). tui/cli/error_map.py is the one place the front ends turn an error into
 that line and code.
 """
 
