@@ -444,7 +444,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="ars-bench-"))
     base = baseline_tree(args.baseline) if args.baseline else None
     try:
-        from core.demo import seed
+        from tui.demo import seed
 
         demo = work / "demo"
         seed(settings=settings(demo))

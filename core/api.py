@@ -19,6 +19,7 @@ from core.loop import changed_files, history_search, service as loop_service
 from core.memory import health_report, sync_runs
 from core.memory.memory import Memory
 from core.memory.remember import MAX_REMEMBER, remembered_episode
+from core.memory.warm import warm_up
 from core.models import Explanation, RecallResult
 
 if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loop, ingestion nor the sync
@@ -34,30 +35,46 @@ if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loo
 
 BadInput = BadQuery
 
-# -- re-exported for the front ends: name -> the core module that owns it ------------------
-# Loaded on first use (PEP 562): importing the facade costs no more than it did (a fresh
-# `ars recall` loads neither the loop nor the inbox).
-_REEXPORTED = {
-    **dict.fromkeys(("LoopState", "HistoryEntry", "OPEN_STATUSES", "STATUSES", "TERMINAL"), "core.loop.models"),
-    **dict.fromkeys(("LoopBusy", "CorruptCheckpoint"), "core.loop.checkpoints"),
-    "render_markdown": "core.loop.rehydrate", "decided": "core.inbox.loops", "AlreadyDecided": "core.infra.once",
-    **dict.fromkeys(("InboxRequest", "MAX_DETAIL", "MAX_META", "MAX_SUMMARY"), "core.inbox"),
-    **dict.fromkeys(("SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short", "unlock",
-                     "verify_decision", "public_fingerprint"), "core.inbox.signing"),
-    **dict.fromkeys(("FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"), "core.memory.scoring"),
-    **dict.fromkeys(("cue", "weak_result"), "core.memory.confidence"),
-    **dict.fromkeys(("PLACEHOLDER_RE", "redact_text"), "core.govern.redact"),
-    **dict.fromkeys(("PRIVATE_FILE", "atomic_write", "private_dir"), "core.infra.fsutil"),
+# -- re-exported for the front ends (they import core.api, core.models and core.errors only) ------
+# name -> (the core module that owns it, its attribute there; None: the module itself). Loaded on
+# first use (PEP 562), so a fresh `ars recall` loads none of these modules. None of them may import
+# core.api (tests/core/api/test_import_contracts.py checks: these edges are invisible to grimp).
+def _each(module: str, *names: str) -> dict[str, tuple[str, str | None]]:
+    return {n: (module, n) for n in names}
+
+
+REEXPORTED: dict[str, tuple[str, str | None]] = {
+    **_each("core.loop.models", "LoopState", "HistoryEntry", "OPEN_STATUSES", "STATUSES", "TERMINAL"),
+    **_each("core.loop.checkpoints", "LoopBusy", "CorruptCheckpoint"),
+    **_each("core.loop.decisions", "CorruptDecision", "pending_problem"),
+    **_each("core.loop.rehydrate", "render_markdown"),
+    **_each("core.loop.goals", "parse_json"),
+    **_each("core.inbox", "InboxRequest", "MAX_DETAIL", "MAX_META", "MAX_SUMMARY", "CorruptRequest"),
+    **_each("core.inbox.loops", "decided"),
+    **_each("core.infra.once", "AlreadyDecided"),
+    **_each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
+            "unlock", "verify_decision", "public_fingerprint", "has_key", "pin_problem"),
+    "inbox_outcome": ("core.inbox.audit", "outcome"),
+    "gate_policy": ("core.inbox.policy", None), "gate_rules": ("core.inbox.gate", None),
+    **_each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
+    **_each("core.memory.confidence", "cue", "weak_result"),
+    **_each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),
+    **_each("core.govern.forget", "ForgetFailed"),
+    **_each("core.infra.fsutil", "PRIVATE_FILE", "atomic_write", "private_dir", "fsync_dir"),
+    **_each("core.infra.state_kind", "MARKER", "state_kind"),
+    **_each("core.config", "config_error"),
+    **_each("core.ingest", "FORMATS"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _REEXPORTED.get(name)
-    if module is None:
+    if name not in REEXPORTED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
-    value = getattr(import_module(module), name)
+    module, attr = REEXPORTED[name]
+    value = import_module(module)
+    value = value if attr is None else getattr(value, attr)
     globals()[name] = value
     return value
 
@@ -402,3 +419,24 @@ class ARS:
         """The episodes as they are now (forgotten ones excluded), as lines of ``fmt``."""
         from core.govern.export import export
         return export(self.memory, fmt, since=since, session=session, scope=scope)
+
+    # -- used by the CLI and the recall daemon --------------------------------------------------------
+    def warm(self, deadline: float = 10.0, rounds: int = 12) -> None:
+        """Pay a first recall's costs now, each tier's deadline raised to at least ``deadline``
+        s (core/memory/warm.py): the recall daemon does this before it answers anyone."""
+        warm_up(self.memory, deadline, rounds)
+
+    def refresh(self) -> None:
+        """Catch up with the state directory as a fresh process does on open (``recover``)."""
+        self.recover()
+
+    def graph_troubled(self) -> bool:
+        """Whether Neo4j's recent answers failed (its breaker is not closed)."""
+        neo = self.memory.neo4j
+        return neo is not None and neo.breaker.troubled()
+
+    def warm_graph(self) -> None:
+        """Plan Neo4j's search once, off any read path (a restarted Neo4j's cold JVM
+        misses every read deadline until it has)."""
+        if self.memory.neo4j is not None:
+            self.memory.neo4j.warm()

@@ -1,4 +1,8 @@
-"""Error messages for people: one line that names the problem."""
+"""ARS's errors and how each is said to a person: one line that names the problem, and
+the exit code the command ends with (``exit_code``: 2 for an input the person must fix,
+1 for a failure). tui/cli/error_map.py is the one place the front ends turn an error into
+that line and code.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,25 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
-class BadQuery(ValueError):
+class ArsError(Exception):
+    """An error ARS says in one line; the command exits with ``exit_code``."""
+
+    exit_code = 1
+
+
+class BadQuery(ArsError, ValueError):
     """A query or option a person must fix (the CLI exits 2 on it)."""
+
+    exit_code = 2
+
+
+BadInput = BadQuery  # the facade's name for it (core/api.py)
+
+
+class Failure(ArsError):
+    """Something failed that the person did not get wrong (busy, damaged, unwritable): exit 1."""
+
+    exit_code = 1
 
 
 def first_error(exc: ValidationError, whole: str = "", more: bool = False) -> str:

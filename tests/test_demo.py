@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.api import BadInput
-from core.demo import MARKER, seed, state_kind
+from tui.demo import MARKER, seed, state_kind
 from tuihelp import ROOT, open_ars, seed_demo, settings
 
 

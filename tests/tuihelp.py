@@ -28,7 +28,7 @@ def settings(state_dir: Path, **kw) -> Settings:
 def seed_demo(state_dir: Path, *, deterministic: bool = False, monkeypatch=None):
     """Seed the demo into ``state_dir`` (no Neo4j). ``deterministic`` numbers
     the loop ids (``loop-000000000001``...) so snapshots do not change."""
-    from core.demo import seed
+    from tui.demo import seed
 
     if deterministic:
         import core.loop.engine as engine

@@ -1,18 +1,21 @@
-"""The ``ars`` console script.
+"""The ``ars`` console script: which way a command line goes.
 
-``ars hook claude-code`` runs on every tool call Claude Code makes, each time
-in a fresh process, so it goes straight to its handler: no typer, rich,
-pydantic or core.api until a gate rule matches (then it needs them anyway).
-``ars recall ... --json`` (how agents and hooks recall) skips the typer
-app and rich too (tui/fast_recall.py), and ``ars tui`` goes straight to the
-dashboard (tui/launch.py: a person waits for its first paint). Every other
-command line goes to the typer CLI in tui/cli/main.py.
+``ars hook AGENT`` runs on every tool call an agent makes, each time in a fresh
+process, so it goes straight to its handler: no typer, rich, pydantic or core.api
+until a gate rule matches (then it needs them anyway). ``ars recall ... --json``
+(how agents and hooks recall; tui/fast_recall.py) and ``ars ingest STORE --json``
+finding nothing new (tui/fast_ingest.py) skip the typer app and rich too, and
+``ars tui`` goes straight to the dashboard (tui/launch.py: a person waits for its
+first paint); those three read their command lines with tui/fast_args.py and hand
+anything else to the typer CLI in tui/cli/, as every other command line.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+from tui.cli import private_umask  # stdlib only: no typer
 
 
 def is_hook(argv: list[str]) -> bool:
@@ -22,7 +25,7 @@ def is_hook(argv: list[str]) -> bool:
 
 def hook(args: list[str], agent: str = "claude-code") -> int:
     """``ars hook AGENT ARGS`` without the CLI: the exit code."""
-    os.umask(os.umask(0o077) | 0o077)  # everything ARS writes is private (as tui.cli.main.main sets it)
+    private_umask()
     if agent == "hermes":
         from tui.agents.hermes import run
     elif agent == "openclaw":
@@ -33,49 +36,47 @@ def hook(args: list[str], agent: str = "claude-code") -> int:
     return run(args)
 
 
-def main() -> None:
-    argv = sys.argv[1:]
-    recall = None
-    if argv[:1] == ["recall"]:
-        from tui.fast_recall import parse
+def _fast(argv: list[str]) -> int | None:
+    """The exit code of a command line a fast path answered; None: the typer CLI's."""
+    if is_hook(argv):
+        return hook(argv[2:], argv[1])
+    if argv[:1] == ["recall"]:  # `ars recall ... --json`, as agents call it
+        from tui.fast_recall import parse, run
 
-        recall = parse(argv[1:])
-    if is_hook(argv) or recall is not None:
-        if recall is not None:  # `ars recall ... --json`, as agents call it: no CLI framework
-            from tui.fast_recall import run
-
-            os.umask(os.umask(0o077) | 0o077)
-            code = run(recall)
-        else:
-            code = hook(argv[2:], argv[1])
-        # Claude Code takes the answer when the process ends: skip the interpreter's
-        # teardown (~100 ms once a held call loaded pydantic and core.api). Everything
-        # the hook wrote is closed by now (ARS is used in `with` blocks); only the
-        # standard streams are left to flush.
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
-    if argv[:1] == ["tui"]:
-        os.umask(os.umask(0o077) | 0o077)
+        args = parse(argv[1:])
+        if args is not None:
+            private_umask()
+            return run(args)
+    elif argv[:1] == ["tui"]:
+        private_umask()
         from tui.launch import tui_main
 
-        code = tui_main(argv[1:])
-        if code is not None:
-            sys.stdout.flush()
-            os._exit(code)  # the terminal is restored; every acknowledged write was fsync'd (tui.cli.main._exit_now)
-    if argv[:1] == ["ingest"]:  # a store re-ingest that finds nothing new: no CLI framework (tui/fast_ingest.py)
+        return tui_main(argv[1:])  # the terminal is restored by now
+    elif argv[:1] == ["ingest"]:  # a store re-ingest that finds nothing new
         from tui.fast_ingest import unchanged
 
-        code = unchanged(argv[1:])
-        if code is not None:
-            sys.stdout.flush()
-            os._exit(code)
-    from tui.cli.main import main as cli_main
+        return unchanged(argv[1:])
+    return None
 
-    cli_main()
+
+def main() -> None:
+    code = _fast(sys.argv[1:])
+    if code is None:
+        from tui.cli.main import main as cli_main
+
+        cli_main()
+        return
+    # Claude Code takes the answer when the process ends: skip the interpreter's
+    # teardown (~100 ms once a held call loaded pydantic and core.api), as the typer
+    # CLI does (tui.cli.main._exit_now). Everything written is closed and every
+    # acknowledged write fsync'd by now (ARS is used in `with` blocks); only the
+    # standard streams are left to flush.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -20,23 +20,12 @@ from pathlib import Path
 
 def parse(argv: list[str]) -> tuple[list[str], str | None] | None:
     """(paths, --state) of ``ingest PATH... --json [--state DIR]``, or None for the full CLI."""
-    paths: list[str] = []
-    state: str | None = None
-    as_json = False
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "--json":
-            as_json = True
-        elif a == "--state" and i + 1 < len(argv) and state is None:
-            state = argv[i + 1]
-            i += 1
-        elif a.startswith("-"):
-            return None
-        else:
-            paths.append(a)
-        i += 1
-    return (paths, state) if as_json and paths else None
+    from tui import fast_args
+
+    got = fast_args.parse(argv, options=("--state",), flags=("--json",))
+    if got is None or "--json" not in got.flags or not got.args or "-" in got.args:
+        return None  # a person's table, no path, or stdin: the CLI's
+    return got.args, got.options.get("--state")
 
 
 def _only_store_files(folder: Path, owned: set[str]) -> bool:

@@ -1,19 +1,25 @@
-"""``ars recall ... --json`` without the CLI framework.
+"""One recall, without the CLI framework: ``RecallArgs`` and the answer shared by the
+typer command (tui/cli/recall.py), the fast path and the recall daemon
+(tui/daemon/server.py). A recall option is added here once (a field of
+``RecallArgs`` and its entry in ``OPTIONS``), and to the typer command's options.
 
-Agents and hooks call recall as a fresh process and read its JSON; building
-the typer app and loading rich cost ~100 ms of each call, a third of it.
-This path answers exactly the command lines it fully understands (a query,
-``-k``, ``--tiers``, ``--state``, ``--json``); anything else (``--help``,
-``--explain``, a table for a person, a malformed option) goes to the full CLI
-in tui/cli/main.py, which answers and reports errors as it always has. The JSON,
-the one-line errors and the exit codes are the same either way (tested).
+The fast path: agents and hooks call ``ars recall ... --json`` as a fresh process
+and read its JSON; building the typer app and loading rich cost ~100 ms of each
+call, a third of it. It answers exactly the command lines it fully understands
+(a query, ``OPTIONS``, ``--json``: tui/fast_args.py); anything else (``--help``,
+``--explain``, a table for a person, a malformed option) goes to the full CLI in
+tui/cli/, which answers and reports errors as it always has. The JSON, the
+one-line errors and the exit codes are the same either way (tested). Stdlib only
+until a recall runs.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+
+from tui import fast_args
 
 
 @dataclass
@@ -21,39 +27,37 @@ class RecallArgs:
     query: str
     k: int = 10
     tiers: str | None = None
-    state: str | None = None
-    scope: str | None = None  # agent=NAME,host=NAME (the full CLI parses it; the daemon is handed it)
+    scope: str | None = None  # agent=NAME,host=NAME
+    state: str | None = None  # the state directory (a daemon serves one: never sent to it)
+
+    def request(self) -> dict:
+        """The recall daemon's request for this recall."""
+        return {"op": "recall", **{k: v for k, v in asdict(self).items() if k != "state"}}
+
+    @classmethod
+    def from_request(cls, message: dict) -> "RecallArgs":
+        """The recall a daemon was asked for; KeyError, TypeError or ValueError when malformed."""
+        return cls(query=message["query"], k=int(message.get("k", 10)), tiers=message.get("tiers"),
+                   scope=message.get("scope"))
+
+
+# the options of `ars recall` the fast path reads: the command-line name -> (field, type)
+OPTIONS = {"-k": ("k", int), "--tiers": ("tiers", str), "--scope": ("scope", str), "--state": ("state", str)}
 
 
 def parse(argv: list[str]) -> RecallArgs | None:
     """The arguments after ``recall``, or None for the full CLI to handle."""
-    query: str | None = None
-    opts: dict[str, str] = {}
-    as_json = False
-    i, rest_are_args = 0, False
-    while i < len(argv):
-        a = argv[i]
-        if rest_are_args or not a.startswith("-") or a == "-":
-            if query is not None:
-                return None  # a second query: let the CLI say so
-            query = a
-        elif a == "--":
-            rest_are_args = True
-        elif a == "--json":
-            as_json = True
-        elif a in ("-k", "--tiers", "--state") and i + 1 < len(argv) and a not in opts:
-            opts[a] = argv[i + 1]
-            i += 1
-        else:
-            return None
-        i += 1
-    if not as_json or query is None:
-        return None
-    try:
-        k = int(opts.get("-k", "10"))
-    except ValueError:
-        return None
-    return RecallArgs(query=query, k=k, tiers=opts.get("--tiers"), state=opts.get("--state"))
+    got = fast_args.parse(argv, options=tuple(OPTIONS), flags=("--json",))
+    if got is None or "--json" not in got.flags or len(got.args) != 1:
+        return None  # no --json (a table for a person), no query or a second one: the CLI's
+    values = {}
+    for name, text in got.options.items():
+        key, kind = OPTIONS[name]
+        try:
+            values[key] = kind(text)
+        except ValueError:
+            return None  # -k ten: let the CLI say so
+    return RecallArgs(query=got.args[0], **values)
 
 
 def run(args: RecallArgs) -> int:
@@ -64,7 +68,7 @@ def run(args: RecallArgs) -> int:
     leaves one behind for the next call (``ARS_RECALL_DAEMON=off``: never)."""
     from tui.daemon import client
 
-    reply = client.recall(args.query, args.k, args.tiers, args.state)
+    reply = client.recall(args)
     if reply is not None:
         code, out, err = reply["code"], reply.get("stdout", ""), reply.get("stderr", "")
     else:
@@ -77,35 +81,32 @@ def run(args: RecallArgs) -> int:
     return code
 
 
+def recall(args: RecallArgs, ars):
+    """The ``RecallResult`` of ``args`` from an open ARS."""
+    return ars.recall(args.query, k=args.k, tiers=args.tiers, scope=args.scope)
+
+
 def answer(args: RecallArgs, ars=None) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of ``ars recall --json``: by a new ARS on
     the state directory, or by ``ars`` (the recall daemon's, kept open)."""
     from pathlib import Path
 
-    from pydantic import ValidationError
-
-    from core.api import ARS, BadInput
-    from core.config import config_error, load_settings
-    from core.errors import failure_line
+    from core.api import ARS, load_settings
+    from tui.cli import error_map
 
     try:
         if ars is not None:
-            result = ars.recall(args.query, k=args.k, tiers=args.tiers, scope=args.scope)
+            result = recall(args, ars)
         else:
             settings = load_settings(state_dir=Path(args.state) if args.state is not None else None)
             with ARS(settings, create=False) as opened:
-                result = opened.recall(args.query, k=args.k, tiers=args.tiers, scope=args.scope)
-    except ValidationError as exc:
-        return 2, "", _error(f"bad configuration: {config_error(exc)}")
-    except BadInput as exc:
-        return 2, "", _error(str(exc))
+                result = recall(args, opened)
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (as tui.cli.main.main)
-        if os.environ.get("ARS_DEBUG"):
-            raise
-        code, message = failure_line(exc)
-        return code, "", _error(message)
+        said = error_map.opening(exc)
+        if said is None:
+            if os.environ.get("ARS_DEBUG"):
+                raise
+            said = error_map.last_line(exc)
+        code, message = said
+        return code, "", f"error: {message}\n"
     return 0, result.model_dump_json() + "\n", ""
-
-
-def _error(message: str) -> str:
-    return f"error: {message}\n"

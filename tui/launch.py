@@ -28,8 +28,7 @@ def check_terminal() -> None:
 
 def check_not_empty(state: Path | None) -> None:
     """An empty directory is left as it is (opening a store creates memory.sqlite)."""
-    from core.config import load_settings
-    from core.demo import state_kind
+    from core.api import load_settings, state_kind
 
     try:
         target = Path(load_settings(state_dir=state).state_dir)
@@ -43,17 +42,16 @@ def check_not_empty(state: Path | None) -> None:
 
 def open_store(state: Path | None):
     """The ARS of ``state``; a bad configuration or store is Refused."""
-    from pydantic import ValidationError
-
-    from core.api import ARS, BadInput
-    from core.config import config_error, load_settings
+    from core.api import ARS, load_settings
+    from tui.cli import error_map
 
     try:
         return ARS(load_settings(state_dir=state), create=False)  # a missing directory is a typo, not a new store
-    except BadInput as exc:
-        raise Refused(str(exc)) from None
-    except ValidationError as exc:  # pydantic-settings: a malformed ARS_* variable
-        raise Refused(f"bad configuration: {config_error(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - said in one line when it is ARS's (else it rises)
+        said = error_map.opening(exc)
+        if said is None:
+            raise
+        raise Refused(said[1]) from None
 
 
 def run(ars, *, view: str = "loops", record_only: bool = False) -> None:
@@ -65,26 +63,16 @@ def run(ars, *, view: str = "loops", record_only: bool = False) -> None:
 
 
 def parse_tui_args(args: list[str]) -> dict | None:
-    """``ars tui``'s options, or None for anything else (``--help``, a typo, ``--state=``
+    """``ars tui``'s options, or None for anything else (``--help``, a typo; ``--state=``
     forms are fine): then the typer CLI parses the line and says what is wrong."""
-    out: dict = {"state": None, "view": "loops", "record_only": False}
-    it = iter(args)
-    for a in it:
-        name, eq, val = a.partition("=")
-        if name in ("--state", "--view"):
-            if not eq:
-                val = next(it, None)  # type: ignore[assignment]
-                if val is None or val.startswith("-"):
-                    return None
-            if name == "--state":
-                out["state"] = Path(val)
-            else:
-                out["view"] = val
-        elif a == "--record-only":
-            out["record_only"] = True
-        else:
-            return None
-    return out
+    from tui import fast_args
+
+    got = fast_args.parse(args, options=("--state", "--view"), flags=("--record-only",))
+    if got is None or got.args:
+        return None
+    state = got.options.get("--state")
+    return {"state": None if state is None else Path(state), "view": got.options.get("--view", "loops"),
+            "record_only": "--record-only" in got.flags}
 
 
 def tui_main(args: list[str]) -> int | None:

@@ -50,9 +50,9 @@ def config_path(explicit: Path | None = None, home: Path | None = None) -> Path:
 
 def gate_wait(state: Path, pin: str | None) -> float:
     """How long a held call waits for the supervisor: the signed policy's timeout."""
-    from core.inbox import policy  # the gate's own policy loader, as the hooks read it (no facade there)
+    from core.api import gate_policy  # the gate's own policy loader, as the hooks read it
 
-    gate, _ = policy.load(str(state), pin)
+    gate, _ = gate_policy.load(str(state), pin)
     return float(gate.timeout)
 
 

@@ -15,16 +15,11 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from tui.cli.common import JsonTextOpt as JsonOpt
+from tui.cli.common import StateOpt, fail, open_ars, out
 from tui.cli.supervisor import PassFdOpt, signer_for
 
-StateOpt = Annotated[Optional[Path], typer.Option("--state", help="state directory (else $ARS_STATE_DIR, else ./state)")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of text")]
 
-
-def _fail(message: str, code: int = 2) -> None:
-    from tui.cli.main import fail
-
-    fail(message, code)
 
 
 def _confirm(prompt: str) -> bool:
@@ -35,7 +30,7 @@ def _confirm(prompt: str) -> bool:
             tty.flush()
             return tty.readline().strip().lower() in ("y", "yes")
     except OSError:
-        _fail("forget needs a confirmation on a terminal: run it on yours, or add --yes after checking "
+        fail("forget needs a confirmation on a terminal: run it on yours, or add --yes after checking "
               "the list with --dry-run")
     return False
 
@@ -55,14 +50,13 @@ def forget_command(
     """Forget memories everywhere ARS wrote them: ledger, SQLite, vectors, raw-file scan, checkpoints;
     Neo4j at the next sync and every team host at its next pull."""
     from core.errors import BadQuery
-    from core.govern.forget import ForgetFailed
-    from tui.cli.main import open_ars, out
+    from core.api import ForgetFailed
 
     with open_ars(state) as ars:
         try:
             sel = ars.forget_select(episode_ids or [], session=session, source=source, query=query)
         except BadQuery as exc:
-            _fail(str(exc), 1 if "unknown episode id" in str(exc) or "no episode" in str(exc) else 2)
+            fail(str(exc), 1 if "unknown episode id" in str(exc) or "no episode" in str(exc) else 2)
         if dry_run or not as_json or not yes:
             for p in sel.preview:
                 where = f" [{p['host']}]" if p.get("host") and p["host"] != ars.identity.host else ""
@@ -73,14 +67,14 @@ def forget_command(
             return
         needs_yes = bool(query is not None or session is not None or source is not None)
         if needs_yes and not yes and not _confirm(f"forget these {len(sel.ids)} episodes everywhere? [y/N] "):
-            _fail("nothing was forgotten (not confirmed)", 1)
+            fail("nothing was forgotten (not confirmed)", 1)
         signer = signer_for(ars, passphrase_fd, "forget")
         try:
             report = ars.forget(sel, why=why, signer=signer)
         except ForgetFailed as exc:
-            _fail(str(exc), 1)
+            fail(str(exc), 1)
         except BadQuery as exc:
-            _fail(str(exc))
+            fail(str(exc))
     if as_json:
         out.print_json(json.dumps(report.as_dict()))
         return
@@ -101,8 +95,7 @@ def export_command(
 ) -> None:
     """The episodes as they are now (forgotten ones excluded)."""
     from core.errors import BadQuery
-    from core.infra.fsutil import atomic_write
-    from tui.cli.main import open_ars
+    from core.api import atomic_write
 
     with open_ars(state) as ars:
         try:
@@ -118,9 +111,9 @@ def export_command(
                 try:
                     atomic_write(output, text)
                 except OSError as exc:
-                    _fail(f"cannot write {output} ({exc.strerror or exc}): choose another --output", 1)
+                    fail(f"cannot write {output} ({exc.strerror or exc}): choose another --output", 1)
         except BadQuery as exc:
-            _fail(str(exc))
+            fail(str(exc))
 
 
 def redact_command(
@@ -130,17 +123,16 @@ def redact_command(
     state: StateOpt = None, as_json: JsonOpt = False, passphrase_fd: PassFdOpt = None,
 ) -> None:
     """Secrets in memory: `ars redact --scan` takes those an older ARS stored out of every file."""
-    from core.govern.forget import ForgetFailed
-    from tui.cli.main import open_ars, out
+    from core.api import ForgetFailed
 
     if not scan:
-        _fail("say what to do: `ars redact --scan` (add --dry-run to only list)")
+        fail("say what to do: `ars redact --scan` (add --dry-run to only list)")
     with open_ars(state) as ars:
         signer = None if dry_run else signer_for(ars, passphrase_fd, "rewrite stored secrets")
         try:
             report = ars.redact_scan(dry_run=dry_run, signer=signer)
         except (OSError, ForgetFailed) as exc:
-            _fail(f"redact --scan could not finish ({getattr(exc, 'strerror', None) or exc}): fix that, then run "
+            fail(f"redact --scan could not finish ({getattr(exc, 'strerror', None) or exc}): fix that, then run "
                   "any ars command: it finishes the rewrite", 1)
     if as_json:
         out.print_json(json.dumps(report.as_dict()))

@@ -15,14 +15,14 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape as _esc
 
-from tui.cli.supervisor import PassFdOpt  # one --passphrase-fd for every deciding command
+from tui.cli.common import JsonTextOpt as JsonOpt
+from tui.cli.common import StateOpt, call, fail, open_ars, out, warn
+from tui.cli.supervisor import PassFdOpt, signer_for  # one --passphrase-fd for every deciding command
 
 inbox_app = typer.Typer(no_args_is_help=True,
                         help="Every request for a person: loops' steps and blockers, agents' approvals "
                              "(MCP, Claude Code); each decided exactly once.")
 
-StateOpt = Annotated[Optional[Path], typer.Option("--state", help="state directory (else $ARS_STATE_DIR, else ./state)")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of text")]
 IdArg = Annotated[str, typer.Argument(help="the request id: req-<12 hex> or loop:<loop>:<request> (ars inbox list)")]
 
 STATUS_STYLE = {"pending": "yellow bold", "approved": "green", "rejected": "red", "answered": "cyan",
@@ -32,16 +32,7 @@ RISK_STYLE = {"high": "red bold", "medium": "yellow", "low": "dim"}
 
 def _call(fn):
     """Run an inbox call: a second decision and failures exit 1, people's errors 2, each as one line."""
-    from tui.cli.main import _loop_call
-
-    return _loop_call(fn, second_decision_fails=True)
-
-
-def _warn(lines) -> None:
-    from tui.cli.main import err
-
-    for line in lines:
-        err.print(f"[yellow]warning:[/] {_esc(line)}", highlight=False, soft_wrap=True)
+    return call(fn, second_decision_fails=True)
 
 
 def _when(dt) -> str:
@@ -63,7 +54,6 @@ def _hints(r) -> list[str]:
 
 
 def _print_request(r) -> None:
-    from tui.cli.main import out
 
     out.print(f"[bold]{_esc(r.id)}[/]  {r.kind}  from {_esc(r.source)}  risk [{RISK_STYLE.get(r.risk, '')}]{r.risk}[/]"
               f"  [{STATUS_STYLE.get(r.status, '')}]{r.status}[/]  created {_when(r.created_at)} UTC", highlight=False)
@@ -101,7 +91,6 @@ def _since(value: str | None):
     try:
         dt = datetime.fromisoformat(text)
     except ValueError:
-        from tui.cli.main import fail
 
         fail(f"--since {value!r} is not a date: write 2026-11-30, 2026-11-30T09:00, or 12h / 7d back from now")
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
@@ -113,14 +102,13 @@ def inbox_list(status: Annotated[Optional[str], typer.Option("--status", help="p
                since: Annotated[Optional[str], typer.Option("--since", help="made or decided since: 2026-11-30, 12h, 7d")] = None,
                state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Requests waiting for a person (and decided ones), newest first, from every source."""
-    from core.inbox.audit import outcome
-    from tui.cli.main import open_ars, out
+    from core.api import inbox_outcome as outcome
 
     after = _since(since)
     with open_ars(state) as ars:
         items = _call(lambda: ars.inbox_list(status, every=every, since=after))
-        _warn(ars.inbox.problems)
-        _warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
+        warn(ars.inbox.problems)
+        warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
     if as_json:
         _dump([{**r.model_dump(mode="json"), "outcome": outcome(r)} for r in items])
         return
@@ -146,7 +134,6 @@ def inbox_list(status: Annotated[Optional[str], typer.Option("--status", help="p
 @inbox_app.command("show")
 def inbox_show(request_id: IdArg, state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """One request: what it asks, exactly what will run, its decision if any."""
-    from tui.cli.main import open_ars
 
     with open_ars(state) as ars:
         r = _call(lambda: ars.inbox_get(request_id))
@@ -158,8 +145,6 @@ def inbox_show(request_id: IdArg, state: StateOpt = None, as_json: JsonOpt = Fal
 
 def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_json: bool,
             passphrase_fd: int | None) -> None:
-    from tui.cli.main import open_ars, out
-    from tui.cli.supervisor import signer_for
 
     with open_ars(state) as ars:
         r = _call(lambda: ars.inbox_get(request_id))
@@ -168,9 +153,9 @@ def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_jso
         signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}") if r.status == "pending" else None
         r = _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=signer))
     if signer is None and r.source != "loop" and verdict == "approve":
-        _warn(["unverified approval: no supervisor key is set up, so the agent's hook will not act on it (its own "
+        warn(["unverified approval: no supervisor key is set up, so the agent's hook will not act on it (its own "
                "prompt asks instead); run `ars supervisor init` once, then `ars install <agent>` again"])
-        _warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
+        warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
     if as_json:
         _dump(r.model_dump(mode="json"))
         return

@@ -42,6 +42,13 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _fail_on(exc: BaseException, said: tuple[int, str] | None) -> None:
+    """``exc``'s line and exit code (tui/cli/error_map.py); an error ARS does not say rises."""
+    if said is None:
+        raise exc
+    _fail(said[1], said[0])
+
+
 def is_loopback(host: str) -> bool:
     if host.lower() == "localhost":
         return True
@@ -72,7 +79,7 @@ def read_token_file(path: Path) -> str | None:
 def create_token_file(path: Path) -> tuple[str, bool]:
     """A new random token written 0600 to ``path`` whole (linked in from a complete
     temp file, so two servers starting at once agree on one). (token, created)."""
-    from core.infra.fsutil import fsync_dir, private_dir
+    from core.api import fsync_dir, private_dir
 
     private_dir(path.parent)
     token = secrets.token_urlsafe(32)
@@ -142,14 +149,12 @@ def mcp_command(
     """Serve ARS to agents over MCP: recall, explain, remember, request_approval, check_approval,
     loops, startup_context. stdio by default; --http for streamable HTTP at http://HOST:PORT/mcp
     with a bearer token ($ARS_MCP_TOKEN, else one generated into <state>/mcp-token)."""
-    from pydantic import ValidationError
-
-    from core.api import ARS, BadInput
-    from core.config import config_error, load_settings
+    from core.api import ARS, load_settings
+    from tui.cli import error_map
 
     if not 0 < port < 65536:
         _fail(f"--port must be 1-65535, got {port}")
-    from core.inbox.signing import pin_problem
+    from core.api import pin_problem
 
     if supervisor is not None and pin_problem(supervisor):
         _fail(pin_problem(supervisor))
@@ -157,8 +162,8 @@ def mcp_command(
         _fail("--host and --port are for --http: add --http to serve streamable HTTP (stdio needs neither)")
     try:
         settings = load_settings(state_dir=state)
-    except ValidationError as exc:
-        _fail(f"bad configuration: {config_error(exc)}")
+    except Exception as exc:  # noqa: BLE001 - a malformed ARS_* variable: one line (else it rises)
+        _fail_on(exc, error_map.opening(exc))
     state_dir = Path(settings.state_dir)
     token = None
     if http:
@@ -168,8 +173,8 @@ def mcp_command(
         check_port(host, port)
     try:
         ars = ARS(settings, create=True)
-    except BadInput as exc:
-        _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - said in one line when it is ARS's (else it rises)
+        _fail_on(exc, error_map.said(exc))
     ars.supervisor_pin = supervisor  # from the command line the agent's settings snapshot: not the agent's to change
     with ars:
         try:

@@ -18,6 +18,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from tui.cli.common import err, fail, open_ars, out
+
 DEFAULT_PORT = 8765
 
 
@@ -33,7 +35,6 @@ def serve_command(
 ) -> None:
     """Serve the dashboard to a browser and an approvals page for a phone, behind a token
     (decisions are signed with the supervisor's key, unlocked by its passphrase typed in the page)."""
-    from tui.cli.main import err, fail, open_ars, out
     from tui.web.access import is_loopback, token_path
 
     if not 0 <= port <= 65535:

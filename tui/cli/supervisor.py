@@ -20,30 +20,25 @@ from typing import Annotated, Optional
 
 import typer
 
+from tui.cli.common import JsonTextOpt as JsonOpt
+from tui.cli.common import StateOpt, fail, open_ars, out
+
 supervisor_app = typer.Typer(no_args_is_help=True,
                              help="The supervisor's key: decisions an agent cannot make for itself.")
 gate_app = typer.Typer(no_args_is_help=True, help="The gate policy (signed by the supervisor): which agent "
                                                   "tool calls pass, and which wait for a person.")
 
-StateOpt = Annotated[Optional[Path], typer.Option("--state", help="state directory (else $ARS_STATE_DIR, else ./state)")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of text")]
 PassFdOpt = Annotated[Optional[int], typer.Option(
     "--passphrase-fd", help="read the supervisor's passphrase from this open file descriptor (first line), "
                             "instead of asking on the terminal")]
 MAX_PASSPHRASE = 4096
 
 
-def _fail(message: str, code: int = 2) -> None:
-    from tui.cli.main import fail
-
-    fail(message, code)
-
-
 def read_passphrase(fd: int | None, prompt: str, *, confirm: bool = False) -> bytes:
     """The passphrase from ``fd`` (its first line), else asked on the terminal."""
     if fd is not None:
         if fd < 0:
-            _fail(f"--passphrase-fd {fd}: give an open file descriptor number (e.g. 3 with 3<file)")
+            fail(f"--passphrase-fd {fd}: give an open file descriptor number (e.g. 3 with 3<file)")
         try:  # a byte at a time: the next line on the same fd is the next passphrase (--rotate)
             chunks = b""
             while not chunks.endswith(b"\n") and len(chunks) <= MAX_PASSPHRASE:
@@ -52,16 +47,16 @@ def read_passphrase(fd: int | None, prompt: str, *, confirm: bool = False) -> by
                     break
                 chunks += piece
         except OSError as exc:
-            _fail(f"--passphrase-fd {fd}: cannot read it ({exc.strerror or exc}): open it for reading, "
+            fail(f"--passphrase-fd {fd}: cannot read it ({exc.strerror or exc}): open it for reading, "
                   f"e.g. `{fd}<passphrase-file`")
         line = chunks.split(b"\n", 1)[0].rstrip(b"\r")
         if not line:
-            _fail(f"--passphrase-fd {fd}: it gave no passphrase (an empty first line)")
+            fail(f"--passphrase-fd {fd}: it gave no passphrase (an empty first line)")
         return line
     try:
         tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
-        _fail("this needs the supervisor's passphrase and there is no terminal to ask on: run it on your "
+        fail("this needs the supervisor's passphrase and there is no terminal to ask on: run it on your "
               "terminal, or pass --passphrase-fd N")
     os.close(tty)
     import getpass
@@ -69,28 +64,28 @@ def read_passphrase(fd: int | None, prompt: str, *, confirm: bool = False) -> by
     try:
         first = getpass.getpass(prompt)  # reads /dev/tty, echo off
         if confirm and getpass.getpass("again: ") != first:
-            _fail("the two passphrases differ: nothing was changed")
+            fail("the two passphrases differ: nothing was changed")
     except (EOFError, KeyboardInterrupt):
-        _fail("no passphrase given: nothing was decided")
+        fail("no passphrase given: nothing was decided")
     return first.encode("utf-8")
 
 
 def signer_for(ars, fd: int | None, what: str):
     """An unlocked signer when the state directory has a supervisor key (asking
     for its passphrase), else None: the decision is recorded unverified."""
-    from core.inbox.signing import BadPassphrase, SigningError, has_key
+    from core.api import BadPassphrase, SigningError, has_key
 
     if not has_key(ars.state_dir):
         if fd is not None:
-            _fail("--passphrase-fd was given, but there is no supervisor key yet: run `ars supervisor init` first")
+            fail("--passphrase-fd was given, but there is no supervisor key yet: run `ars supervisor init` first")
         return None  # unverified: ARS's own loops may act on it, no agent's hook will
     passphrase = read_passphrase(fd, f"supervisor passphrase to {what}: ")
     try:
         return ars.supervisor_unlock(passphrase)
     except BadPassphrase as exc:
-        _fail(str(exc), 1)
+        fail(str(exc), 1)
     except SigningError as exc:
-        _fail(str(exc), 1)
+        fail(str(exc), 1)
 
 
 # -- ars supervisor ----------------------------------------------------------------------------
@@ -102,25 +97,24 @@ def supervisor_init(state: StateOpt = None, passphrase_fd: PassFdOpt = None,
     """Create the supervisor's signing key (Ed25519; the private half encrypted with a passphrase).
     With --passphrase-fd, the fd's first line is the passphrase (for --rotate: the current one,
     then the new one on the next line)."""
-    from core.inbox.signing import SigningError, has_key
-    from tui.cli.main import open_ars, out
+    from core.api import SigningError, has_key
 
     with open_ars(state, create=True) as ars:
         old = None
         if has_key(ars.state_dir):
             if not rotate:
-                _fail(f"a supervisor key already exists ({ars.supervisor_fingerprint()}): `ars supervisor show` "
+                fail(f"a supervisor key already exists ({ars.supervisor_fingerprint()}): `ars supervisor show` "
                       "prints it; `ars supervisor init --rotate` replaces it")
             old = read_passphrase(passphrase_fd, "current supervisor passphrase: ")
             try:
                 ars.supervisor_unlock(old)
             except SigningError as exc:
-                _fail(str(exc), 1)
+                fail(str(exc), 1)
         new = read_passphrase(passphrase_fd, "new supervisor passphrase: ", confirm=passphrase_fd is None)
         try:
             fp = ars.supervisor_init(new, old_passphrase=old)
         except SigningError as exc:
-            _fail(str(exc), 2 if "characters" in str(exc) else 1)
+            fail(str(exc), 2 if "characters" in str(exc) else 1)
     if as_json:
         sys.stdout.write(json.dumps({"fingerprint": fp, "state_dir": str(ars.state_dir)}) + "\n")
         return
@@ -132,7 +126,6 @@ def supervisor_init(state: StateOpt = None, passphrase_fd: PassFdOpt = None,
 @supervisor_app.command("show")
 def supervisor_show(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """The supervisor key's fingerprint (what agents' hooks pin)."""
-    from tui.cli.main import open_ars, out
 
     with open_ars(state) as ars:
         fp = ars.supervisor_fingerprint()
@@ -152,8 +145,7 @@ def gate_show(state: StateOpt = None,
               pin: Annotated[Optional[str], typer.Option("--pin", help="check against this fingerprint "
                                                                        "(default: the state's key)")] = None) -> None:
     """The policy in force (signed gate.toml, or the built-in defaults and why)."""
-    from core.inbox import policy
-    from tui.cli.main import open_ars, out
+    from core.api import gate_policy as policy
 
     with open_ars(state) as ars:
         fp = pin or ars.supervisor_fingerprint()
@@ -162,7 +154,7 @@ def gate_show(state: StateOpt = None,
     if why:
         out.print(f"# {why}", highlight=False, soft_wrap=True)
         out.print("# in force: the built-in defaults", highlight=False)
-        from core.inbox import gate as gate_mod
+        from core.api import gate_rules as gate_mod
 
         out.print(gate_mod.DEFAULT_TOML, highlight=False, markup=False)
         return
@@ -172,25 +164,24 @@ def gate_show(state: StateOpt = None,
                   highlight=False)
     else:
         out.print(f"# {path}: signed by {fp}", highlight=False)
-    from core.inbox import gate as gate_mod
+    from core.api import gate_rules as gate_mod
 
     out.print(text if os.path.exists(path) else gate_mod.DEFAULT_TOML, highlight=False, markup=False)
 
 
 def _sign(ars, text: str, fd: int | None) -> str:
-    from core.inbox import policy
-    from core.inbox.gate import GateError
-    from core.inbox.signing import has_key
+    from core.api import gate_policy as policy
+    from core.api import has_key
 
     if not has_key(ars.state_dir):
-        _fail("the gate policy is signed by the supervisor's key, and there is none: run `ars supervisor init` "
+        fail("the gate policy is signed by the supervisor's key, and there is none: run `ars supervisor init` "
               "first")
-    try:
-        from core.inbox import gate as gate_mod
+    from core.api import gate_rules as gate_mod
 
+    try:
         gate_mod.Gate.parse(text, "gate.toml")
-    except GateError as exc:
-        _fail(f"{exc}; nothing was saved")
+    except gate_mod.GateError as exc:
+        fail(f"{exc}; nothing was saved")
     signer = signer_for(ars, fd, "sign the gate policy")
     return policy.sign(ars.state_dir, text, signer)
 
@@ -198,8 +189,7 @@ def _sign(ars, text: str, fd: int | None) -> str:
 @gate_app.command("edit")
 def gate_edit(state: StateOpt = None, passphrase_fd: PassFdOpt = None) -> None:
     """Open the policy in $EDITOR; on save it is checked and signed."""
-    from core.inbox import policy
-    from tui.cli.main import open_ars, out
+    from core.api import gate_policy as policy
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     with open_ars(state, create=True) as ars:
@@ -211,7 +201,7 @@ def gate_edit(state: StateOpt = None, passphrase_fd: PassFdOpt = None) -> None:
             import shlex
 
             if subprocess.call(shlex.split(editor) + [tmp]) != 0:
-                _fail(f"{editor} exited with an error: nothing was saved", 1)
+                fail(f"{editor} exited with an error: nothing was saved", 1)
             with open(tmp, encoding="utf-8") as fh:
                 after = fh.read()
         finally:
@@ -224,12 +214,11 @@ def gate_edit(state: StateOpt = None, passphrase_fd: PassFdOpt = None) -> None:
 def gate_set(file: Annotated[Path, typer.Argument(help="a gate policy (TOML) to check, sign and put in force")],
              state: StateOpt = None, passphrase_fd: PassFdOpt = None) -> None:
     """Check, sign and put in force a policy file (for scripts; `ars gate edit` for people)."""
-    from tui.cli.main import open_ars, out
 
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        _fail(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}")
+        fail(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}")
     with open_ars(state, create=True) as ars:
         path = _sign(ars, text, passphrase_fd)
     out.print(f"signed {path}", highlight=False)

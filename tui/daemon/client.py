@@ -64,13 +64,13 @@ def request(path: Path, message: dict, timeout: float = ANSWER_TIMEOUT, state: P
         sock.close()
 
 
-def recall(query: str, k: int, tiers: str | None, state: str | None, scope: str | None = None) -> dict | None:
-    """The daemon's answer ``{"code", "stdout", "stderr"}``, or None: answer alone."""
+def recall(args) -> dict | None:
+    """The daemon's answer ``{"code", "stdout", "stderr"}`` to ``args`` (tui.fast_recall.RecallArgs),
+    or None: answer alone."""
     if address.mode() != "auto":
         return None
-    st = address.state_path(state)
-    reply = request(address.socket_path(st, address.fingerprint()),
-                    {"op": "recall", "query": query, "k": k, "tiers": tiers, "scope": scope}, state=st)
+    st = address.state_path(args.state)
+    reply = request(address.socket_path(st, address.fingerprint()), args.request(), state=st)
     if reply is None or not isinstance(reply.get("code"), int):
         return None
     return reply

@@ -36,11 +36,8 @@ from tui.daemon import address
 DEFAULT_IDLE = 600.0
 CHECK_EVERY = 2.0  # seconds between checks that the state directory and socket are still ours
 MAX_REQUEST = 16 << 20
-WARM_DEADLINE = 10.0  # seconds each tier may take for the warm-up recall
-# A Neo4j JVM just started answers a new query shape in hundreds of ms until it has
-# compiled it: the warm-up recall is repeated until Neo4j answers inside half its
-# read deadline, at most this many times.
-WARM_ROUNDS = 12
+WARM_DEADLINE = 10.0  # seconds each tier may take for the warm-up recall (ARS.warm)
+WARM_ROUNDS = 12  # warm-up recalls at most, while a just-started Neo4j is still slow (ARS.warm)
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:
@@ -73,8 +70,7 @@ class Daemon:
 
     # -- the ARS, in step with the state directory ------------------------------
     def _open(self):
-        from core.api import ARS
-        from core.config import load_settings
+        from core.api import ARS, load_settings
 
         self._ars = ARS(load_settings(state_dir=self.state), create=False)
         self._store_id = _file_id(self.state / "memory.sqlite")
@@ -87,7 +83,7 @@ class Daemon:
         if self._ars is None:
             self._open()
         else:
-            self._ars.recover()  # as ARS() on open
+            self._ars.refresh()  # ledger events other processes wrote, as ARS() applies them on open
         return self._ars
 
     def warm(self) -> None:
@@ -98,21 +94,7 @@ class Daemon:
         is done, a client is told so at once and answers by itself."""
         try:
             with self._lock:
-                ars = self.ars()
-                memory = ars.memory
-                saved = dict(memory.deadlines)
-                memory.deadlines = {t: max(v, WARM_DEADLINE) for t, v in saved.items()}
-                try:
-                    if memory.neo4j is not None:
-                        memory.neo4j.warm()
-                    for _ in range(WARM_ROUNDS):
-                        neo = ars.recall("warm up", k=1).tier("neo4j")
-                        slow = neo is not None and neo.status in ("ok", "empty") \
-                            and neo.latency_ms > saved.get("neo4j", 0.0) * 500  # half the read deadline
-                        if not slow:
-                            break
-                finally:
-                    memory.deadlines = saved
+                self.ars().warm(deadline=WARM_DEADLINE, rounds=WARM_ROUNDS)
         except Exception:  # noqa: BLE001 - a recall error is the client's to see, per request
             pass
         finally:
@@ -135,8 +117,7 @@ class Daemon:
         from tui.fast_recall import RecallArgs, answer
 
         try:
-            args = RecallArgs(query=message["query"], k=int(message.get("k", 10)), tiers=message.get("tiers"),
-                              scope=message.get("scope"))
+            args = RecallArgs.from_request(message)
         except (KeyError, TypeError, ValueError):
             return {"error": "malformed recall request"}
         if not self.ready:
@@ -158,9 +139,8 @@ class Daemon:
         plans miss every read deadline), plan the search once off the read path,
         at most once per breaker cooldown, so the daemon's answers get Neo4j back
         in seconds rather than one timed-out probe at a time."""
-        neo = ars.memory.neo4j
         now = time.monotonic()
-        if neo is None or not neo.breaker.troubled():
+        if not ars.graph_troubled():
             return
         if self._rewarming or now - self._rewarmed < ars.settings.neo4j_breaker_cooldown:
             return
@@ -168,7 +148,7 @@ class Daemon:
 
         def work() -> None:
             try:
-                neo.warm()
+                ars.warm_graph()
             finally:
                 self._rewarming = False
         threading.Thread(target=work, daemon=True, name="ars-daemon-rewarm").start()

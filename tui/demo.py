@@ -25,20 +25,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from core.infra.sqlite_lib import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from core.api import ARS, BadInput
-from core.config import Settings, load_settings
-from core.ledger.ledger import LEDGER
+from core.api import ARS, MARKER, BadInput, Settings, load_settings, state_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
-MARKER = "demo.json"
 SESSIONS_DIR = "demo-sessions"
 
 # (goal file, run it?) in the order they are made: the newest loop is listed first
@@ -70,57 +66,6 @@ class DemoReport(BaseModel):
     neo4j: str = "skipped"  # skipped | synced | <one-line error>
     loops: list[SeededLoop] = Field(default_factory=list)
     seconds: float = 0.0
-
-
-# what opening a state directory leaves in an empty one (no data): the SQLite store
-# and its journal files, lock files, an empty ledger
-# what a read command leaves in an empty directory: the store it opened and the
-# directory's team binding (core/team/identity.py), neither holding anything yet
-STORE_FILES = {"memory.sqlite", "memory.sqlite-wal", "memory.sqlite-shm", "memory.sqlite-journal", "team.json"}
-EMPTY_FILES = {".gitkeep", ".writer.lock", ".ledger.lock"}
-
-
-def state_kind(state_dir: Path) -> str:
-    """``empty`` (missing, empty, or only an empty store), ``demo`` (seeded
-    before) or ``other``."""
-    state_dir = Path(state_dir)
-    if not state_dir.exists():
-        return "empty"
-    if not state_dir.is_dir():
-        return "other"
-    if (state_dir / MARKER).is_file():
-        return "demo"
-    names = {p.name for p in state_dir.iterdir()} - EMPTY_FILES
-    if not names:
-        return "empty"
-    if LEDGER in names and _size(state_dir / LEDGER) == 0:
-        names.discard(LEDGER)
-    if names <= STORE_FILES and "memory.sqlite" in names and _empty_store(state_dir / "memory.sqlite"):
-        return "empty"
-    return "other"
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size if path.is_file() else -1
-    except OSError:
-        return -1
-
-
-def _empty_store(db: Path) -> bool:
-    """A SQLite store that holds no episode (read only; any doubt is "not empty")."""
-    if not db.is_file():
-        return False
-    try:
-        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error:
-        return False
-    try:
-        return con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 0
-    except sqlite3.Error:
-        return False
-    finally:
-        con.close()
 
 
 def samples_present() -> bool:

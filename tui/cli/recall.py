@@ -1,0 +1,136 @@
+"""``ars recall``: memories from every tier, as a table for a person or JSON for an agent.
+
+The same recall is answered without typer by tui/fast_recall.py and by the recall
+daemon (tui/daemon/server.py): all three take a ``RecallArgs`` and answer through
+``tui.recall_answer`` so an option is added in one place.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape as _esc
+from rich.table import Table
+
+from core.models import Explanation, RecallResult
+from core.errors import BadInput
+from tui.cli.common import STATUS_STYLE, JsonOpt, StateOpt, fail_on, open_ars, out
+from tui.fast_recall import RecallArgs, recall as recall_with
+
+def tier_line(result: RecallResult) -> str:
+    parts = []
+    for t in result.tiers:
+        style = STATUS_STYLE.get(t.status, "")
+        lat = f" {t.latency_ms:.0f}ms" if t.status not in ("skipped",) else ""
+        parts.append(f"{t.tier} [{style}]{t.status}[/]{lat}")
+    line = " · ".join(parts)
+    if result.degraded:
+        line += "  [red bold]DEGRADED[/]"
+    return line
+
+
+ABBREV = {"token_match": "tok", "phrase": "phr", "entity": "ent", "recency": "rec", "source": "src",
+          "tier_weight": "tw"}
+
+
+def components(breakdown: dict[str, float]) -> str:
+    return " ".join(f"{ABBREV.get(k, k)} {v:.2f}" for k, v in breakdown.items() if v)
+
+
+def print_recall(result: RecallResult, me: str | None = None) -> None:
+    """The hits as a table; a memory another host of the team wrote says which (``me``: this host)."""
+    table = Table(title=f"recall: {result.query!r}  tokens: {' '.join(result.tokens)}", title_justify="left",
+                  show_lines=False, expand=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("episode", overflow="fold", max_width=28)
+    table.add_column("score", justify="right", no_wrap=True)
+    tiers = [t.tier for t in result.tiers if t.status not in ("skipped",)]
+    for t in tiers:
+        table.add_column(t, overflow="fold", ratio=1, min_width=14)
+    table.add_column("snippet", overflow="fold", ratio=2, min_width=30)
+    for h in result.hits:
+        host = (h.origin or {}).get("host")
+        where = f"from {host}/{h.origin.get('agent', '')}".rstrip("/") if host and host != me else ""
+        from core.api import cue
+
+        fit = cue(h, result.tokens)  # absolute, beside the score normalised within this result
+        cells = [str(h.rank), h.episode_id + (f"\n[dim]{_esc(where)}[/]" if where else ""),
+                 f"{h.score:.4f}\n[{'green' if fit.level == 'strong' else 'yellow' if fit.level == 'partial' else 'red'}]"
+                 f"{fit.matched}/{fit.of} {fit.level}[/]" + (f"\n[dim]cos {fit.cosine:.2f}[/]" if fit.cosine is not None else "")]
+        for t in tiers:
+            th = h.per_tier.get(t)
+            cells.append(f"#{th.rank} {th.score:.2f}\n[dim]{components(th.breakdown)}[/]" if th else "[dim]-[/]")
+        cells.append(h.snippet)
+        table.add_row(*cells)
+    out.print(table)
+    if not result.hits:
+        out.print("[yellow]no memories matched[/]")
+    from core.api import weak_result
+
+    if weak_result(result):
+        out.print(f"[yellow]{_esc(weak_result(result))}[/]", highlight=False)
+    out.print(tier_line(result))
+    for t in result.tiers:
+        if t.error and t.status in ("down", "timeout", "error"):
+            out.print(f"  [dim]{t.tier}: {t.error}[/]", highlight=False)
+
+
+def print_explain(ex: Explanation) -> None:
+    table = Table(title=f"explain {ex.episode_id!r} for {ex.query!r}", title_justify="left", expand=True)
+    for col in ("tier", "status", "stored", "rank", "raw score", "matched", "verdict"):
+        table.add_column(col, overflow="fold")
+    for t in ex.tiers:
+        stored = {True: "yes", False: "no", None: "?"}[t.stored]
+        table.add_row(t.tier, t.status, stored, str(t.rank or "-"),
+                      f"{t.raw_score:.3f}" if t.raw_score is not None else "-",
+                      " ".join(t.matched_tokens) or "-", t.verdict)
+    out.print(table)
+    if ex.tiers and ex.tiers[0].missing_tokens:
+        out.print(f"missing query tokens: {' '.join(ex.tiers[0].missing_tokens)}", highlight=False)
+    out.print(f"[bold]verdict:[/] {ex.verdict}", highlight=False)
+
+
+def recall(
+    query: Annotated[str, typer.Argument(help="what to remember (English, Chinese or both)")],
+    k: Annotated[int, typer.Option("-k", help="how many memories to return")] = 10,
+    tiers: Annotated[Optional[str], typer.Option("--tiers", help="comma-separated: neo4j,sqlite,files (default: the index tiers, files as fallback)")] = None,
+    explain: Annotated[Optional[str], typer.Option("--explain", help="explain why this episode id was or was not returned")] = None,
+    scope: Annotated[Optional[str], typer.Option("--scope", help="only these agents or hosts of the namespace: agent=NAME,host=NAME")] = None,
+    state: StateOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recall memories from every tier, with per-tier scores."""
+    args = RecallArgs(query=query, k=k, tiers=tiers, scope=scope, state=None if state is None else str(state))
+    if explain is None:
+        from tui.daemon import client
+
+        reply = client.recall(args)
+        if reply is not None and reply["code"] == 0:  # a warm daemon answered (errors: said below, as always)
+            if as_json:
+                sys.stdout.write(reply["stdout"])
+            else:
+                print_recall(RecallResult.model_validate_json(reply["stdout"]), reply.get("host"))
+            return
+    with open_ars(state) as ars:
+        try:
+            if explain is not None:
+                ex = ars.explain(query, explain, k=k, tiers=tiers)
+                out.print_json(ex.model_dump_json()) if as_json else print_explain(ex)
+                return
+            result = recall_with(args, ars)
+        except BadInput as exc:
+            fail_on(exc)
+    _print_result(result, as_json, ars.identity.host)
+    if explain is None:
+        sys.stdout.flush()
+        client.spawn(args.state)  # the next call finds it warm
+
+
+def _print_result(result, as_json: bool, me: str | None) -> None:
+    if as_json:
+        sys.stdout.write(result.model_dump_json() + "\n")
+    else:
+        print_recall(result, me)
+

@@ -1,0 +1,62 @@
+"""``ars rebuild`` and ``ars doctor``: the store recreated from the ledger, and its health."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+from rich.markup import escape as _esc
+from rich.table import Table
+
+from core.errors import BadInput
+from tui.cli.common import STATUS_STYLE, JsonOpt, StateOpt, err, fail_on, open_ars, out
+
+def rebuild(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Recreate memory.sqlite from the ledger."""
+    with open_ars(state) as ars:
+        try:
+            n = ars.rebuild()
+        except BadInput as exc:
+            fail_on(exc)
+        count = ars.memory.sqlite.count()
+        skipped = ars.ledger_problems()
+    if as_json:
+        sys.stdout.write(json.dumps({"applied": n, "episodes": count, "skipped": skipped}, ensure_ascii=False) + "\n")
+    else:
+        for line in skipped:
+            err.print(f"[yellow]skipped[/] {_esc(line)}", highlight=False, soft_wrap=True)
+        out.print(f"rebuilt memory.sqlite from the ledger: {n} events applied, {count} episodes"
+                  + (f", {len(skipped)} bad lines skipped (listed above; fix or delete them and rebuild)"
+                     if skipped else ""))
+    if skipped:
+        raise typer.Exit(1)
+
+
+def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+    """Each tier's health, sync health and the configuration in force (no secrets)."""
+    with open_ars(state) as ars:
+        report = ars.doctor()
+    if as_json:
+        sys.stdout.write(json.dumps(report) + "\n")
+        return
+    out.print(f"state: {report['state_dir']}")
+    team = report.get("team") or {}
+    out.print(f"namespace: {team.get('namespace')}  host: {team.get('host')}"
+              + (f"  agent: {team['agent']}" if team.get("agent") else ""), highlight=False)
+    table = Table("tier", "status", "latency", "detail")
+    for t in report["tiers"]:
+        style = STATUS_STYLE.get(t["status"], "")
+        table.add_row(t["tier"], f"[{style}]{t['status']}[/]", f"{t['latency_ms']:.0f} ms", t["error"])
+    out.print(table)
+    sync = report["sync"]
+    c = sync["counts"]
+    out.print(f"sync to neo4j: pending {sync['pending']}, failed {sync['failed']}, sqlite {c['sqlite']}, "
+              f"neo4j {c['neo4j'] if c['neo4j'] is not None else '-'}, "
+              f"drift {sync['drift'] if sync['drift'] is not None else '-'}"
+              + (f", last error: {sync['last_error']}" if sync["last_error"] else ""), highlight=False)
+    cfg = Table("setting", "value")
+    for key, value in report["config"].items():
+        cfg.add_row(key, str(value))
+    out.print(cfg)
+
