@@ -2,7 +2,7 @@
 processes: event JSON in the shape Hermes 0.19's agent/shell_hooks.py pipes
 (``hook_event_name``, ``tool_name``, ``tool_input``, ``session_id``, ``cwd``,
 ``extra``) into the console script, decisions by `ars inbox ...` in other
-processes, real config.yaml files. tests/test_hermes_e2e.py runs the real Hermes.
+processes, real config.yaml files. tests/tui/agents/test_hermes_e2e.py runs the real Hermes.
 Tests never assert timings: a subprocess timeout only guards against a hang."""
 
 from __future__ import annotations

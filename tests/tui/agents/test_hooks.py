@@ -36,7 +36,7 @@ def _env(**extra: str) -> dict:
     return env
 
 
-PASS = "the supervisor's passphrase"  # each state here has a supervisor key (tests/test_supervision.py attacks it)
+PASS = "the supervisor's passphrase"  # each state here has a supervisor key (tests/core/inbox/test_supervision.py attacks it)
 
 
 def _cmd(state: Path, via: str = "script") -> list[str]:
@@ -145,7 +145,7 @@ def state(tmp_path) -> Path:
     return d
 
 
-# -- the gate's decisions (in-process; tests/test_gate.py has the rest) -------------------------
+# -- the gate's decisions (in-process; tests/core/inbox/test_gate.py has the rest) -------------------------
 HELD = ["rm -rf build", "rm -fr /", "sudo rm -Rf x", "rm -r -f x", "rm --recursive --force x", "/bin/rm -rf x",
         "ls && rm -rf node_modules", "git push --force", "git push -f origin main", "git -C x push origin +main",
         "git push --force-with-lease", "git reset --hard HEAD~1", "git stash && git reset --hard",

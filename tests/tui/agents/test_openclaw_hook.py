@@ -2,7 +2,7 @@
 openclaw`` (the checker and the one-shot hold), the plugin's own code under a minimal
 host (tests/agents_stub/openclaw_plugin_host.mjs: its checker, fail-closed answers, a
 held call decided in ARS or, mirrored, in OpenClaw) and ``ars install openclaw``.
-The whole agent runs in tests/test_openclaw_e2e.py.
+The whole agent runs in tests/tui/agents/test_openclaw_e2e.py.
 
 Real parts: the gate, ``ars`` subprocesses, the plugin's JavaScript under Node 24
 (``.agents/bin/node`` from scripts/agents/install-openclaw; skipped without it except

@@ -4,7 +4,7 @@ permissions say (sensitive paths; everything in bypassPermissions mode); the res
 of what the gate holds waits in the inbox when Claude Code is about to prompt, and
 a request left to Claude Code's prompt is settled by PostToolUse or Stop ("decided
 in the terminal"). The event shapes are Claude Code 2.1's (a PermissionRequest
-carries no tool_use_id). tests/test_claude_code_e2e.py runs the real Claude Code."""
+carries no tool_use_id). tests/tui/agents/test_claude_code_e2e.py runs the real Claude Code."""
 
 from __future__ import annotations
 

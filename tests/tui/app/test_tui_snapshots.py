@@ -5,7 +5,7 @@ clock times, latencies and the state path as fixed placeholders
 (``tui.widgets.status.STILL``), so a picture changes only when the dashboard
 does. Text cursors do not blink. Textual is pinned in pyproject.toml: a new
 Textual may draw differently. After an intended change:
-``pytest tests/test_tui_snapshots.py --snapshot-update`` and look at the SVGs.
+``pytest tests/tui/app/test_tui_snapshots.py --snapshot-update`` and look at the SVGs.
 """
 
 from __future__ import annotations
