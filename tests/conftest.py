@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # agent_run, cdp, statehelp, agents_stub) and this conftest stay here and are
 # imported by name from every folder: tests/ is on sys.path. The real `core` and
 # `tui` packages still win over the folders tests/core and tests/tui (a package
-# with __init__.py beats a namespace directory; pyproject's pythonpath puts the
-# repository root first even for a bare `pytest`).
+# with __init__.py beats a namespace directory, and pyproject's pythonpath puts the
+# repository root on sys.path even for a bare `pytest`).
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Fresh `ars recall --json` processes leave a warm recall daemon behind
