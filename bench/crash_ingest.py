@@ -74,7 +74,7 @@ def trial(n: int, corpus: Path, base: Path, batch: int, uri: str | None, kill_af
     if store is not None:
         store.clear()
     # The subject is ledger -> SQLite -> Neo4j. The embedding consumer keeps its own cursor (its
-    # crash test is tests/test_dense.py); embedding 400 episodes per trial tripled a trial's time.
+    # crash test is tests/core/memory/test_dense.py); embedding 400 episodes per trial tripled a trial's time.
     env = {**os.environ, "ARS_STATE_DIR": str(state), "ARS_EMBEDDER": embedder}
     if uri:
         env["ARS_NEO4J_URI"] = uri

@@ -1,5 +1,5 @@
 """A headless Chromium driven over the DevTools protocol (CDP) with aiohttp's
-websocket client: what tests/test_serve.py and bench/serve.py use to load a
+websocket client: what tests/tui/web/test_serve.py and bench/serve.py use to load a
 page, read it, click in it and time its first paint, the way a person's
 browser does (Debian's ``chromium``; nothing is downloaded).
 

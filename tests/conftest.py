@@ -15,9 +15,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# The tests live in folders mirroring the code (tests/core/..., tests/tui/...,
+# tests/scenarios/) with no __init__.py: pytest's default "prepend" import mode
+# imports each test module by its basename, so basenames stay unique across
+# folders (pytest refuses a duplicate). The shared helpers (tuihelp, loophelp,
+# agent_run, cdp, statehelp, agents_stub) and this conftest stay here and are
+# imported by name from every folder: tests/ is on sys.path. The real `core` and
+# `tui` packages still win over the folders tests/core and tests/tui (a package
+# with __init__.py beats a namespace directory, and pyproject's pythonpath puts the
+# repository root on sys.path even for a bare `pytest`).
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Fresh `ars recall --json` processes leave a warm recall daemon behind
 # (tui/daemon/); the suite's hundreds of temporary state directories must not
-# each keep one for ten minutes. tests/test_recall_daemon.py turns it on where
+# each keep one for ten minutes. tests/tui/daemon/test_recall_daemon.py turns it on where
 # it is the subject; helpers that drop ARS_* from a child's environment keep
 # this one.
 os.environ["ARS_RECALL_DAEMON"] = "off"

@@ -2,7 +2,7 @@
 (``tool_name``, ``tool_input``, ``class``, optionally ``cwd``), with
 ``{project}``, ``{home}`` and ``{state}`` standing for a world made by
 :func:`make_world` (a project with a few files, a home with keys in it, a
-state directory). Used by bench/gate.py and tests/test_gate.py."""
+state directory). Used by bench/gate.py and tests/core/inbox/test_gate.py."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Copied, not imported at run time: importing ``detect_secrets`` loads its whole
 scanner and ``requests`` (150-500 ms), which every ``ars recall`` (the files
 tier redacts its snippets), hook and ``ars remember`` would pay. ``from_package()``
-reads the same tables from the installed package; tests/test_redact.py checks
+reads the same tables from the installed package; tests/core/govern/test_redact.py checks
 they are equal, so an upgrade of detect-secrets that changes a pattern fails
 the suite until this file is regenerated (``python -m core.govern.ds_patterns``
 prints it).

@@ -2,7 +2,7 @@
 // the plugin's register(api) as OpenClaw does and runs its before_tool_call handler on
 // request, so tests and bench/openclaw_gate.py can time and drive the plugin's own code
 // (its checker, its hold, its fail-closed answers) without a whole OpenClaw turn
-// (tests/test_openclaw_e2e.py runs the real OpenClaw).
+// (tests/tui/agents/test_openclaw_e2e.py runs the real OpenClaw).
 //
 //   node openclaw_plugin_host.mjs PLUGIN_DIR 'PLUGIN_CONFIG_JSON'
 //
