@@ -49,8 +49,10 @@ REEXPORTED: dict[str, tuple[str, str | None]] = {
     **_each("core.loop.decisions", "CorruptDecision", "pending_problem"),
     **_each("core.loop.rehydrate", "render_markdown"),
     **_each("core.loop.goals", "parse_json"),
-    **_each("core.inbox", "InboxRequest", "MAX_DETAIL", "MAX_META", "MAX_SUMMARY", "CorruptRequest"),
+    **_each("core.inbox", "InboxRequest", "MAX_DETAIL", "MAX_META", "MAX_SUMMARY", "CorruptRequest",
+            "UnknownRequest"),
     **_each("core.inbox.loops", "decided"),
+    **_each("core.inbox.store", "new_request_id"),
     **_each("core.infra.once", "AlreadyDecided"),
     **_each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
             "unlock", "verify_decision", "public_fingerprint", "has_key", "pin_problem"),
@@ -369,12 +371,13 @@ class ARS:
 
     def request_approval(self, source: str, action: str, details: str = "", risk: str = "medium",
                          kind: str = "approval", meta: "dict[str, Any] | None" = None, binds: str = "",
-                         expires_in: float | None = None, exact: str | None = None) -> "InboxRequest":
+                         expires_in: float | None = None, exact: str | None = None,
+                         request_id: str | None = None) -> "InboxRequest":
         """A new pending request from an agent (durable when this returns). ``binds``: what a signed
         decision is bound to (default the source's kind); ``expires_in``: seconds until nobody waits;
         ``exact``: the whole input when ``details`` was cut to fit (a decision signs its hash)."""
         return self.inbox.create(source=source, kind=kind, summary=action, detail=details, risk=risk, meta=meta,
-                                 binds=binds, expires_in=expires_in, exact=exact)
+                                 binds=binds, expires_in=expires_in, exact=exact, request_id=request_id)
 
     def inbox_end(self, request_id: str, how: str, why: str = "") -> bool:
         """End a request nobody waits for (``expire``/``withdraw``) once; False: already settled."""

@@ -50,6 +50,11 @@ ID_RE = re.compile(r"^req-[0-9a-f]{12}$")
 ID_HINT = "ids look like req-<12 hex> or loop:<loop>:<request> (`ars inbox list` shows them)"
 
 
+def new_request_id() -> str:
+    """A fresh agent request id, ``req-<12 hex>``."""
+    return f"req-{uuid.uuid4().hex[:12]}"
+
+
 class UnknownRequest(BadQuery):
     """No such request."""
 
@@ -128,8 +133,11 @@ class Inbox:
     # -- create --------------------------------------------------------------------
     def create(self, *, source: str, kind: str, summary: str, detail: str = "", risk: str = "medium",
                meta: dict | None = None, binds: str = "", expires_in: float | None = None,
-               exact: str | None = None) -> InboxRequest:
+               exact: str | None = None, request_id: str | None = None) -> InboxRequest:
         """A new pending request; durable (ledger event, then its file) when this returns.
+        ``request_id``: one from :func:`new_request_id` the caller recorded first (a hook's
+        marker names its request before the request exists, so a hook killed in between
+        still leaves something that ends it); refused if taken.
         ``binds`` names what a signed decision on it is bound to (a tool's name, "mcp");
         ``expires_in`` seconds: nobody waits for it after that. ``exact``: the whole input
         when ``detail`` had to be cut to fit (what a decision's hash is taken over)."""
@@ -167,7 +175,11 @@ class Inbox:
         if exact is not None and not isinstance(exact, str):
             raise BadQuery("exact must be text: the whole input that will run")
         signed_hash = input_hash(binds or source.strip().split(":", 1)[0], detail if exact is None else exact)
-        req = InboxRequest(id=f"req-{uuid.uuid4().hex[:12]}", source=source.strip(), kind=kind,  # type: ignore[arg-type]
+        if request_id is None:
+            request_id = new_request_id()
+        elif not (isinstance(request_id, str) and ID_RE.match(request_id)) or self.request_path(request_id).exists():
+            raise BadQuery(f"request id {request_id!r} is malformed or taken: {ID_HINT}")
+        req = InboxRequest(id=request_id, source=source.strip(), kind=kind,  # type: ignore[arg-type]
                            summary=_one_line(redact_text(summary)), detail=redact_text(detail), risk=risk,  # type: ignore[arg-type]
                            meta=_redact_meta(meta, redact_value), created_at=created, binds=binds,
                            expires_at=expires, input_hash=signed_hash)

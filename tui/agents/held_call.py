@@ -86,6 +86,7 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
     from core.api import load_settings
     from core.api import MAX_DETAIL, MAX_META, MAX_SUMMARY
     from core.api import SETUP_HINT, input_hash, short
+    from core.api import new_request_id
 
     timeout = float(gate.timeout if wait is None else min(wait, gate.timeout))
     first = matches[0]
@@ -105,13 +106,21 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
         meta = {"tool_name": tool_name[:200], "rules": rules[:1000], "session_id": session}
     left = False
     with ARS(load_settings(state_dir=state), create=True) as ars:
-        req = ars.request_approval(f"{call.agent}:{session}", summary, details=detail, risk=first.risk,
-                                   kind="approval", meta=meta, binds=tool_name,
-                                   expires_in=timeout + (SETTLE_WINDOW if give_up == "leave" else 0),
-                                   exact=full if full is not None else detail)
+        # The marker names the request before the request exists: a hook killed at any point
+        # after the request appears leaves a marker the call's next event ends it by (a marker
+        # naming a request never made is dropped there).
+        request_id = new_request_id()
+        marker = _call_marker(ars.state_dir, session, call_id, request_id)
+        try:
+            req = ars.request_approval(f"{call.agent}:{session}", summary, details=detail, risk=first.risk,
+                                       kind="approval", meta=meta, binds=tool_name,
+                                       expires_in=timeout + (SETTLE_WINDOW if give_up == "leave" else 0),
+                                       exact=full if full is not None else detail, request_id=request_id)
+        except BaseException:
+            _drop_marker(marker)
+            raise
         # what the request shows a person, as created here (an agent may rewrite the file, not this)
         shown = req.shown_hash()
-        marker = _call_marker(ars.state_dir, session, call_id, req.id)
         try:
             if full is not None:
                 _keep_full_input(ars.state_dir, req.id, tool_input, full, say)
@@ -221,8 +230,7 @@ def _end_marked(state: str, paths: list[str], why: str, say: Callable[[str], Non
     if not paths:
         return 0
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from core.api import ARS
-    from core.api import load_settings
+    from core.api import ARS, UnknownRequest, load_settings
 
     ended = 0
     with ARS(load_settings(state_dir=state), create=False) as ars:
@@ -231,6 +239,8 @@ def _end_marked(state: str, paths: list[str], why: str, say: Callable[[str], Non
                 with open(path, encoding="utf-8") as fh:
                     request_id = fh.read().strip()
                 ended += bool(ars.inbox_withdraw(request_id, why))
+            except UnknownRequest:
+                pass  # the hook was killed after its marker and before its request: nothing to end
             except Exception as exc:  # noqa: BLE001 - one stale marker never stops the rest
                 say(f"could not end the request of {os.path.basename(path)}: {exc}")
             _drop_marker(path)

@@ -343,6 +343,28 @@ def test_post_tool_use_withdraws_the_request_a_killed_hook_left(supervised, proj
     assert late.returncode == 1 and "nobody is waiting" in late.stderr
 
 
+def test_the_marker_names_the_request_before_it_exists(supervised, project):
+    """The hook writes its marker, naming the request's id, before the request appears: a
+    hook killed the moment the request shows (the test above) always left its marker. A
+    marker whose request was never made (killed in between) ends quietly."""
+    from tui.agents import held_call
+
+    state, fp = supervised
+    proc = _hook_bg(state, fp, _pre(project, f"rm -rf {project / 'victim'}", "toolu_7"), project)
+    req = _waiting(state, proc)
+    marker = held_call.marker_path(state, "s1", "toolu_7")
+    assert open(marker).read() == req.id
+    proc.kill()
+    proc.communicate(timeout=30)
+    said = []
+    with open(held_call.marker_path(state, "s1", "toolu_8"), "w") as fh:
+        fh.write("req-000000000000")  # a request never made
+    assert held_call.end_call(str(state), "s1", "toolu_8", "ran", said.append) == 0
+    assert said == [] and not os.path.exists(held_call.marker_path(state, "s1", "toolu_8"))
+    assert held_call.end_call(str(state), "s1", "toolu_7", "ran", said.append) == 1
+    assert said == [] and Inbox_status(state, req.id) == "withdrawn"
+
+
 # -- the policy -----------------------------------------------------------------------------------------------
 def test_an_unsigned_or_altered_policy_is_not_used(supervised, project, tmp_path):
     """The agent's `printf 'timeout = 1\\n' > gate.toml`: the built-in defaults hold, and the hook says why."""
