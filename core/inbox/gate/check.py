@@ -8,8 +8,9 @@ import os
 import time
 
 from core.inbox.gate.calls import Calls
+from core.inbox.gate.child_clock import WALL_LIMIT, ChildClock
 from core.inbox.gate.defaults import INLINE_BYTES, MAX_MATCHES
-from core.inbox.gate.places import OutOfTime, ToolWord
+from core.inbox.gate.places import CLOCK, OutOfTime, ToolWord
 from core.inbox.gate.rules import Match
 from core.inbox.gate.siblings import sibling
 
@@ -73,12 +74,14 @@ class Check(Calls):
         import select
         import signal
 
+        budget = self.deadline - CLOCK()  # CPU seconds left; the child's own clock starts near 0
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: check, report, leave without running any of the parent's exit handlers
             code = 0
             try:
                 os.close(r)
+                self.deadline = CLOCK() + budget
                 try:
                     self._bash(command)
                 except OutOfTime:
@@ -93,14 +96,17 @@ class Check(Calls):
                 os._exit(code)
         os.close(w)
         chunks, done = [], False
+        child = ChildClock(pid)
+        wall_limit = time.monotonic() + max(WALL_LIMIT, budget + 0.05)
         try:
             while True:
-                left = self.deadline + 0.05 - time.monotonic()
-                if left <= 0:
+                # the child is killed once it has used its CPU budget (or past the wall limit,
+                # where the machine is so busy the agent would rather hear "held")
+                if child.spent() > budget + 0.05 or time.monotonic() > wall_limit:
                     break
-                ready, _, _ = select.select([r], [], [], left)
+                ready, _, _ = select.select([r], [], [], child.poll)
                 if not ready:
-                    break
+                    continue
                 chunk = os.read(r, 1 << 16)
                 if not chunk:
                     done = True

@@ -7,6 +7,10 @@ import os
 import time
 
 from core.inbox.gate.rules import Match
+
+# A check's deadline is on this clock: CPU seconds of the checking thread (the reason is at
+# core/inbox/shell/model.py's CLOCK, the same clock: the gate loads shell only for Bash calls).
+CLOCK = time.thread_time
 from core.inbox.gate.sensitive import HOME_SECRET_DIRS, HOME_SECRET_FILES, HOME_WRITE_ONLY, RC_NAMES
 
 
@@ -65,7 +69,7 @@ class Places:
 
     # -- bookkeeping --------------------------------------------------------------
     def tick(self) -> None:
-        if time.monotonic() > self.deadline:
+        if CLOCK() > self.deadline:
             raise OutOfTime()
 
     def hold(self, rule: str, risk: str, reason: str, cmd, excerpt: str | None = None) -> None:

@@ -4,13 +4,12 @@ call (``Gate.check``: every reason to hold it, highest risk first)."""
 from __future__ import annotations
 
 import os
-import time
 
 from core.inbox.gate.check import Check
 from core.inbox.gate.defaults import (ALLOW_KEYS, DEFAULT_DEADLINE, DEFAULT_DOC, DEFAULT_MCP, DEFAULT_TIMEOUT,
                                       DEFAULT_TOML, GATE_FILE, HARMLESS_TOOLS, MAIN_FIELD, MAX_SUBJECT, MAX_TIMEOUT,
                                       READ_TOOLS, RISKS, TOP_KEYS, WRITE_TOOLS)
-from core.inbox.gate.places import OutOfTime, ToolWord
+from core.inbox.gate.places import CLOCK, OutOfTime, ToolWord
 from core.inbox.gate.rules import GateError, Match, Rule, excerpt_of, mcp_allowed, name_list, parse_rule, subject_of
 from core.inbox.gate.sensitive import CONTROL_CHARS
 
@@ -119,13 +118,13 @@ class Gate:
         ``home``: what ``~`` means (default: this user's); ``cwd``: the
         event's working directory, used only to resolve relative paths when it
         lies inside the project."""
-        deadline = time.monotonic() + deadline_s
+        deadline = CLOCK() + deadline_s  # CPU seconds, not wall time (gate/places.py)
         ctx = Check(self, project_dir, state_dir, home, cwd, deadline)
         try:
             self._check(ctx, tool_name, tool_input if isinstance(tool_input, dict) else {})
         except OutOfTime:
             ctx.matches.append(Match("out-of-time", "medium",
-                                     f"the gate ran out of time ({deadline_s:g} s) checking this call"))
+                                     f"the gate ran out of time ({deadline_s:g} s of CPU) checking this call"))
         order = {r: i for i, r in enumerate(reversed(RISKS))}
         seen: set[tuple[str, str, str]] = set()
         found = []

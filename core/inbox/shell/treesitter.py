@@ -4,9 +4,8 @@ packages' imports, on the hook's path), and the tree of one line under a deadlin
 from __future__ import annotations
 
 import os
-import time
 
-from core.inbox.shell.model import OutOfTime
+from core.inbox.shell.model import CLOCK, OutOfTime
 
 
 _PARSER = None
@@ -51,14 +50,14 @@ def _binding(package: str):
 
 def parse_tree(data: bytes, deadline: float | None = None):
     """The tree-sitter tree of ``data``; OutOfTime when ``deadline``
-    (time.monotonic()) passes first."""
+    (a ``CLOCK()`` value: CPU seconds) passes first."""
     p = parser()
     if deadline is None:
         return p.parse(data)
     view = memoryview(data)
 
     def progress(_offset: int, _has_error: bool) -> bool:
-        return time.monotonic() > deadline  # True cancels the parse
+        return CLOCK() > deadline  # True cancels the parse
 
     try:
         return p.parse(lambda off, _pt: view[off:off + 65536], progress_callback=progress)

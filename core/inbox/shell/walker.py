@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-import time
 
-from core.inbox.shell.model import (CHECK_EVERY, MAX_NODES, MAX_TREE, DoesNotParse, OutOfTime, Redirect, Script, Span,
+from core.inbox.shell.model import (CLOCK, CHECK_EVERY, MAX_NODES, MAX_TREE, DoesNotParse, OutOfTime, Redirect, Script, Span,
                                     TooLarge)
 from core.inbox.shell.quoting import short_text
 from core.inbox.shell.simple import SimpleCommands
@@ -37,7 +36,7 @@ class _Walker(Statements, SimpleCommands, Words):
     def tick(self) -> None:
         self.count += 1
         if self.count % CHECK_EVERY == 0:
-            if self.deadline is not None and time.monotonic() > self.deadline:
+            if self.deadline is not None and CLOCK() > self.deadline:
                 raise OutOfTime("walking the command ran out of time")
             if self.count > MAX_NODES:
                 raise TooLarge(f"more than {MAX_NODES:,} commands and words: too large to check")
@@ -63,7 +62,7 @@ def parse(text: str, *, cwd: str | None = None, home: str | None = None, project
           deadline: float | None = None) -> Script:
     """What ``text`` runs (see the module docstring). ``cwd``: where it starts
     (None: unknown); ``home``: what ``~`` and ``$HOME`` are; ``project``: the
-    value of ``$CLAUDE_PROJECT_DIR``. ``deadline`` is a ``time.monotonic()``."""
+    value of ``$CLAUDE_PROJECT_DIR``. ``deadline`` is a ``CLOCK()`` value (CPU seconds of this thread)."""
     src = text.encode("utf-8", "surrogateescape")
     tree = parse_tree(src, deadline)
     root = tree.root_node
