@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from core.config import Settings, load_settings
 from core.errors import BadQuery
-from core.govern.interrupted import recover
 from core.inbox import all_requests, supervisor_key
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
@@ -91,6 +90,8 @@ class ARS:
     def recover(self) -> None:
         """Repair what a crash left: a forget or redaction cut short, ledger events
         SQLite has not applied (never waits for another process's writer)."""
+        from core.govern.interrupted import recover  # not at import: `import core.api` stays light
+
         try:
             recover(self.memory, wait=False)
         except Exception:  # noqa: BLE001 - a broken SQLite still leaves the other tiers
