@@ -177,8 +177,10 @@ class Inbox:
         signed_hash = input_hash(binds or source.strip().split(":", 1)[0], detail if exact is None else exact)
         if request_id is None:
             request_id = new_request_id()
-        elif not (isinstance(request_id, str) and ID_RE.match(request_id)) or self.request_path(request_id).exists():
-            raise BadQuery(f"request id {request_id!r} is malformed or taken: {ID_HINT}")
+        elif not (isinstance(request_id, str) and ID_RE.match(request_id)) or self.request_path(request_id).exists() \
+                or self.decision_path(request_id).exists():  # a decision left behind must never meet a new request
+            raise BadQuery(f"request id {str(request_id)[:80]!r} is malformed or taken: pass none, or one from new_request_id() "
+                           "that no request or decision has")
         req = InboxRequest(id=request_id, source=source.strip(), kind=kind,  # type: ignore[arg-type]
                            summary=_one_line(redact_text(summary)), detail=redact_text(detail), risk=risk,  # type: ignore[arg-type]
                            meta=_redact_meta(meta, redact_value), created_at=created, binds=binds,

@@ -19,6 +19,7 @@ import pytest
 from core.api import ARS, BadInput
 from core.config import Settings
 from core.inbox import AlreadyDecided, Inbox, UnknownRequest
+from core.inbox.store import new_request_id
 from core.ledger.ledger import Ledger
 from core.errors import BadQuery
 
@@ -164,6 +165,19 @@ def test_bad_input_in_the_api(state):
     assert inbox.get(req.id).status == "pending"
     assert list(Ledger(state).read(types=("inbox.decision",))) == []
 
+
+
+def test_a_chosen_request_id_must_be_fresh(state):
+    """A hook names its request in its marker before creating it (core/inbox/store.new_request_id):
+    the id it passes is taken only when well formed and unused by any request or decision."""
+    inbox = Inbox(state)
+    rid = new_request_id()
+    assert inbox.create(source="mcp:x", kind="approval", summary="s", request_id=rid).id == rid
+    inbox.decision_path("req-aaaaaaaaaaaa").write_text("{}")  # a decision whose request is gone
+    for bad in (rid, "req-aaaaaaaaaaaa", "loop:l:r", "req-../../x", "req-XYZ"):
+        with pytest.raises(BadQuery, match="malformed or taken"):
+            inbox.create(source="mcp:x", kind="approval", summary="s", request_id=bad)
+    assert [r.id for r in inbox.list("pending")] == [rid]
 
 # -- exactly once across processes ------------------------------------------------------
 def test_two_cli_processes_deciding_at_once_one_wins_the_other_names_the_winner(state):
