@@ -2,7 +2,7 @@
 
 A long Bash line is checked in a forked child (core/inbox/gate/check.py) that is killed when
 its budget is spent. The budget is CPU seconds, as in-process checks count them
-(core/inbox/gate/places.py's CLOCK): on a machine whose CPUs busy agents share, wall time
+(core/inbox/cpu_clock.py): on a machine whose CPUs busy agents share, wall time
 also counts the waiting. Linux gives a running process's CPU in ``/proc/<pid>/stat``; where
 there is no /proc, wall time is all there is, and the budget is counted on it (the old rule).
 """

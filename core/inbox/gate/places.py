@@ -4,13 +4,9 @@ how a path is resolved and judged sensitive there."""
 from __future__ import annotations
 
 import os
-import time
 
+from core.inbox.cpu_clock import CLOCK  # a check's deadline: CPU seconds of the checking thread
 from core.inbox.gate.rules import Match
-
-# A check's deadline is on this clock: CPU seconds of the checking thread (the reason is at
-# core/inbox/shell/model.py's CLOCK, the same clock: the gate loads shell only for Bash calls).
-CLOCK = time.thread_time
 from core.inbox.gate.sensitive import HOME_SECRET_DIRS, HOME_SECRET_FILES, HOME_WRITE_ONLY, RC_NAMES
 
 

@@ -118,7 +118,7 @@ class Gate:
         ``home``: what ``~`` means (default: this user's); ``cwd``: the
         event's working directory, used only to resolve relative paths when it
         lies inside the project."""
-        deadline = CLOCK() + deadline_s  # CPU seconds, not wall time (gate/places.py)
+        deadline = CLOCK() + deadline_s  # CPU seconds, not wall time (core/inbox/cpu_clock.py)
         ctx = Check(self, project_dir, state_dir, home, cwd, deadline)
         try:
             self._check(ctx, tool_name, tool_input if isinstance(tool_input, dict) else {})

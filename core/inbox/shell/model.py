@@ -3,8 +3,7 @@ feeds), the script around them, the limits of a walk and its errors."""
 
 from __future__ import annotations
 
-import time
-
+from core.inbox.cpu_clock import CLOCK  # a check's deadline: CPU seconds of the checking thread (why: there)
 from core.inbox.shell.quoting import short_text
 
 
@@ -12,11 +11,6 @@ MAX_DEPTH = 200  # nested constructs; deeper lines are held, not walked (Python'
 MAX_TREE = 60_000  # syntax nodes (counted by tree-sitter, free); a line with more is held as too large to check
 MAX_NODES = 60_000  # statements and words walked; the same, for what the count lets through
 CHECK_EVERY = 512  # nodes between deadline checks
-# The clock a check's deadline is on: CPU seconds of the checking thread, not wall time. The
-# deadline is there against input that makes the parse superlinear (CPU); on a machine whose
-# CPUs are shared with busy agents, wall time also counts the waiting, and a harmless megabyte
-# command was held "out of time" at load 9 on 2 CPUs. The gate's side: core/inbox/gate/places.py.
-CLOCK = time.thread_time
 
 
 class DoesNotParse(ValueError):
