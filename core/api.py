@@ -1,7 +1,8 @@
 """The one facade the front ends (CLI, dashboard, MCP server, agent hooks) call.
 
 Everything a person or an agent can do goes through ``ARS``; every name a front end needs
-from core is here (re-exported), in ``core.models`` or ``core.errors``. Errors a person must
+from core is here (re-exported), in ``core.models`` or ``core.errors`` (an agent's hook, run once
+per tool call, takes its few names from the lean ``core.hook_api`` instead). Errors a person must
 fix are ``BadInput`` (the CLI exits 2). The work lives in the core module each method names.
 """
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from core.config import Settings, load_settings
 from core.errors import BadQuery
 from core.inbox import all_requests, supervisor_key
+from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
 from core.memory import health_report, sync_runs
@@ -35,49 +37,34 @@ if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loo
 BadInput = BadQuery
 
 # -- re-exported for the front ends (they import core.api, core.models and core.errors only) ------
-# name -> (the core module that owns it, its attribute there; None: the module itself). Loaded on
-# first use (PEP 562), so a fresh `ars recall` loads none of these modules. None of them may import
-# core.api (tests/core/api/test_import_contracts.py checks: these edges are invisible to grimp).
-def _each(module: str, *names: str) -> dict[str, tuple[str, str | None]]:
-    return {n: (module, n) for n in names}
-
-
-REEXPORTED: dict[str, tuple[str, str | None]] = {
-    **_each("core.loop.models", "LoopState", "HistoryEntry", "OPEN_STATUSES", "STATUSES", "TERMINAL"),
-    **_each("core.loop.checkpoints", "LoopBusy", "CorruptCheckpoint"),
-    **_each("core.loop.decisions", "CorruptDecision", "pending_problem"),
-    **_each("core.loop.rehydrate", "render_markdown"),
-    **_each("core.loop.goals", "parse_json"),
-    **_each("core.inbox", "InboxRequest", "MAX_DETAIL", "MAX_META", "MAX_SUMMARY", "CorruptRequest",
-            "UnknownRequest"),
-    **_each("core.inbox.loops", "decided"),
-    **_each("core.inbox.store", "new_request_id"),
-    **_each("core.infra.once", "AlreadyDecided"),
-    **_each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
-            "unlock", "verify_decision", "public_fingerprint", "has_key", "pin_problem"),
+# Loaded on first use (core/infra/lazy_names.py), so a fresh `ars recall` loads none of these modules.
+REEXPORTED: Table = {
+    **each("core.loop.models", "LoopState", "HistoryEntry", "OPEN_STATUSES", "STATUSES", "TERMINAL"),
+    **each("core.loop.checkpoints", "LoopBusy", "CorruptCheckpoint"),
+    **each("core.loop.decisions", "CorruptDecision", "pending_problem"),
+    **each("core.loop.rehydrate", "render_markdown"),
+    **each("core.loop.goals", "parse_json"),
+    **each("core.inbox", "InboxRequest", "MAX_DETAIL", "MAX_META", "MAX_SUMMARY", "CorruptRequest",
+           "UnknownRequest"),
+    **each("core.inbox.loops", "decided"),
+    **each("core.inbox.store", "new_request_id"),
+    **each("core.infra.once", "AlreadyDecided"),
+    **each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
+           "unlock", "verify_decision", "public_fingerprint", "has_key", "pin_problem"),
     "inbox_outcome": ("core.inbox.audit", "outcome"),
     "gate_policy": ("core.inbox.policy", None), "gate_rules": ("core.inbox.gate", None),
-    **_each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
-    **_each("core.memory.confidence", "cue", "weak_result"),
-    **_each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),
-    **_each("core.govern.forget", "ForgetFailed"),
-    **_each("core.infra.fsutil", "PRIVATE_FILE", "atomic_write", "private_dir", "fsync_dir"),
-    **_each("core.infra.state_kind", "MARKER", "state_kind"),
-    **_each("core.config", "config_error"),
-    **_each("core.ingest", "FORMATS"),
+    **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
+    **each("core.memory.confidence", "cue", "weak_result"),
+    **each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),
+    **each("core.govern.forget", "ForgetFailed"),
+    **each("core.infra.fsutil", "PRIVATE_FILE", "atomic_write", "private_dir", "fsync_dir"),
+    **each("core.infra.state_kind", "MARKER", "state_kind"),
+    **each("core.config", "config_error"),
+    **each("core.ingest", "FORMATS"),
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in REEXPORTED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    module, attr = REEXPORTED[name]
-    value = import_module(module)
-    value = value if attr is None else getattr(value, attr)
-    globals()[name] = value
-    return value
+__getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
 class ARS:

@@ -42,8 +42,7 @@ def unchanged(argv: list[str]) -> int | None:
     if parsed is None or os.environ.get("ARS_NEO4J_URI"):
         return None
     paths, state = parsed
-    from core.ingest.stores.cursor import StoreCursors
-    from core.ingest.stores.layout import find_stores, store_signature
+    from core.hook_api import StoreCursors, find_stores, store_signature  # not core.api: see core/hook_api.py
 
     state_dir = Path(state or os.environ.get("ARS_STATE_DIR") or "state")
     if not (state_dir / "store_cursors.json").is_file():

@@ -145,7 +145,7 @@ def _checked(event: dict, state: str):
     tool_input = event.get("tool_input")
     if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
         return None
-    from core.inbox import policy  # the hook's fast path loads no facade (tests/test_hooks.py)
+    from core.hook_api import gate_policy as policy  # not core.api: a call per process (core/hook_api.py)
 
     gate, why = policy.load(state, PIN)  # the signed gate.toml, else the built-in defaults
     if why:
@@ -284,8 +284,7 @@ def spawn_ingest(state: str, path: str, fmt: str | None = "claude-code") -> int:
     not reach it); its output goes to ``<state>/hook-ingest.log``. Returns its pid."""
     import subprocess
 
-    # the hook's fast path loads no facade (tests/test_hooks.py)
-    from core.infra.fsutil import PRIVATE_FILE, private_dir
+    from core.hook_api import PRIVATE_FILE, private_dir
 
     state = os.path.abspath(state)
     private_dir(state)

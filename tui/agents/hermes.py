@@ -193,7 +193,7 @@ def _in_hermes_home(path: object, cwd: str | None) -> list:
     full = os.path.realpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(path)))
     if full != os.path.realpath(home) and not full.startswith(os.path.realpath(home) + os.sep):
         return []
-    from core.inbox.gate import Match  # the hook's fast path loads no facade (tests/test_hooks.py)
+    from core.hook_api import GateMatch as Match  # not core.api: a call per process (core/hook_api.py)
 
     return [Match("sensitive-path", "high", f"touches Hermes' home {home} (its config.yaml holds ARS's hooks)",
                   path[:200])]
@@ -209,7 +209,7 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
     calls = as_gate_calls(tool_name, tool_input)
     if not calls:
         return 0
-    from core.inbox import policy  # the hook's fast path loads no facade (tests/test_hooks.py)
+    from core.hook_api import gate_policy as policy  # not core.api: a call per process (core/hook_api.py)
 
     gate, why = policy.load(state, args.pin)  # the signed gate.toml, else the built-in defaults
     if why:

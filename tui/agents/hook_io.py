@@ -60,8 +60,7 @@ def parse(argv: list[str], usage: str, *, values: dict[str, Callable[[str], obje
 
 
 def _pin(value: str) -> str:
-    # the hook's fast path loads no facade (tests/test_hooks.py)
-    from core.inbox.signing import pin_problem
+    from core.hook_api import pin_problem  # not core.api: a call per process (core/hook_api.py)
 
     problem = pin_problem(value)
     if problem:

@@ -121,7 +121,7 @@ def _project(event: dict) -> str | None:
 
 def check(event: dict, state: str, pin: str | None):
     """(gate, matches, bound tool name, bound input) for one OpenClaw tool call."""
-    from core.inbox import policy  # the hook's fast path loads no facade (tests/test_hooks.py)
+    from core.hook_api import gate_policy as policy  # not core.api: a call per process (core/hook_api.py)
     from tui.agents import openclaw_tools
 
     gate, why = policy.load(state, pin)

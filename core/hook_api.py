@@ -1,0 +1,35 @@
+"""The facade for a process that runs once per agent tool call: the agents' hooks (Claude
+Code, Hermes, OpenClaw) and `ars ingest`'s nothing-changed fast path.
+
+A tool call no rule matches must not pay for loading ``core.api`` (the memory, the loop,
+pydantic): tests/tui/agents/test_hooks.py checks that such a call loads the standard library
+only. So these few names are all such a process may take from core besides ``core.api``; each
+is loaded on first use (core/infra/lazy_names.py), and none of their modules imports a facade.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.infra.lazy_names import Table, each, module_getattr
+
+if TYPE_CHECKING:
+    from core.inbox import policy as gate_policy
+    from core.inbox.gate import Match as GateMatch
+    from core.inbox.signing import pin_problem
+    from core.infra.fsutil import PRIVATE_FILE, private_dir
+    from core.ingest.stores.cursor import StoreCursors
+    from core.ingest.stores.layout import find_stores, store_signature
+
+HOOK_EXPORTS: Table = {
+    "gate_policy": ("core.inbox.policy", None),  # the signed gate.toml, else the built-in defaults
+    "GateMatch": ("core.inbox.gate", "Match"),  # a reason to hold a call
+    **each("core.inbox.signing", "pin_problem"),  # a --supervisor pin that cannot be one
+    **each("core.infra.fsutil", "PRIVATE_FILE", "private_dir"),  # the detached ingest's log
+    **each("core.ingest.stores.cursor", "StoreCursors"),  # has an agent's store changed?
+    **each("core.ingest.stores.layout", "find_stores", "store_signature"),
+}
+
+__all__ = sorted(HOOK_EXPORTS)
+
+__getattr__ = module_getattr(HOOK_EXPORTS, globals(), __name__)
