@@ -9,30 +9,22 @@ The names below are loaded on first use (PEP 562), so importing a submodule
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_FROM = {"InboxDecision": "models", "InboxRequest": "models",
-         "AlreadyDecided": "store", "CorruptRequest": "store", "NobodyWaiting": "store",
-         "SignatureRequired": "store", "Inbox": "store", "UnknownRequest": "store",
-         "MAX_DETAIL": "store", "MAX_META": "store", "MAX_SUMMARY": "store"}
+from core.infra.lazy_names import Table, each, module_getattr
+
+_FROM: Table = {**each("core.inbox.models", "InboxDecision", "InboxRequest"),
+                **each("core.inbox.store", "AlreadyDecided", "CorruptRequest", "NobodyWaiting", "SignatureRequired",
+                       "Inbox", "UnknownRequest", "MAX_DETAIL", "MAX_META", "MAX_SUMMARY")}
 
 __all__ = sorted(_FROM)
 
 if TYPE_CHECKING:
     from core.inbox.models import InboxDecision, InboxRequest
     from core.inbox.store import (MAX_DETAIL, MAX_META, MAX_SUMMARY, AlreadyDecided, CorruptRequest, Inbox, NobodyWaiting,
-                        SignatureRequired, UnknownRequest)
+                                  SignatureRequired, UnknownRequest)
 
-
-def __getattr__(name: str) -> Any:
-    module = _FROM.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = module_getattr(_FROM, globals(), __name__)
 
 
 def __dir__() -> list[str]:
