@@ -88,3 +88,15 @@ class DaemonPool:
         if wait:
             for t in threads:
                 t.join()
+
+    def after_last(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` on a daemon thread once every worker has exited (after ``shutdown``)."""
+        with self._lock:
+            threads = list(self._threads)
+
+        def wait_then_run() -> None:
+            for t in threads:
+                t.join()
+            fn()
+
+        threading.Thread(target=wait_then_run, name=f"{self._name}_after", daemon=True).start()

@@ -129,9 +129,13 @@ class Memory(Recall, Explain):
             # (their searches stop at the deadline) closes those before close() returns, so the
             # WAL is gone and the files stay still (a copy of the state made now is whole)
             pool.shutdown(wait=name in ("sqlite", "dense"), cancel_futures=True)
-        # a search still connecting keeps the Neo4j driver: closing it under the
-        # thread would only turn its timeout into an error; exit frees both
-        self.stores.close(neo4j=not self._pools["neo4j"].busy())
+        # a search still connecting keeps the Neo4j driver: closing it under the thread would
+        # only turn its timeout into an error. It is closed when that search gives up (or exit
+        # frees both), not left to the driver's destructor.
+        neo4j_busy = self._pools["neo4j"].busy()
+        self.stores.close(neo4j=not neo4j_busy)
+        if neo4j_busy:
+            self._pools["neo4j"].after_last(self.stores.close_neo4j)
 
     # -- the deferred consumers: one orchestrator decides when they run (core/consumers/orchestrator.py)
     @property

@@ -98,5 +98,10 @@ class Stores:
             self._sqlite.close()
         if self._vectors is not None:
             self._vectors.close()
-        if neo4j and self._neo4j is not None:
+        if neo4j:
+            self.close_neo4j()
+
+    def close_neo4j(self) -> None:
+        """Close the Neo4j driver if this process made one."""
+        if self._neo4j is not None:
             self._neo4j.close()

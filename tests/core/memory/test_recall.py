@@ -202,3 +202,22 @@ def test_close_closes_every_connection_so_the_files_stay_still(tmp_path):
     assert (state / "memory.sqlite-wal").exists()  # connections are open
     m.close()
     assert not (state / "memory.sqlite-wal").exists(), sorted(p.name for p in state.iterdir())
+
+
+def test_close_closes_the_neo4j_driver_once_a_search_still_connecting_gives_up(memory_neo4j):
+    """close() keeps the Neo4j driver while a search still holds it (closing it under the
+    thread would turn its timeout into an error) and closes it when that search ends, not
+    leaving it to the driver's destructor (the suite once printed 60 warnings saying so)."""
+    import threading
+
+    store = memory_neo4j.neo4j
+    release = threading.Event()
+    memory_neo4j._pools["neo4j"].submit(release.wait, 30)  # a search stuck connecting
+    memory_neo4j.close()
+    assert not store._driver._closed  # the search still holds it
+    release.set()
+    for _ in range(200):
+        if store._driver._closed:
+            break
+        time.sleep(0.05)
+    assert store._driver._closed
