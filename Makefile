@@ -4,6 +4,9 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 DEMO_STATE ?= state/demo
+# Test processes (pytest-xdist): each starts its own Neo4j. Most tests wait on processes,
+# servers and disks, so two workers halve the suite's time even on two shared cores.
+TEST_WORKERS ?= 2
 
 .PHONY: demo test install neo4j-jars clean
 
@@ -25,7 +28,7 @@ demo: install
 	$(BIN)/ars demo --state $(DEMO_STATE)
 
 test: install neo4j-jars
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
