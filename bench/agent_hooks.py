@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from recall_latency import Out, ars_command, child_env, loadavg, ms, pct, progress  # noqa: E402
 
-from core.inbox import Inbox, signing  # noqa: E402
+from core.inbox import Inbox  # noqa: E402
+from signed_approval import approve, supervise  # noqa: E402
 
-PASS = "bench supervisor passphrase"
 TARGET_PASS_P95 = 150.0  # ms: `ars hook hermes`, a call that passes, fresh process
 
 
@@ -115,14 +115,8 @@ def round_trip(args, env, project: Path, state: Path, name: str, cmd: list[str],
             th.join(300)
             row.errors.append(f"no request: {result.get('p').stdout[:80] if result.get('p') else 'no answer'}")
             continue
-        r_fd, w_fd = os.pipe()
-        os.write(w_fd, PASS.encode() + b"\n")
-        os.close(w_fd)
         t0 = time.perf_counter()
-        d = subprocess.run(ars_command() + ["inbox", "approve", new[0].id, "--state", str(state), "--passphrase-fd",
-                                            str(r_fd)], capture_output=True, text=True, env=env, cwd=project,
-                           pass_fds=(r_fd,), stdin=subprocess.DEVNULL)
-        os.close(r_fd)
+        d = approve(ars_command(), state, new[0].id, env=env, cwd=project)
         th.join(300)
         p = result.get("p")
         if d.returncode != 0 or p is None or not allowed(p):
@@ -147,8 +141,7 @@ def main() -> None:
     try:
         state, project = work / "state", work / "project"
         project.mkdir()
-        signing.init(state, PASS.encode())
-        pin = signing.public_fingerprint(state)
+        pin = supervise(state)
         env = child_env(None, work / "pycache")
         base = ["--state", str(state), "--supervisor", pin]
         hermes = ars_command() + ["hook", "hermes", *base, "--timeout", "300"]

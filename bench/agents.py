@@ -48,10 +48,7 @@ from recall_latency import (Out, ars_command, child_env, loadavg, make_queries, 
 
 from core.api import ARS  # noqa: E402
 from core.config import Settings  # noqa: E402
-from core.inbox import signing  # noqa: E402
-
-# The trust model refuses an unsigned approval: the bench sets up a supervisor key and signs.
-PASS = "bench supervisor passphrase"
+from signed_approval import approve, supervise, unlock  # noqa: E402
 
 K = 10
 TARGET_MCP_P95 = 30.0  # ms, MCP warm recall at 100k episodes
@@ -264,10 +261,10 @@ def hook_rows(out: Out, args) -> list[list[str]]:
     project.mkdir()
     with ARS(Settings(state_dir=state)) as a:
         a.remember("bench: a state directory for the hook", topics=["bench"])
-    signing.init(state, PASS.encode())
+    pin = supervise(state)  # the trust model refuses an unsigned approval: the bench signs
     env = child_env(None, work / "pycache")
     env["ARS_STATE_DIR"] = str(state)
-    cmd = ars_command() + ["hook", "claude-code", "--supervisor", signing.public_fingerprint(state)]
+    cmd = ars_command() + ["hook", "claude-code", "--supervisor", pin]
     safe = hook_event("Read", {"file_path": str(project / "README.md")}, project)
     n = args.hook_calls
     try:
@@ -288,7 +285,7 @@ def hook_rows(out: Out, args) -> list[list[str]]:
         gate_cli, gate_inproc = Row("decided by `ars inbox approve ID` (a new process)"), \
             Row("decided in process (`ARS.inbox_decide`, as the dashboard's keypress)")
         risky = {"command": f"rm -rf {project / 'build'}", "description": "clean the build"}
-        signer = signing.unlock(state, PASS.encode())
+        signer = unlock(state)
         with ARS(Settings(state_dir=state)) as a:
             for trial in range(args.gate_trials * 2):
                 via_cli = trial % 2 == 0
@@ -315,20 +312,13 @@ def hook_rows(out: Out, args) -> list[list[str]]:
                     row.errors.append("the hook made no inbox request: "
                                       + (f"exit {p.returncode}, {p.stdout.strip()[:80]!r}" if p else "no answer"))
                     continue
-                r_fd, w_fd = os.pipe()
-                os.write(w_fd, PASS.encode() + b"\n")
-                os.close(w_fd)
                 t0 = time.perf_counter()
                 if via_cli:  # unlocking the key (scrypt) is part of a decision from a new process
-                    r = subprocess.run(ars_command() + ["inbox", "approve", new[0].id, "--note", "bench",
-                                                        "--state", str(state), "--passphrase-fd", str(r_fd)],
-                                       capture_output=True, text=True, env=env, cwd=project, pass_fds=(r_fd,),
-                                       stdin=subprocess.DEVNULL)
+                    r = approve(ars_command(), state, new[0].id, env=env, cwd=project)
                     if r.returncode != 0:
                         row.errors.append(" ".join(r.stderr.split())[-160:])
                 else:  # the dashboard unlocked the key once, at its start
                     a.inbox_decide(new[0].id, "approve", "bench", signer=signer)
-                os.close(r_fd)
                 th.join(300)
                 p = result.get("p")
                 if p is None or '"allow"' not in p.stdout:

@@ -36,13 +36,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from core.api import ARS  # noqa: E402
 from core.config import Settings  # noqa: E402
-from core.inbox import Inbox, signing  # noqa: E402
+from core.inbox import Inbox  # noqa: E402
+from signed_approval import supervise  # noqa: E402
 
 ARS_BIN = Path(sys.executable).parent / "ars"
-PASS = b"bench passphrase"
 
 
 def pct(values: list[float], p: float) -> float:
@@ -100,14 +101,13 @@ def agent_side(url: str | None, n: int) -> tuple[list[float], list[float]]:
     hook_ms, api_ms = [], []
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "s"
-        signing.init(state, PASS)
+        pin = supervise(state)
         project = Path(tmp) / "p"
         project.mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ARS_", "CLAUDE_"))}
         if url:
             env["ARS_NOTIFY_URL"] = url
-        cmd = [str(ARS_BIN), "hook", "claude-code", "--state", str(state), "--supervisor",
-               signing.public_fingerprint(state)]
+        cmd = [str(ARS_BIN), "hook", "claude-code", "--state", str(state), "--supervisor", pin]
         inbox = Inbox(state)
         for i in range(n):
             ev = {"session_id": f"bench-{i}", "transcript_path": str(project / "t.jsonl"), "cwd": str(project),

@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from recall_latency import Out, ars_command, loadavg, ms, pct, progress  # noqa: E402
+from signed_approval import approve, supervise  # noqa: E402
 
-PASS = "bench supervisor passphrase"
 TARGET_PASS_P95 = 150.0  # ms: the plugin's check of a call that passes
 NODE = ROOT / ".agents" / "bin" / "node"
 HOST = ROOT / "tests" / "agents_stub" / "openclaw_plugin_host.mjs"
@@ -113,14 +113,7 @@ def main() -> None:
         project.mkdir()
         (project / "README.md").write_text("bench\n")
         env = env_clean()
-        r, w = os.pipe()
-        os.write(w, (PASS + "\n").encode())
-        os.close(w)
-        subprocess.run(ars + ["supervisor", "init", "--state", str(state), "--passphrase-fd", str(r)], check=True,
-                       pass_fds=(r,), env=env, capture_output=True)
-        os.close(r)
-        pin = subprocess.run(ars + ["supervisor", "show", "--state", str(state)], check=True, env=env,
-                             capture_output=True, text=True).stdout.split()[-1]
+        pin = supervise(state)
         config = {"ars": ars, "state": str(state), "supervisor": pin, "project": str(project), "waitSeconds": 50}
         host = Host(config, project)
 
@@ -167,16 +160,11 @@ def main() -> None:
                 if req is None:
                     time.sleep(0.005)
             held_ms.append((time.perf_counter() - t_send) * 1000)
-            r, w = os.pipe()
-            os.write(w, (PASS + "\n").encode())
-            os.close(w)
             result: dict = {}
             reader = threading.Thread(target=lambda: result.update(host.answer()))
             reader.start()
             t0 = time.perf_counter()
-            subprocess.run(ars + ["inbox", "approve", req.id, "--state", str(state), "--passphrase-fd", str(r)],
-                           check=True, pass_fds=(r,), env=env, capture_output=True)
-            os.close(r)
+            approve(ars, state, req.id, env=env).check_returncode()
             reader.join(120)
             t_told, wall_told = time.perf_counter(), time.time()
             assert result.get("result") is None, result  # approved: the handler lets the call run

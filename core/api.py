@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from core.config import Settings, load_settings
 from core.errors import BadQuery
+from core.hook_api import HOOK_EXPORTS
 from core.inbox import all_requests, supervisor_key
 from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
@@ -38,7 +39,10 @@ BadInput = BadQuery
 
 # -- re-exported for the front ends (they import core.api, core.models and core.errors only) ------
 # Loaded on first use (core/infra/lazy_names.py), so a fresh `ars recall` loads none of these modules.
+# The hooks' names (the gate policy, the pin check, private files, the store cursor) are named once,
+# in core/hook_api.py, and are here too.
 REEXPORTED: Table = {
+    **HOOK_EXPORTS,
     **each("core.loop.models", "LoopState", "HistoryEntry", "OPEN_STATUSES", "STATUSES", "TERMINAL"),
     **each("core.loop.checkpoints", "LoopBusy", "CorruptCheckpoint"),
     **each("core.loop.decisions", "CorruptDecision", "pending_problem"),
@@ -50,14 +54,14 @@ REEXPORTED: Table = {
     **each("core.inbox.store", "new_request_id"),
     **each("core.infra.once", "AlreadyDecided"),
     **each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
-           "unlock", "verify_decision", "public_fingerprint", "has_key", "pin_problem"),
+           "unlock", "verify_decision", "public_fingerprint", "has_key"),
     "inbox_outcome": ("core.inbox.audit", "outcome"),
-    "gate_policy": ("core.inbox.policy", None), "gate_rules": ("core.inbox.gate", None),
+    "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),
     **each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),
     **each("core.govern.forget", "ForgetFailed"),
-    **each("core.infra.fsutil", "PRIVATE_FILE", "atomic_write", "private_dir", "fsync_dir"),
+    **each("core.infra.fsutil", "atomic_write", "fsync_dir"),
     **each("core.infra.state_kind", "MARKER", "state_kind"),
     **each("core.config", "config_error"),
     **each("core.ingest", "FORMATS"),
