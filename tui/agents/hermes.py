@@ -45,6 +45,7 @@ USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--time
          "(one Hermes shell-hook event as JSON on stdin)")
 HERMES_TIMEOUT = 60   # s: Hermes' default shell-hook timeout, when --timeout is not given
 MARGIN = 5.0          # s: the hook answers this long before Hermes would kill it (a killed hook lets the call run)
+WATCHDOG_MARGIN = 2.0  # s: the watchdog's answer, if the wait itself is stuck (tui/agents/watchdog.py)
 # Hermes' own tools that change nothing outside Hermes (its todo list, questions to the user, searches
 # of its own sessions and skills): they pass without the gate, as Claude Code's Task/TodoWrite do
 HARMLESS = frozenset({"todo", "clarify", "memory", "session_search", "skills_list", "skill_view", "web_search",
@@ -117,6 +118,10 @@ def run(argv: list[str], stdin=None) -> int:
         return _block("BLOCKED: ARS could not tell which hook event this is") if pre else 0
     from tui.agents.claude_code import state_dir
 
+    # Hermes runs a call whose hook timed out: answer a block before that, whatever blocks this process
+    hook_io.guard(args.timeout - WATCHDOG_MARGIN,
+                  {"action": "block", "message": "BLOCKED: ARS could not decide this tool call in time (its state "
+                   "directory was held: a lock or a file did not answer)"} if name == "pre_tool_call" else None, _say)
     state = state_dir(args.state)
     try:
         return handler(event, state, args)
