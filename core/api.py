@@ -66,6 +66,7 @@ REEXPORTED: Table = {
     **each("core.infra.state_kind", "MARKER", "state_kind"),
     **each("core.config", "config_error"),
     **each("core.context.models", "TurnContext", "InjectedMemory", "Receipt"),
+    **each("core.context.why", "WhyNot"),
     **each("core.context.when", "when_text"),
     **each("core.ingest", "FORMATS"),
 }
@@ -159,6 +160,14 @@ class ARS:
         from core.context.receipts import read
 
         return read(self.state_dir, session, limit)
+
+    def context_why_not(self, session: str, episode_id: str, limit: int = 10) -> list[Any]:
+        """Per turn of ``session`` (its last ``limit``): whether ``episode_id`` was injected,
+        and if not, why (given before, not recalled: ``explain``'s verdict, below the floor)."""
+        from core.context.engine import CANDIDATES
+        from core.context.why import why_not
+
+        return why_not(self.memory, self.context_receipts(session), episode_id, CANDIDATES, self.turns.floor, limit)
 
     def context_sessions(self) -> list[dict[str, Any]]:
         """Sessions that got turn contexts: session, agent, turns, injected, last; newest first."""
