@@ -167,7 +167,8 @@ class ARS:
         from core.context.engine import CANDIDATES
         from core.context.why import why_not
 
-        return why_not(self.memory, self.context_receipts(session), episode_id, CANDIDATES, self.turns.floor, limit)
+        return why_not(self.memory, self.context_receipts(session), episode_id, CANDIDATES, self.turns.floor,
+                       self.turns.weights, limit)
 
     def context_sessions(self) -> list[dict[str, Any]]:
         """Sessions that got turn contexts: session, agent, turns, injected, last; newest first."""

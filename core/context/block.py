@@ -26,7 +26,9 @@ CLOSE = "[end of ARS memory]"
 QUOTE = "> "
 MIN_ENTRY = 150  # characters a memory needs to say anything (its header and a line)
 MAX_ENTRY = 900  # characters one memory may take, however large the budget
-ENTRY_SHARE = 3  # a memory's room: a third of the budget (within MIN_ENTRY..MAX_ENTRY)
+# A memory's room, as a share of the budget, by its place: the first a third (the match and
+# its outcome), the second a quarter, the rest a sixth (short ones take less).
+ENTRY_SHARES = (3, 4, 6)
 
 # A line (after its role, "user: ") that reads as an order to the model or as ARS
 # speaking: quoted and marked, never left bare.
@@ -108,8 +110,10 @@ def entry(n: int, mem: Memory, tokens: Sequence[str], room: int, now: datetime |
     return "\n".join([head, *lines])
 
 
-def room_for(budget: int) -> int:
-    return max(MIN_ENTRY, min(MAX_ENTRY, budget // ENTRY_SHARE))
+def room_for(budget: int, place: int = 0) -> int:
+    """The characters the memory at ``place`` (0: the first) may take."""
+    share = ENTRY_SHARES[min(place, len(ENTRY_SHARES) - 1)]
+    return max(MIN_ENTRY, min(MAX_ENTRY, budget // share))
 
 
 def render(memories: Sequence[Memory], tokens: Sequence[str], budget: int,
@@ -122,7 +126,7 @@ def render(memories: Sequence[Memory], tokens: Sequence[str], budget: int,
         if left < MIN_ENTRY:
             break
         n = len(out) + 1
-        room = min(room_for(budget), left - 2)  # the blank line before it, and its newline
+        room = min(room_for(budget, len(out)), left - 2)  # the blank line before it, and its newline
         text = entry(n, mem, tokens, room, now)
         while len(text) > left - 2 and room > MIN_ENTRY // 2:
             room -= max(10, len(text) - (left - 2))

@@ -27,16 +27,18 @@ from core.infra.pools import DaemonPool
 from core.memory.tiers.base import one_line
 from core.models import Hit, RecallResult
 
-CANDIDATES = 12  # hits asked of recall (a 4,000-character block holds about that many short memories)
+CANDIDATES = 20  # hits asked of recall (a 2,000-character block holds about 20 short memories, MADial's)
 RECORD_TIMEOUT = 1.0  # seconds the receipt may wait for the ledger (a held lock: the turn goes on)
 MAX_BUDGET = 100_000
 
 
 @dataclass
 class Selection:
-    """What survived the floor and the session's dedup, best first, and why the rest went."""
+    """What a turn may get, best first, and why the rest went."""
 
-    kept: list[tuple[Hit, floors.Signals]] = field(default_factory=list)
+    kept: list[Hit] = field(default_factory=list)
+    signals: dict[str, floors.Signals] = field(default_factory=dict)
+    cleared_by: str | None = None  # the memory that cleared the floor
     below_floor: int = 0
     already_given: int = 0
     own_session: int = 0
@@ -44,24 +46,33 @@ class Selection:
 
 
 def select(result: RecallResult, *, given: set[str], session: str | None, floor: floors.Floor,
-           sessions_of: dict[str, str] | None = None) -> Selection:
+           weights: floors.Weights, episodes: dict, named: set[str]) -> Selection:
     """The hits a turn may get: not given before in the session, not of the session itself
-    (``sessions_of``: episode id -> its session, when known), above the floor."""
+    (the agent has those), and only when one of them clears the floor (then each that
+    holds something of the message, in recall's order: the budget decides how many)."""
     out = Selection()
+    left: list[Hit] = []
     for h in result.hits:
+        ep = episodes.get(h.episode_id)
         if h.episode_id in given:
             out.already_given += 1
-            continue
-        if session and sessions_of and sessions_of.get(h.episode_id) == session:
+        elif session and ep is not None and ep.session_id == session:
             out.own_session += 1
-            continue
-        sig = floors.signals(h)
-        if out.best is None or (sig.share, sig.cos or 0.0) > (out.best.share, out.best.cos or 0.0):
-            out.best = sig
-        if floor.passes(sig):
-            out.kept.append((h, sig))
         else:
-            out.below_floor += 1
+            left.append(h)
+    for h in left:
+        sig = floors.signals(h, weights, floors.is_about(episodes.get(h.episode_id), named))
+        out.signals[h.episode_id] = sig
+        if out.best is None or (sig.about, sig.share, sig.cos or 0.0) > (out.best.about, out.best.share,
+                                                                           out.best.cos or 0.0):
+            out.best = sig
+        if out.cleared_by is None and floor.passes(sig):
+            out.cleared_by = h.episode_id
+    if out.cleared_by is None:
+        out.below_floor = len(left)
+    else:
+        out.kept = [h for h in left if floor.keeps(out.signals[h.episode_id])]
+        out.below_floor = len(left) - len(out.kept)
     return out
 
 
@@ -76,13 +87,14 @@ def why_nothing(sel: Selection, result: RecallResult) -> str:
     """One line: why a turn got nothing."""
     failed = [f"{t.tier} {t.status}: {t.error}" for t in result.tiers if t.status in ("down", "timeout", "error")]
     if not result.hits:
-        return "no memory matched" + (f" (recall degraded: {'; '.join(failed)[:200]})" if failed else "")
+        return "nothing injected: no memory matched" + (f" (recall degraded: {'; '.join(failed)[:200]})" if failed else "")
     parts = []
     if sel.below_floor:
         best = sel.best
         cos = f", cosine {best.cos:.2f}" if best and best.cos is not None else ""
+        who = "" if best is None or best.about else ", none about the person the message names"
         parts.append(f"{sel.below_floor} below the relevance floor (best: {best.share:.0%} of the query's "
-                     f"weighted terms{cos})" if best else f"{sel.below_floor} below the relevance floor")
+                     f"weighted terms{cos}{who})" if best else f"{sel.below_floor} below the relevance floor")
     if sel.already_given:
         parts.append(f"{sel.already_given} already given in this session")
     if sel.own_session:
@@ -147,16 +159,18 @@ class TurnContexts:
         return self.assemble(q, result, session, limit, now)
 
     def assemble(self, q: queries.TurnQuery, result: RecallResult, session: str | None, limit: int,
-                 now: datetime | None = None, floor: floors.Floor | None = None) -> TurnContext:
+                 now: datetime | None = None, floor: floors.Floor | None = None,
+                 episodes: dict | None = None) -> TurnContext:
         """The block for a recall already run (the benchmark re-assembles one recall at
-        several budgets and floors)."""
-        episodes = self._episodes([h.episode_id for h in result.hits])
-        sessions_of = {i: ep.session_id for i, ep in episodes.items() if ep is not None}
+        several budgets and floors, with the hits' ``episodes`` read once)."""
+        if episodes is None:
+            episodes = self.episodes([h.episode_id for h in result.hits])
         sel = select(result, given=seen.given(self.state_dir, session), session=session,
-                     floor=floor or self.floor, sessions_of=sessions_of)
+                     floor=floor or self.floor, weights=self.weights(result.tokens),
+                     episodes=episodes, named=floors.named_persons(q.text, episodes.values()))
         if not sel.kept:
             return TurnContext(note=why_nothing(sel, result))
-        kept = [h for h, _s in sel.kept]
+        kept = list(sel.kept)
         if q.window is not None:  # the days the message names first, in recall's order within
             kept.sort(key=lambda h: not in_window(_ts(h, episodes), q.window))
         mems = [_memory(h, episodes.get(h.episode_id)) for h in kept]
@@ -170,7 +184,19 @@ class TurnContexts:
                            ts=e.memory.ts.isoformat() if e.memory.ts else None, chars=len(e.text),
                            agent=e.memory.agent, session=e.memory.session) for e in entries])
 
-    def _episodes(self, ids: Sequence[str]) -> dict:
+    def weights(self, tokens: Sequence[str]) -> floors.Weights:
+        """The query's terms weighted by the SQLite statistics recall just used (cached)."""
+        from core.memory.text import query_terms
+
+        terms = query_terms(tokens)
+        try:
+            n_docs, df = self.memory.sqlite.doc_freqs(terms)
+        except Exception:  # noqa: BLE001 - without statistics every term counts the same
+            return floors.Weights(terms)
+        return floors.Weights(terms, n_docs, df)
+
+    def episodes(self, ids: Sequence[str]) -> dict:
+        """episode id -> its Episode from SQLite (None when SQLite cannot say)."""
         out = {}
         for i in ids:
             try:

@@ -23,7 +23,7 @@ class WhyNot(BaseModel):
     explain: str = ""  # explain's verdict, when recall did not return it
 
 
-def why_not(memory, receipts: list[Receipt], episode_id: str, k: int, floor: floors.Floor,
+def why_not(memory, receipts: list[Receipt], episode_id: str, k: int, floor: floors.Floor, weigh,
             limit: int = 10) -> list[WhyNot]:
     """One answer per receipt (the last ``limit`` of them), oldest first."""
     given_at: dict[str, str] = {}
@@ -34,14 +34,14 @@ def why_not(memory, receipts: list[Receipt], episode_id: str, k: int, floor: flo
         ids = {m.episode_id for m in r.memories}
         label = r.turn or f"#{i + 1}"  # a turn without an id: its place in the session
         if i >= first_shown:
-            out.append(_one(memory, r, label, episode_id, ids, given_at, k, floor))
+            out.append(_one(memory, r, label, episode_id, ids, given_at, k, floor, weigh))
         for eid in ids:
             given_at.setdefault(eid, label)
     return out
 
 
 def _one(memory, r: Receipt, label: str, episode_id: str, ids: set[str], given_at: dict[str, str], k: int,
-         floor: floors.Floor) -> WhyNot:
+         floor: floors.Floor, weigh) -> WhyNot:
     base = dict(turn=label, at=r.at)
     if episode_id in ids:
         rank = [m.episode_id for m in r.memories].index(episode_id) + 1
@@ -62,12 +62,12 @@ def _one(memory, r: Receipt, label: str, episode_id: str, ids: set[str], given_a
             verdict = f"explain failed: {' '.join(str(exc).split())[:160]}"
         return WhyNot(reason=f"recall does not return it in its top {k} for this turn's query", explain=verdict,
                       **base)
-    sig = floors.signals(hit)
+    sig = floors.signals(hit, weigh(result.tokens))
     cos = f", cosine {sig.cos:.2f}" if sig.cos is not None else ", no cosine (not embedded, or dense off)"
-    if not floor.passes(sig):
-        return WhyNot(reason=(f"below the relevance floor: it holds {sig.share:.0%} of the query's weighted terms{cos}"
-                              f" (passes at {floor.share:.0%}, or cosine {floor.cos:.2f}, or "
-                              f"{floor.share_with_cos:.0%} with cosine {floor.cos_with_share:.2f})"), **base)
+    if not r.memories and "below the relevance floor" in r.note:
+        return WhyNot(reason=(f"no memory cleared the relevance floor at this turn (this one holds {sig.share:.0%} "
+                              f"of the query's weighted terms{cos}; the floor is {floor.share:.0%} or cosine "
+                              f"{floor.cos:.2f})"), **base)
     when = f" ({r.note})" if r.note else ""
-    return WhyNot(reason=f"recall ranks it #{hit.rank} and it clears the floor now: at the turn it did not fit the "
-                         f"budget of {r.budget} characters, or memory has changed since{when}", **base)
+    return WhyNot(reason=f"recall ranks it #{hit.rank}: the memories ranked before it filled the budget of "
+                         f"{r.budget} characters, or memory has changed since the turn{when}", **base)

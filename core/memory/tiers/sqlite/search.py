@@ -68,6 +68,11 @@ class SqliteSearch:
         since count(*) costs ms at 100k episodes."""
         return self._stats(self._conn(), ())[0]
 
+    def doc_freqs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """Document count and each term's document frequency, from the cache the
+        search just filled for the same query (core/context/floor.py weighs terms by them)."""
+        return self._stats(self._conn(), terms)
+
     def _terms_of(self, episode_id: str) -> set[str]:
         row = self._conn().execute(
             "SELECT f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid WHERE e.id = ?",
