@@ -53,11 +53,11 @@ def _entries(state_dir: Path) -> Iterator[tuple[str, dict]]:
 
 
 def read(state_dir: Path, session: str | None = None, limit: int | None = None) -> list[Receipt]:
-    """The receipts of ``session`` (every session's with None), oldest first; the last
-    ``limit`` when given. A malformed receipt is skipped."""
+    """The receipts of ``session`` (every session's with None; "": the turns that named no
+    session), oldest first; the last ``limit`` when given. A malformed receipt is skipped."""
     out: list[Receipt] = []
     for eid, data in _entries(state_dir):
-        if session is not None and data.get("session") != session:
+        if session is not None and (data.get("session") or "") != session:
             continue
         try:
             out.append(Receipt.model_validate({**data, "event_id": eid}))
