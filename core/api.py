@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from core.config import Settings, load_settings
+from core.context.facade import TurnContextFacade
 from core.errors import BadQuery
 from core.hook_api import HOOK_EXPORTS
 from core.inbox import all_requests, supervisor_key
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loo
     from datetime import datetime
 
     from core.consumers.consumer import SyncReport
-    from core.context.models import Receipt, TurnContext
     from core.govern.forget import ForgetReport, Selection
     from core.govern.rescan import ScanReport
     from core.inbox import Inbox, InboxRequest
@@ -75,7 +75,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS:
+class ARS(TurnContextFacade):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)
@@ -119,62 +119,6 @@ class ARS:
     def explain(self, query: str, episode_id: str, k: int = 10,
                 tiers: str | Sequence[str] | None = None) -> Explanation:
         return self.memory.explain(query, episode_id, k=k, tiers=tiers)
-
-    # -- memory in the agent's turn (core/context) ------------------------------------------------
-    @property
-    def turns(self):
-        """The per-turn context engine of this state directory (core/context/engine.py)."""
-        if getattr(self, "_turns", None) is None:
-            from core.context.engine import TurnContexts
-
-            self._turns = TurnContexts(self.memory, self.settings)
-        return self._turns
-
-    def context(self, prompt: str, *, session: str | None = None, agent: str | None = None,
-                previous: str | None = None, budget: int | None = None, turn: str | None = None,
-                record: bool = True, deadline: float | None = None) -> "TurnContext":
-        """What one turn of an agent gets from memory: one bounded, dated block of quoted
-        memories about ``prompt`` (and ``previous``, the reply before it), none given earlier
-        in ``session``; ``text`` "" when nothing clears the relevance floor or no answer came
-        within ``deadline`` s (``ARS_CONTEXT_DEADLINE``). ``budget``: characters
-        (``ARS_CONTEXT_BUDGET``). ``record``: write the receipt (ledger ``context.injected``)
-        and remember what the session was given. Never raises: ``note`` says what went wrong."""
-        try:
-            return self.turns.context(prompt, session=session, agent=agent, previous=previous, budget=budget,
-                                      turn=turn, record=record, deadline=deadline)
-        except Exception as exc:  # noqa: BLE001 - an agent's turn never fails on ARS
-            from core.context.models import TurnContext
-            from core.memory.tiers.base import one_line
-
-            return TurnContext(note=f"nothing injected: {one_line(exc)}")
-
-    def context_prepare(self) -> None:
-        """Pay recall's one-time set-up before the first turn's deadline starts (a fresh process)."""
-        try:
-            self.turns.prepare()
-        except Exception:  # noqa: BLE001 - the turn's deadline then says what is slow
-            pass
-
-    def context_receipts(self, session: str | None = None, limit: int | None = None) -> "list[Receipt]":
-        """What each turn of ``session`` was given (every session's with None), oldest first."""
-        from core.context.receipts import read
-
-        return read(self.state_dir, session, limit)
-
-    def context_why_not(self, session: str, episode_id: str, limit: int = 10) -> list[Any]:
-        """Per turn of ``session`` (its last ``limit``): whether ``episode_id`` was injected,
-        and if not, why (given before, not recalled: ``explain``'s verdict, below the floor)."""
-        from core.context.engine import CANDIDATES
-        from core.context.why import why_not
-
-        return why_not(self.memory, self.context_receipts(session), episode_id, CANDIDATES, self.turns.floor,
-                       self.turns.weights, limit)
-
-    def context_sessions(self) -> list[dict[str, Any]]:
-        """Sessions that got turn contexts: session, agent, turns, injected, last; newest first."""
-        from core.context.receipts import sessions
-
-        return sessions(self.state_dir)
 
     def ingest(self, paths: Iterable[str | Path], fmt: str = "auto",
                progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False,

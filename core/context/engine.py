@@ -46,7 +46,7 @@ class Selection:
 
 
 def select(result: RecallResult, *, given: set[str], session: str | None, floor: floors.Floor,
-           weights: floors.Weights, episodes: dict, named: set[str]) -> Selection:
+           weights: floors.Weights, episodes: dict, named: set[str], terms: dict[str, str] | None = None) -> Selection:
     """The hits a turn may get: not given before in the session, not of the session itself
     (the agent has those), and only when one of them clears the floor (then each that
     holds something of the message, in recall's order: the budget decides how many)."""
@@ -61,7 +61,8 @@ def select(result: RecallResult, *, given: set[str], session: str | None, floor:
         else:
             left.append(h)
     for h in left:
-        sig = floors.signals(h, weights, floors.is_about(episodes.get(h.episode_id), named))
+        sig = floors.signals(h, weights, floors.is_about(episodes.get(h.episode_id), named),
+                             (terms or {}).get(h.episode_id))
         out.signals[h.episode_id] = sig
         if out.best is None or (sig.about, sig.share, sig.cos or 0.0) > (out.best.about, out.best.share,
                                                                            out.best.cos or 0.0):
@@ -166,8 +167,8 @@ class TurnContexts:
         if episodes is None:
             episodes = self.episodes([h.episode_id for h in result.hits])
         sel = select(result, given=seen.given(self.state_dir, session), session=session,
-                     floor=floor or self.floor, weights=self.weights(result.tokens),
-                     episodes=episodes, named=floors.named_persons(q.text, episodes.values()))
+                     floor=floor or self.floor, weights=self.weights(result.tokens), episodes=episodes,
+                     named=floors.named_persons(q.text, episodes.values()), terms=self.terms(episodes))
         if not sel.kept:
             return TurnContext(note=why_nothing(sel, result))
         kept = list(sel.kept)
@@ -194,6 +195,14 @@ class TurnContexts:
         except Exception:  # noqa: BLE001 - without statistics every term counts the same
             return floors.Weights(terms)
         return floors.Weights(terms, n_docs, df)
+
+    def terms(self, episodes: dict) -> dict[str, str]:
+        """The stored index terms of the episodes SQLite holds ({} when it cannot say)."""
+        ids = [i for i, ep in episodes.items() if ep is not None]
+        try:
+            return self.memory.sqlite.terms_of(ids) if ids else {}
+        except Exception:  # noqa: BLE001 - the tiers' matched tokens stand in
+            return {}
 
     def episodes(self, ids: Sequence[str]) -> dict:
         """episode id -> its Episode from SQLite (None when SQLite cannot say)."""

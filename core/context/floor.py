@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from core.memory.scoring import idf_weight
+from core.memory.scoring import TermString, idf_weight
 from core.memory.text import is_cjk, term_of
 from core.models import Hit
 
@@ -73,10 +73,10 @@ class Weights:
             self.w = {t: idf_weight(n_docs, df.get(t, 0)) for t in terms if not (is_cjk(t) and not df.get(t, 0))}
         self.total = sum(self.w.values())
 
-    def share(self, tokens: Iterable[str]) -> float:
+    def share(self, held) -> float:
+        """The weighted share of the query's terms in ``held`` (a container of index terms)."""
         if self.total <= 0:
             return 0.0
-        held = {term_of(t) for t in tokens}
         return min(1.0, sum(w for t, w in self.w.items() if t in held) / self.total)
 
 
@@ -107,8 +107,11 @@ def cosine(hit: Hit) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def signals(hit: Hit, weights: Weights, about: bool = True) -> Signals:
-    return Signals(share=weights.share(matched_tokens(hit)), cos=cosine(hit), about=about)
+def signals(hit: Hit, weights: Weights, about: bool = True, terms: str | None = None) -> Signals:
+    """A hit's signals; ``terms``: the episode's stored index terms (else the tokens the tiers
+    matched, which include substrings: "art" in "party")."""
+    held = TermString(terms) if terms is not None else {term_of(t) for t in matched_tokens(hit)}
+    return Signals(share=weights.share(held), cos=cosine(hit), about=about)
 
 
 def named_persons(query: str, episodes: Iterable) -> set[str]:

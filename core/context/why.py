@@ -62,7 +62,11 @@ def _one(memory, r: Receipt, label: str, episode_id: str, ids: set[str], given_a
             verdict = f"explain failed: {' '.join(str(exc).split())[:160]}"
         return WhyNot(reason=f"recall does not return it in its top {k} for this turn's query", explain=verdict,
                       **base)
-    sig = floors.signals(hit, weigh(result.tokens))
+    try:
+        terms = memory.sqlite.terms_of([episode_id]).get(episode_id)
+    except Exception:  # noqa: BLE001 - the matched tokens stand in
+        terms = None
+    sig = floors.signals(hit, weigh(result.tokens), terms=terms)
     cos = f", cosine {sig.cos:.2f}" if sig.cos is not None else ", no cosine (not embedded, or dense off)"
     if not r.memories and "below the relevance floor" in r.note:
         return WhyNot(reason=(f"no memory cleared the relevance floor at this turn (this one holds {sig.share:.0%} "

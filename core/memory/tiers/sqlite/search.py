@@ -73,6 +73,11 @@ class SqliteSearch:
         search just filled for the same query (core/context/floor.py weighs terms by them)."""
         return self._stats(self._conn(), terms)
 
+    def terms_of(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """episode id -> its stored index terms (space-separated), for the episodes held."""
+        return dict(self._rows_for_ids(
+            "SELECT e.id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid", list(episode_ids)))
+
     def _terms_of(self, episode_id: str) -> set[str]:
         row = self._conn().execute(
             "SELECT f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid WHERE e.id = ?",
