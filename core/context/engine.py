@@ -30,6 +30,7 @@ from core.models import Hit, RecallResult
 CANDIDATES = 20  # hits asked of recall (a 2,000-character block holds about 20 short memories, MADial's)
 RECORD_TIMEOUT = 1.0  # seconds the receipt may wait for the ledger (a held lock: the turn goes on)
 MAX_BUDGET = 100_000
+AGENT_SOURCES = ("openclaw", "claude-code", "hermes", "loop")
 
 
 @dataclass
@@ -254,7 +255,9 @@ def _memory(h: Hit, ep) -> block.Memory:
     if ep is None:
         origin = h.origin or {}
         return block.Memory(h.episode_id, h.score, h.ts, origin.get("agent", ""), "", h.snippet)
-    return block.Memory(h.episode_id, h.score, ep.ts or h.ts, ep.agent or ep.source, ep.session_id, ep.text)
+    # an agent's own source names it; a generic file's ("jsonl", "manual") says nothing about who
+    agent = ep.agent or (ep.source if ep.source in AGENT_SOURCES else "")
+    return block.Memory(h.episode_id, h.score, ep.ts or h.ts, agent, ep.session_id, ep.text)
 
 
 def _prompt_tokens(prompt: str) -> list[str]:
