@@ -61,7 +61,8 @@ from core.context.engine import TurnContexts  # noqa: E402
 
 BUDGETS = (1000, 2000, 4000)
 QUALITY_DEADLINE = 60.0
-GRID = [floors.Floor(share=s, cos=c) for s in (0.3, 0.35, 0.4, 0.45) for c in (0.35, 0.36, 0.38, 0.4)]
+GRID = [floors.Floor(share=s, cos=c) for s in (0.3, 0.35, 0.4, 0.45) for c in (0.35, 0.36, 0.38, 0.4)] + [
+    floors.Floor(memory_share=ms, memory_cos=mc) for ms, mc in ((0.0, 0.0), (0.05, 0.15), (0.15, 0.25), (0.2, 0.3))]
 
 
 @dataclass
@@ -208,6 +209,14 @@ def p95(xs) -> float:
     return xs[min(len(xs) - 1, int(0.95 * len(xs)))] if xs else float("nan")
 
 
+def mean_ci(xs: list[float], n: int = 10_000, seed: int = 1) -> tuple[float, float]:
+    import random
+
+    rng = random.Random(seed)
+    means = sorted(sum(xs[rng.randrange(len(xs))] for _ in xs) / len(xs) for _ in range(n))
+    return 100 * means[int(0.025 * n)], 100 * means[int(0.975 * n) - 1]
+
+
 def summary(questions: list[Question], budget: int) -> dict:
     by = lambda kind: [q for q in questions if q.corpus == kind]  # noqa: E731
     return {"locomo": pct([q.delivered[budget] for q in by("locomo")]),
@@ -247,6 +256,10 @@ def report(questions: list[Question], budgets, label: str) -> None:
     print("| mean / p95, turns that got a block | | " + " | ".join(
         f"{statistics.mean([q.chars[b] for q in turns if q.chars[b]] or [0]):.0f} / "
         f"{p95([q.chars[b] for q in turns if q.chars[b]]):.0f}" for b in budgets) + " |")
+    for kind in ("locomo", "madial-dialogue", "madial-turn"):
+        qs = [q.delivered[2000] for q in questions if q.corpus == kind]
+        lo, hi = mean_ci(qs)
+        print(f"\n{kind} at 2,000: {pct(qs):.1f} % delivered (95 % CI {lo:.1f} to {hi:.1f}, bootstrap over questions)")
     for kind, k in (("locomo", 2000), ("madial-dialogue", 2000), ("madial-turn", 2000)):
         qs = [q for q in questions if q.corpus == kind]
         d, lo, hi = bootstrap_ci([q.delivered[k] for q in qs], [q.baseline for q in qs])
@@ -255,10 +268,11 @@ def report(questions: list[Question], budgets, label: str) -> None:
 
 
 def print_grid(sweep: dict) -> None:
-    print("\n| floor: share / cosine | LoCoMo | MADial (dialogue) | MADial (turn) | no answer: LoCoMo elsewhere "
-          "| no answer: MADial other | LoCoMo adversarial |\n|---|---|---|---|---|---|---|")
+    print("\n| floor: message share / cosine; each memory share / cosine | LoCoMo | MADial (dialogue) | MADial (turn) "
+          "| no answer: LoCoMo elsewhere | no answer: MADial other | LoCoMo adversarial |\n|---|---|---|---|---|---|---|")
     for f, s in sweep.items():
-        print(f"| {f.share} / {f.cos} | {s['locomo']:.1f} | {s['madial']:.1f} | {s['madial_turn']:.1f} "
+        print(f"| {f.share} / {f.cos}; {f.memory_share} / {f.memory_cos} | {s['locomo']:.1f} | {s['madial']:.1f} "
+              f"| {s['madial_turn']:.1f} "
               f"| {s['elsewhere']:.1f} | {s['other']:.1f} | {s['adversarial']:.1f} |")
 
 
@@ -292,21 +306,33 @@ def timing(data: Path, base: Path, embedder: str, calls: int) -> None:
         loops = busy_loops(n_busy)
         try:
             rows = {}
+            def daemon_recall(p):
+                reply = client.request(client.address.socket_path(state, client.address.fingerprint()),
+                                       {"op": "recall", "query": p, "k": 12}, state=state)
+                return reply is not None, None
+
+            def daemon_context(p):
+                reply = client.context(state, p, session="bench-d", start=False)
+                return reply is not None, bool(reply and reply["text"])
+
+            def in_context(p):
+                return True, bool(ars.context(p, session="bench-in").text)
+
             for label, fn in (
-                ("plain recall, in process (baseline)", lambda p: (ars.recall(p, k=12), True)[1]),
-                ("ARS.context, in process", lambda p: bool(ars.context(p, session="bench-in").text) or True),
-                ("plain recall through the daemon (baseline)", lambda p: client.request(
-                    client.address.socket_path(state, client.address.fingerprint()),
-                    {"op": "recall", "query": p, "k": 12}, state=state) is not None),
-                ("client.context through the daemon", lambda p: client.context(state, p, session="bench-d",
-                                                                                start=False) is not None),
+                ("plain recall, in process (baseline)", lambda p: (bool(ars.recall(p, k=12)), None)),
+                ("ARS.context, in process (with its receipt)", in_context),
+                ("plain recall through the daemon (baseline)", daemon_recall),
+                ("client.context through the daemon", daemon_context),
             ):
-                ms, ok = [], 0
+                ms, ok, got = [], 0, []
                 for p in prompts:
                     t0 = time.perf_counter()
-                    ok += bool(fn(p))
+                    answered, injected = fn(p)
                     ms.append((time.perf_counter() - t0) * 1000)
-                rows[label] = (ms, ok)
+                    ok += answered
+                    if injected is not None:
+                        got.append(injected)
+                rows[label] = (ms, ok, got)
             for label, code in (("fresh process: python + import of the client (baseline)", bare),
                                 ("fresh process: python + client.context (a hook)", script)):
                 ms, ok = [], 0
@@ -316,9 +342,12 @@ def timing(data: Path, base: Path, embedder: str, calls: int) -> None:
                                        env=env, cwd=ROOT)
                     ms.append((time.perf_counter() - t0) * 1000)
                     ok += r.stdout.strip().endswith("1")
-                rows[label] = (ms, ok)
-            for label, (ms, ok) in rows.items():
-                print(f"| {label} | {condition} | {statistics.median(ms):.1f} | {p95(ms):.1f} | {ok}/{len(ms)} | |")
+                rows[label] = (ms, ok, [])
+            load = os.getloadavg()[0]
+            for label, (ms, ok, got) in rows.items():
+                injected = f"{sum(got)}/{len(got)}" if got else ""
+                print(f"| {label} | {condition} (load {load:.1f}) | {statistics.median(ms):.1f} | {p95(ms):.1f} "
+                      f"| {ok}/{len(ms)} | {injected} |")
         finally:
             for p in loops:
                 p.kill()
