@@ -302,7 +302,7 @@ def timing(data: Path, base: Path, embedder: str, calls: int) -> None:
               "r=client.context(sys.argv[1], sys.argv[2], session='bench', start=False);"
               "print((time.perf_counter()-t)*1000, int(r is not None))")
     bare = "import sys,time;t=time.perf_counter();from tui.daemon import client;print((time.perf_counter()-t)*1000, 1)"
-    for condition, n_busy in (("idle", 0), ("two busy loops", 2)):
+    for condition, n_busy in (("as found", 0), ("+ two busy loops", 2)):
         loops = busy_loops(n_busy)
         try:
             rows = {}
@@ -312,11 +312,11 @@ def timing(data: Path, base: Path, embedder: str, calls: int) -> None:
                 return reply is not None, None
 
             def daemon_context(p):
-                reply = client.context(state, p, session="bench-d", start=False)
+                reply = client.context(state, p, session=f"bench-d-{n_busy}", start=False)
                 return reply is not None, bool(reply and reply["text"])
 
             def in_context(p):
-                return True, bool(ars.context(p, session="bench-in").text)
+                return True, bool(ars.context(p, session=f"bench-in-{n_busy}").text)
 
             for label, fn in (
                 ("plain recall, in process (baseline)", lambda p: (bool(ars.recall(p, k=12)), None)),
