@@ -44,6 +44,8 @@ class Selection:
     already_given: int = 0
     own_session: int = 0
     best: floors.Signals | None = None
+    other_person: int = 0  # memories that would clear the floor but are not about the person named
+    named: tuple[str, ...] = ()
 
 
 def select(result: RecallResult, *, given: set[str], session: str | None, floor: floors.Floor,
@@ -51,7 +53,7 @@ def select(result: RecallResult, *, given: set[str], session: str | None, floor:
     """The hits a turn may get: not given before in the session, not of the session itself
     (the agent has those), and only when one of them clears the floor (then each that
     holds something of the message, in recall's order: the budget decides how many)."""
-    out = Selection()
+    out = Selection(named=tuple(sorted(named)))
     left: list[Hit] = []
     for h in result.hits:
         ep = episodes.get(h.episode_id)
@@ -70,6 +72,8 @@ def select(result: RecallResult, *, given: set[str], session: str | None, floor:
             out.best = sig
         if out.cleared_by is None and floor.passes(sig):
             out.cleared_by = h.episode_id
+        elif not sig.about and floor.passes(floors.Signals(sig.share, sig.cos)):
+            out.other_person += 1
     if out.cleared_by is None:
         out.below_floor = len(left)
     else:
@@ -94,9 +98,11 @@ def why_nothing(sel: Selection, result: RecallResult) -> str:
     if sel.below_floor:
         best = sel.best
         cos = f", cosine {best.cos:.2f}" if best and best.cos is not None else ""
-        who = "" if best is None or best.about else ", none about the person the message names"
         parts.append(f"{sel.below_floor} below the relevance floor (best: {best.share:.0%} of the query's "
-                     f"weighted terms{cos}{who})" if best else f"{sel.below_floor} below the relevance floor")
+                     f"weighted terms{cos})" if best else f"{sel.below_floor} below the relevance floor")
+    if sel.other_person:
+        parts.append(f"{sel.other_person} about others than the person the message names "
+                     f"({', '.join(sel.named)[:80]})")
     if sel.already_given:
         parts.append(f"{sel.already_given} already given in this session")
     if sel.own_session:

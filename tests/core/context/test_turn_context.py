@@ -183,3 +183,33 @@ def test_recall_hits_carry_their_time_and_outcome(ars: ARS):
     assert hit.episode_id == "openclaw:s-day1:0"
     assert hit.ts is not None and hit.ts.astimezone().hour == 20
     assert "restart" in hit.snippet and ("Gateway restarted" in hit.snippet or "answers again" in hit.snippet)
+
+
+def test_the_days_a_message_names_come_first(tmp_path: Path):
+    now = datetime.now().astimezone()
+    rows = [{"id": f"manual:deploy:{n}", "session_id": f"d{n}", "first_ts": (now - timedelta(days=n)).isoformat(),
+             "text": f"user: deploy the billing service to staging\ntool exec: deployed build {800 + n}"}
+            for n in (9, 1, 4)]
+    a = seed(tmp_path / "days", rows)
+    try:
+        plain = a.context("deploy the billing service to staging", record=False)
+        named = a.context("昨天 deploy the billing service to staging", record=False)
+        assert len(plain.memories) == 3 and named.memories[0].episode_id == "manual:deploy:1"
+        assert "(yesterday)" in named.text.split("\n")[1]
+    finally:
+        a.close()
+
+
+def test_a_message_naming_a_person_needs_a_memory_about_that_person(tmp_path: Path):
+    rows = [{"id": "manual:bob:0", "session_id": "b", "entities": [{"name": "Bob", "type": "person"}],
+             "text": "Bob decided the dashboard approvals flow ships on Friday"},
+            {"id": "manual:alice:0", "session_id": "a", "entities": [{"name": "Alice", "type": "person"}],
+             "text": "Alice reviewed the crash tests of the ledger"}]
+    a = seed(tmp_path / "who", rows)
+    try:
+        about_bob = a.context("what did Bob decide about the dashboard approvals?", record=False)
+        assert [m.episode_id for m in about_bob.memories][:1] == ["manual:bob:0"]
+        about_alice = a.context("what did Alice decide about the dashboard approvals?", record=False)
+        assert about_alice.text == "" and "person the message names" in about_alice.note
+    finally:
+        a.close()
