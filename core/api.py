@@ -22,7 +22,7 @@ from core.memory import health_report, sync_runs
 from core.memory.memory import Memory
 from core.memory.remember import MAX_REMEMBER, remembered_episode
 from core.memory.warm import warm_up
-from core.models import Explanation, RecallResult
+from core.models import Episode, Explanation, RecallResult
 
 if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loop, ingestion nor the sync
     from datetime import datetime
@@ -115,6 +115,10 @@ class ARS:
     def explain(self, query: str, episode_id: str, k: int = 10,
                 tiers: str | Sequence[str] | None = None) -> Explanation:
         return self.memory.explain(query, episode_id, k=k, tiers=tiers)
+
+    def episode(self, episode_id: str) -> "Episode | None":
+        """One stored episode whole (what an agent's ``get`` tool shows), or None: never stored or forgotten."""
+        return self.memory.sqlite.get(episode_id)
 
     def ingest(self, paths: Iterable[str | Path], fmt: str = "auto",
                progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False,
