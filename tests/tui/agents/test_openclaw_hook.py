@@ -91,7 +91,9 @@ def test_checker_answers_each_line(tmp_path: Path):
     text = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
     r = ars("hook", "openclaw", "--state", str(tmp_path / "state"), "--serve", stdin=text)
     assert r.returncode == 0, r.stderr
-    answers = [json.loads(x) for x in r.stdout.splitlines()]
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert sum(a.get("ready") is True for a in lines) == 1  # the memory worker's, whenever it is done
+    answers = [a for a in lines if "ready" not in a]
     assert [(a["id"], a["verdict"]) for a in answers] == [(1, "pass"), (2, "hold"), (3, "hold"), (None, "hold")]
 
 
