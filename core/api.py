@@ -22,7 +22,7 @@ from core.memory import health_report, sync_runs
 from core.memory.memory import Memory
 from core.memory.remember import MAX_REMEMBER, remembered_episode
 from core.memory.warm import warm_up
-from core.models import Episode, Explanation, RecallResult
+from core.models import Explanation, RecallResult
 
 if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loop, ingestion nor the sync
     from datetime import datetime
@@ -115,10 +115,6 @@ class ARS:
     def explain(self, query: str, episode_id: str, k: int = 10,
                 tiers: str | Sequence[str] | None = None) -> Explanation:
         return self.memory.explain(query, episode_id, k=k, tiers=tiers)
-
-    def episode(self, episode_id: str) -> "Episode | None":
-        """One stored episode whole (what an agent's ``get`` tool shows), or None: never stored or forgotten."""
-        return self.memory.sqlite.get(episode_id)
 
     def ingest(self, paths: Iterable[str | Path], fmt: str = "auto",
                progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False,
@@ -359,11 +355,13 @@ class ARS:
         """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""
         return all_requests.get_request(self.inbox, self.state_dir, request_id, self.loop_show)
 
-    def inbox_decide(self, request_id: str, verdict: str, note: str = "", signer: Any = None) -> "InboxRequest":
-        """Decide a request exactly once (a loop's resumes it); signed where a supervisor key is set up."""
+    def inbox_decide(self, request_id: str, verdict: str, note: str = "", signer: Any = None,
+                     shown: "InboxRequest | None" = None) -> "InboxRequest":
+        """Decide a request exactly once (a loop's resumes it); signed where a supervisor key is set up.
+        ``shown``: an agent's request as the person saw it: what a signature covers (never a re-read)."""
         return all_requests.decide_request(self.inbox, self.state_dir, request_id, verdict, note, signer,
                                            require_signer=self._require_signer, get=self.inbox_get,
-                                           loop_decide=self.loop_decide)
+                                           loop_decide=self.loop_decide, shown=shown)
 
     def request_approval(self, source: str, action: str, details: str = "", risk: str = "medium",
                          kind: str = "approval", meta: "dict[str, Any] | None" = None, binds: str = "",

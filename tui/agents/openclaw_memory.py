@@ -34,6 +34,7 @@ PROMPT_LIMIT = 8_000      # characters of the user's message used as the recall 
 PREVIOUS_LIMIT = 2_000    # characters of the turn before it
 CAPTURE_LIMIT = 200_000   # characters of one turn's text kept for capture (each part is cut further by core)
 TOOL_OUTPUT_LIMIT = 4_000  # characters of one tool call's output in a captured turn
+DEADLINE_SHARE = 0.8      # of the plugin's wait left for core's own recall deadline (the rest: the pipes)
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:
@@ -70,10 +71,14 @@ class Keeper:
         return self._ars
 
     def warm(self) -> None:
-        """Pay the imports and a first recall before the first turn asks."""
+        """Pay the imports, a first recall and the per-turn context's set-up before the first turn asks."""
         ars = self.ars()
-        if ars is not None:
-            ars.warm(deadline=5.0, rounds=2)
+        if ars is None:
+            return
+        ars.warm(deadline=5.0, rounds=2)
+        prepare = getattr(ars, "context_prepare", None)
+        if prepare is not None:
+            prepare()
 
     def close(self) -> None:
         if self._ars is not None:
@@ -131,13 +136,26 @@ def context(keeper: Keeper, req: dict) -> dict:
         answer["note"] = _unavailable("per-turn context (ARS.context)")
         return answer
     budget = req.get("budget")
+    extra = {}
+    left = req.get("left_s")  # what is left of the plugin's wait (openclaw_serve.py)
+    if _number(left) and _takes(fn, "deadline"):  # core's own deadline, inside it
+        extra["deadline"] = max(0.05, float(left) * DEADLINE_SHARE)
     got = fn(prompt, session=_text(req.get("session")) or None, agent=AGENT, previous=previous or None,
              budget=budget if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0 else None,
-             turn=_text(req.get("turn")) or None, record=True)
+             turn=_text(req.get("turn")) or None, record=True, **extra)
     answer.update(text=got.text or "", note=got.note or "", latency_ms=round(float(got.latency_ms), 2),
                   memories=[_plain(m) for m in got.memories])
     answer["served_ms"] = round((time.perf_counter() - started) * 1000, 2)
     return answer
+
+
+def _takes(fn: Callable, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _plain(model: Any) -> dict:
@@ -227,28 +245,34 @@ def search(keeper: Keeper, req: dict) -> dict:
         return {"text": f"no ARS memory at {keeper.state} yet."}
     k = req.get("k")
     k = max(1, min(int(k), memory_answer.MAX_HITS)) if isinstance(k, int) and not isinstance(k, bool) else 5
-    result = ars.recall(query, k=k)
-    return {"text": memory_answer.hits(result, lambda eid: episode(ars, eid), limit=memory_answer.SEARCH_LIMIT),
-            **({"warn": f"the query: {bad}"} if bad else {})}
+    answer = {"text": memory_answer.hits(ars.recall(query, k=k), limit=memory_answer.SEARCH_LIMIT)}
+    if bad:
+        answer["warn"] = f"the query: {bad}"
+    return answer
 
 
 def get(keeper: Keeper, req: dict) -> dict:
+    """One page of an episode's whole text (core ``ARS.get``), bounded."""
     episode_id = _text(req.get("episode")).strip()
     if not episode_id:
         return {"text": "memory_get needs an id: one from memory_search (the text after `id`)."}
     ars = keeper.ars()
     if ars is None:
         return {"text": f"no ARS memory at {keeper.state} yet."}
-    limit = req.get("max_chars")
-    limit = max(500, min(int(limit), memory_answer.GET_MAX)) if isinstance(limit, int) and not isinstance(
-        limit, bool) else memory_answer.GET_LIMIT
-    ep = episode(ars, episode_id)
-    if ep is None:
-        return {"text": f"no memory with the id {episode_id[:120]!r}: take one from memory_search."}
-    return {"text": memory_answer.full_text(ep, limit)}
+    fn = getattr(ars, "get", None)
+    if fn is None:
+        return {"text": _unavailable("episode text (ARS.get)")}
+    limit, offset = req.get("max_chars"), req.get("offset")
+    limit = max(500, min(int(limit), memory_answer.GET_MAX)) if _number(limit) else memory_answer.GET_LIMIT
+    offset = max(0, int(offset)) if _number(offset) else 0
+    from core.api import BadInput
+
+    try:
+        got = fn(episode_id, offset=offset, limit=limit)
+    except BadInput as exc:
+        return {"text": " ".join(str(exc).split())}
+    return {"text": memory_answer.page(got)}
 
 
-def episode(ars, episode_id: str):
-    """One stored episode, or None (forgotten, or never stored)."""
-    fn = getattr(ars, "episode", None)
-    return fn(episode_id) if fn is not None else None
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

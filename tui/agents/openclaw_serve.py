@@ -101,10 +101,11 @@ def _work(state: str, work: queue.Queue, out: Lines, say: Callable[[str], None],
             arrived, req = item
             rid, op = req.get("id"), req["op"]
             limit = req.get("timeout_ms")
-            if op == "context" and isinstance(limit, (int, float)) and \
-                    (time.monotonic() - arrived) * 1000 > limit:
-                out({"id": rid, "late": True})
-                continue
+            if op == "context" and isinstance(limit, (int, float)) and not isinstance(limit, bool):
+                req["left_s"] = limit / 1000 - (time.monotonic() - arrived)
+                if req["left_s"] <= 0:
+                    out({"id": rid, "late": True})
+                    continue
             try:
                 out({"id": rid, **ops[op](keeper, req)})
             except Exception as exc:  # noqa: BLE001 - one line; the turn goes on without it
