@@ -2,8 +2,8 @@
 approved restart, the questions the day after), behind the same Chat Completions
 server as tests/agents_stub/openai_server.py, and every request body kept whole.
 
-The script maps the user's own prompt (the end of the last user message: what the
-agent's hooks put before it is not part of it) to one beat: a tool call and its
+The script maps the user's own prompt (the last one in the user messages: what the
+agent's hooks put before it may quote earlier prompts) to one beat: a tool call and its
 arguments, then the final text once the tool's result came back; or just the final
 text. A request for another prompt (a title, a summary) gets a short text.
 ``requests(prompt)`` gives every request body a beat's turn sent, in order, so a test
@@ -34,8 +34,8 @@ class Beat:
 
 
 def _user_text(body: dict) -> str:
-    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
-    return _content_text(users[-1].get("content")).rstrip() if users else ""
+    return "\n".join(_content_text(m.get("content")) for m in body.get("messages") or []
+                     if isinstance(m, dict) and m.get("role") == "user")
 
 
 def _all_text(body: dict) -> str:
@@ -51,8 +51,12 @@ class StoryModel(StubOpenAI):
         self.bodies: list[tuple[str, dict]] = []  # (the beat's prompt or "", the request body)
 
     def beat_of(self, body: dict) -> Beat | None:
+        """The beat whose prompt comes last in the user's messages: the agent wraps the words
+        (a time before them, its runtime line after) and ARS's memory, put before them, may
+        quote an earlier beat's prompt."""
         text = _user_text(body)
-        return next((b for b in self.beats if text.endswith(b.prompt)), None)
+        found = [(text.rfind(b.prompt), b) for b in self.beats if b.prompt in text]
+        return max(found, key=lambda f: f[0])[1] if found else None
 
     def reply_for(self, body: dict) -> dict:
         beat = self.beat_of(body)
