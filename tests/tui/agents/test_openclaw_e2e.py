@@ -209,9 +209,21 @@ DONE_YET_EN = "Has the gateway restart finished?"
 UNRELATED = "What is the boiling point of ethanol at sea level?"
 
 
+FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # Debian's faketime (.ci/run installs it)
+
+
+def yesterday_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the clock one day back (libfaketime): day 1 happens yesterday, so "昨天"
+    and "yesterday" mean it, as they would for a person. Timers (the monotonic clock) stay real."""
+    return {**env, "LD_PRELOAD": str(FAKETIME), "FAKETIME": "-1d", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+
+
 class Story(Scene):
     """Several OpenClaw sessions against one state directory, the model a script of beats
-    (tests/agents_stub/openai_story.py) that keeps every request body."""
+    (tests/agents_stub/openai_story.py) that keeps every request body. ``yesterday``: the
+    sessions started now run with the clock one day back."""
+
+    yesterday = False
 
     def __init__(self, tmp: Path, openclaw: Path):
         super().__init__(tmp, openclaw)
@@ -228,7 +240,7 @@ class Story(Scene):
     def env(self) -> dict[str, str]:
         env = super().env()
         env["PATH"] = f"{self.bin}:{env.get('PATH', '')}"
-        return env
+        return yesterday_env(env) if self.yesterday else env
 
     def start_turn(self, session: str, prompt: str) -> None:
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
@@ -257,24 +269,30 @@ def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, openclaw: Pat
     nothing in memory gets nothing injected."""
     from core.api import ARS
 
-    for name in ("context", "capture_turn"):
-        if not hasattr(ARS, name):
-            if os.environ.get("CI") == "true":
-                pytest.fail(f"ARS.{name} is missing from core")
-            pytest.skip(f"ARS.{name} is not in this tree yet (core's per-turn memory, built on another branch)")
+    missing = [f"ARS.{name} is not in this tree yet (core's per-turn memory, built on another branch)"
+               for name in ("context", "capture_turn") if not hasattr(ARS, name)]
+    if not FAKETIME.exists():
+        missing.append(f"no libfaketime at {FAKETIME} (apt-get install faketime)")
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail("; ".join(missing))
+        pytest.skip("; ".join(missing))
     s = Story(tmp_path, openclaw)
     s.stub.start()
     try:
         with s.explained():
             set_up(s)
-            # day 1: the project, then the restart, held until the supervisor approves it
+            # day 1, yesterday: the project, then the restart, held until the supervisor approves it
+            s.yesterday = True
             s.turn("day1-project", SCRAPE)
             assert any(SCRAPED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
             s.start_turn("day1-restart", RESTART)
             held = s.wait_for_held()
             assert held["detail"] == "openclaw gateway restart", held
-            ok(ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE))
+            ok(ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE,
+                   env=yesterday_env(env_without_ars(ENV_PREFIXES))))
             s.wait_exit()
+            s.yesterday = False
             assert any(RESTARTED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
             decided = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
             at = datetime.fromisoformat(decided["decision"]["decided_at"]).astimezone().strftime("%H:%M")
