@@ -242,6 +242,12 @@ class Story(Scene):
         env["PATH"] = f"{self.bin}:{env.get('PATH', '')}"
         return yesterday_env(env) if self.yesterday else env
 
+    def ars(self, *args: str, **kw) -> subprocess.CompletedProcess:
+        """``ars`` on the same clock as the sessions (a request made yesterday is not expired yesterday)."""
+        if self.yesterday:
+            kw.setdefault("env", yesterday_env(env_without_ars(ENV_PREFIXES)))
+        return ars(*args, **kw)
+
     def start_turn(self, session: str, prompt: str) -> None:
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(
@@ -289,18 +295,17 @@ def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, openclaw: Pat
             s.start_turn("day1-restart", RESTART)
             held = s.wait_for_held()
             assert held["detail"] == "openclaw gateway restart", held
-            ok(ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE,
-                   env=yesterday_env(env_without_ars(ENV_PREFIXES))))
+            ok(s.ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE))
             s.wait_exit()
-            s.yesterday = False
             assert any(RESTARTED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
-            decided = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+            decided = json.loads(ok(s.ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+            s.yesterday = False
             at = datetime.fromisoformat(decided["decision"]["decided_at"]).astimezone().strftime("%H:%M")
 
             # day 2: new sessions, nothing ingested by hand: what the turns captured is what comes back
-            for n, (prompt, wanted) in enumerate([(RESULTS, SCRAPED), (RESULTS_EN, "137")]):
+            for n, prompt in enumerate([RESULTS, RESULTS_EN]):
                 given = memory_of(s.turn(f"day2-results-{n}", prompt))
-                assert wanted in given or "137" in given, (prompt, s.stub.first_text(prompt)[-4000:])
+                assert "137" in given, (prompt, s.stub.first_text(prompt)[-4000:])
             for n, prompt in enumerate([DONE_YET, DONE_YET_EN]):
                 given = memory_of(s.turn(f"day2-restart-{n}", prompt))
                 assert "openclaw gateway restart" in given and RESTARTED in given, (prompt, given)
