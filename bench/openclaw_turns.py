@@ -121,9 +121,10 @@ def has(name: str) -> bool:
     return hasattr(ARS, name)
 
 
-def turns(host: Host, prompts: list[str], tag: str) -> tuple[list[float], int]:
-    """The plugin's before_prompt_build per prompt (ms) and how many injected something."""
-    out, injected = [], 0
+def turns(host: Host, prompts: list[str], tag: str) -> tuple[list[float], list[float], int]:
+    """The plugin's before_prompt_build per prompt (ms), the same for a session's first turns
+    (which also ask for the startup context), and how many injected something."""
+    out, firsts, injected = [], [], 0
     session = ""
     previous = ""
     for i, prompt in enumerate(prompts):
@@ -133,9 +134,11 @@ def turns(host: Host, prompts: list[str], tag: str) -> tuple[list[float], int]:
                  "messages": [{"role": "assistant", "content": [{"type": "text", "text": previous}]}] if previous else []}
         a = host.hook("before_prompt_build", event, {"sessionId": session, "runId": f"{tag}-run-{i}", "trigger": "user"})
         out.append(a["ms"])
+        if i % 10 == 0:
+            firsts.append(a["ms"])
         injected += bool(a.get("result"))
         previous = f"Looked into {prompt[:40]}."
-    return out, injected
+    return out, firsts, injected
 
 
 def direct(serve: Serve, prompts: list[str], tag: str) -> tuple[list[float], list[float]]:
@@ -230,11 +233,11 @@ def main() -> None:
         for load in ("idle", "two busy loops"):
             progress(f"{load}: {args.turns} turns through the plugin, then straight to the serve process")
             with BusyLoops(2 if load != "idle" else 0):
-                plug, injected = turns(host, prompts, load.replace(" ", "-"))
+                plug, firsts, injected = turns(host, prompts, load.replace(" ", "-"))
                 wall, core = direct(serve, prompts, load.replace(" ", "-") + "-direct")
                 base = oneshot(ars, state, args.oneshot, project)
                 cap = captures(host, serve, args.captures, load.replace(" ", "-")) if has("capture_turn") else None
-            rows[load] = {"plug": plug, "injected": injected, "wall": wall, "core": core, "base": base, "cap": cap,
+            rows[load] = {"plug": plug, "firsts": firsts, "injected": injected, "wall": wall, "core": core, "base": base, "cap": cap,
                           "la": loadavg()}
         serve.close()
         logs = host.close()
@@ -251,6 +254,7 @@ def main() -> None:
         for load, r in rows.items():
             row(out, f"{load}: a turn's recall, plugin before_prompt_build (added per turn)", r["plug"],
                 TARGET_TURN_P95, f"{r['injected']} of {len(r['plug'])} injected; load {r['la']}")
+            row(out, f"{load}: of those, a session's first turn (also the startup context)", r["firsts"])
             row(out, f"{load}: of which core ARS.context (its latency_ms)", r["core"])
             row(out, f"{load}: serve round trip from Python (no Node)", r["wall"])
             row(out, f"{load}: baseline, before: a fresh `ars hook openclaw` session_start per session", r["base"])

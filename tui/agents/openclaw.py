@@ -193,8 +193,8 @@ def before_tool_call(event: dict, state: str, pin: str | None) -> int:
 # -- session start: the startup context ---------------------------------------------------------
 def startup_context(event: dict, state: str, ars=None) -> str:
     """What a session's first turn is told besides its recalled memories: requests waiting
-    in the inbox and open loops (``ars rehydrate``). "" when there is nothing of either and
-    the stores are healthy: a block saying "none" costs every session's first turn for nothing."""
+    in the inbox and open loops (``ars rehydrate``). "" when there is neither: a block
+    saying "none" costs every session's first turn for nothing."""
     if not os.path.isdir(state):
         return ""
     if ars is None:
@@ -204,12 +204,13 @@ def startup_context(event: dict, state: str, ars=None) -> str:
 
         with ARS(load_settings(state_dir=state), create=False) as own:
             return startup_context(event, state, own)
-    from core.api import render_markdown
+    from core.api import OPEN_STATUSES, render_markdown
 
     pending = list(ars.inbox.list("pending"))
+    states, _ = ars.loop_list()
+    if not pending and not any(s.status in OPEN_STATUSES for s in states):
+        return ""  # the common case, paid on a session's first turn: no rehydrate (a recall per loop) for nothing
     report = ars.rehydrate(write=True)
-    if not pending and not report.loops and report.sync.ok and not report.warnings:
-        return ""
     parts = [f"ARS memory for this session (state directory {os.path.abspath(state)}). Risky tool calls wait "
              "for the supervisor in the ARS inbox."]
     if pending:
