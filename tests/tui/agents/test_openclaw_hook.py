@@ -299,3 +299,30 @@ def test_plugin_takes_the_agents_workspace_as_the_project(node: Path, tmp_path: 
     results = {a["n"]: a["result"] for a in map(json.loads, out.splitlines()) if "n" in a}
     assert results[1] is None, (results, err)
     assert results[2]["block"] is True and "outside the project" in results[2]["blockReason"], results
+
+
+def test_tool_search_passes_and_an_approved_tool_call_lets_its_inner_call_run_once(node: Path, tmp_path: Path):
+    """OpenClaw's Tool Search: tool_search reads the catalog (passes); tool_call is checked as
+    the call it makes (ARS's own recall through it passes, an rm -rf through it is held with
+    its command); once the supervisor approves, OpenClaw runs the inner call through the hook
+    again, which passes once, and only that call."""
+    state = tmp_path / "state"
+    pin = _supervisor(state)
+    victim = tmp_path / "v"
+    host = Host(node, config(tmp_path, supervisor=pin, waitSeconds=30), tmp_path)
+    assert host.call("tool_search", {"query": "memory recall"})["result"] is None
+    assert host.call("tool_call", {"id": "mcp:ars:ars__recall", "args": {"query": "restart"}})["result"] is None
+    host.send("tool_call", {"id": "exec", "args": {"command": f"rm -rf {victim}"}}, "outer-1")
+    req = _wait_pending(state)
+    assert req["detail"] == f"rm -rf {victim}", req
+    assert ars("inbox", "approve", req["id"], "--state", str(state), passphrase=PASSPHRASE).returncode == 0
+    assert host.read()["result"] is None
+    inner = host.call("exec", {"command": f"rm -rf {victim}"}, "tool_search_code:outer-1:exec:1")
+    assert inner["result"] is None  # the approved call: no second request
+    host.send("exec", {"command": f"rm -rf {victim}"}, "tool_search_code:outer-1:exec:2")
+    again = _wait_pending(state)  # the same command once more: a new request, not the old approval
+    assert again["id"] != req["id"]
+    assert ars("inbox", "reject", again["id"], "--reason", "once was enough", "--state", str(state),
+               passphrase=PASSPHRASE).returncode == 0
+    assert host.read()["result"]["block"] is True
+    host.close()
