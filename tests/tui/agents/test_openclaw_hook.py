@@ -64,7 +64,18 @@ def ars(*args: str, stdin: str = "", passphrase: str | None = None, env: dict | 
     ("process", {"action": "kill", "sessionId": "s1"}, True),
     ("browser", {"action": "open", "url": "https://example.com"}, True),
     ("ars__recall", {"query": "x"}, False),
+    ("ars__get", {"episode_id": "openclaw:s1:0"}, False),  # ARS's own memory: never held by its own gate
     ("ars__forget_everything", {}, True),
+    # Tool Search: the catalog reads pass; tool_call is the call it makes
+    ("tool_search", {"query": "recall memory"}, False),
+    ("tool_describe", {"id": "mcp:ars:ars__recall"}, False),
+    ("tool_call", {"id": "mcp:ars:ars__recall", "args": {"query": "restart"}}, False),
+    ("tool_call", {"id": "ars__get", "args": {"episode_id": "x"}}, False),
+    ("tool_call", {"id": "exec", "args": {"command": "rm -rf victim"}}, True),
+    ("tool_call", {"id": "openclaw:core:exec", "command": "ls -la"}, False),  # a local model's flattened args
+    ("tool_call", {"args": {"command": "ls"}}, True),  # no tool named: held
+    ("tool_call", {"id": "tool_call", "args": {"id": "exec"}}, True),
+    ("tool_search_code", {"code": "return 1"}, True),
 ])
 def test_openclaw_tools_map_onto_the_gate(tmp_path: Path, tool: str, params: dict, held: bool):
     project = tmp_path / "project"
