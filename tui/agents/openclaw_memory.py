@@ -230,9 +230,14 @@ def outcome(keeper: Keeper, req: dict) -> dict:
         return {"ok": False, "note": _unavailable("record of what a decided call did (ARS.inbox_outcome)")}
     output, _ = clean(req.get("output"), TOOL_OUTPUT_LIMIT)
     exit_code = req.get("exit")
-    fn(request_id, exit=exit_code if isinstance(exit_code, int) else None, output=output,
-       error=_text(req.get("error"))[:2000] or None)
-    return {"ok": True}
+    error = _text(req.get("error"))
+    status = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else (
+        "error" if error else "ok")
+    if error and not output:
+        output = error[:TOOL_OUTPUT_LIMIT]
+    episode_id = fn(request_id, status, output, by=f"OpenClaw's after_tool_call ({_text(req.get('tool'))[:60]})")
+    return {"ok": episode_id is not None, "episode": episode_id,
+            **({} if episode_id else {"note": f"no request {request_id} in the inbox"})}
 
 
 # -- the memory tools (when ARS holds OpenClaw's memory slot) ---------------------------------
