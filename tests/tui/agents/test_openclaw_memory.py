@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -152,13 +153,15 @@ def host_run(node: Path, config: dict, commands: list[dict], cwd: Path) -> tuple
 
 
 def turn_messages(user: str, command: str, output: str, answer: str) -> list[dict]:
-    """One ended turn as OpenClaw's agent_end gives it: the user, a tool call, its result, the answer."""
-    return [{"role": "user", "content": user, "timestamp": 1764900000000},
+    """One ended turn as OpenClaw's agent_end gives it (a minute ago): the user, a tool call,
+    its result, the answer."""
+    t = int(time.time() * 1000) - 60_000
+    return [{"role": "user", "content": user, "timestamp": t},
             {"role": "assistant", "content": [{"type": "toolCall", "id": "call_1", "name": "exec",
-                                               "arguments": {"command": command}}], "timestamp": 1764900001000},
+                                               "arguments": {"command": command}}], "timestamp": t + 1000},
             {"role": "toolResult", "toolCallId": "call_1", "toolName": "exec", "isError": False,
-             "content": [{"type": "text", "text": output}], "details": {"exitCode": 0}, "timestamp": 1764900002000},
-            {"role": "assistant", "content": [{"type": "text", "text": answer}], "timestamp": 1764900003000}]
+             "content": [{"type": "text", "text": output}], "details": {"exitCode": 0}, "timestamp": t + 2000},
+            {"role": "assistant", "content": [{"type": "text", "text": answer}], "timestamp": t + 3000}]
 
 
 def test_plugin_gives_each_turn_its_memories_and_keeps_each_turn(node: Path, state: Path, tmp_path: Path):
@@ -169,9 +172,9 @@ def test_plugin_gives_each_turn_its_memories_and_keeps_each_turn(node: Path, sta
     results, logs = host_run(node, config, [
         {"n": 1, "hook": "agent_end", "event": {"runId": "run-1", "success": True, "messages": day1},
          "ctx": {"sessionId": "day1-session", "agentId": "main", "runId": "run-1"}},
-        {"n": 2, "hook": "before_prompt_build",
-         "event": {"prompt": "继续，把昨天那个项目的具体执行结果给我看看", "currentUserMessage": "继续，把昨天那个项目的具体执行结果给我看看",
-                   "messages": []},
+        {"n": 2, "hook": "before_prompt_build",  # the prompt holds the OpenClaw envelope; the user's words apart
+         "event": {"prompt": "[Sat 2026-12-05 09:00 UTC] boss_scraper 跑出来的结果给我看看",
+                   "currentUserMessage": "boss_scraper 跑出来的结果给我看看", "messages": []},
          "ctx": {"sessionId": "day2-session", "runId": "run-2", "trigger": "user"}},
         {"n": 3, "hook": "before_prompt_build",
          "event": {"prompt": "What is the boiling point of ethanol?", "messages": []},
