@@ -142,12 +142,16 @@ def turns(host: Host, prompts: list[str], tag: str) -> tuple[list[float], list[f
 
 
 def direct(serve: Serve, prompts: list[str], tag: str) -> tuple[list[float], list[float]]:
-    """(round trip ms, core's latency_ms) of context requests straight to the serve process."""
+    """(round trip ms, core's latency_ms) of the same context requests the plugin makes (the
+    prompt, the turn before, a new session every tenth), straight to the serve process."""
     wall, core = [], []
+    previous = ""
     for i, prompt in enumerate(prompts):
-        t, a = serve.ask({"op": "context", "prompt": prompt, "session": f"{tag}-{i // 10}", "timeout_ms": 5000})
+        t, a = serve.ask({"op": "context", "prompt": prompt, "previous": previous, "session": f"{tag}-{i // 10}",
+                          "timeout_ms": 5000})
         wall.append(t)
         core.append(float(a.get("latency_ms") or 0.0))
+        previous = f"Looked into {prompt[:40]}."
     return wall, core
 
 
