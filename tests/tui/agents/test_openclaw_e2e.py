@@ -323,3 +323,31 @@ def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, openclaw: Pat
     finally:
         s.stop()
         s.stub.stop()
+
+
+def test_memory_slot_gives_openclaw_memory_search_from_ars(tmp_path: Path, openclaw: Path):
+    """`ars install openclaw --memory-slot`: OpenClaw's memory slot is ARS's (its memory-core
+    steps aside); the model calls memory_search through Tool Search's tool_call, which the gate
+    lets through, and reads ARS's compact answer (each memory once, its id for memory_get)."""
+    s = Story(tmp_path, openclaw)
+    ask = "查一下 boss_scraper 抓了多少个职位"
+    s.stub.beats = [Beat(ask, "查到了。", "tool_call", {"id": "memory_search", "args": {"query": "boss_scraper 产品经理职位"}})]
+    s.stub.start()
+    try:
+        with s.explained():
+            set_up(s)
+            ok(ars("install", "openclaw", "--state", str(s.state), "--memory-slot", env=s.env()))
+            config = json.loads(s.config.read_text())
+            assert config["plugins"]["slots"]["memory"] == "ars-memory", config["plugins"]
+            notes = tmp_path / "notes"
+            notes.mkdir()
+            (notes / "boss.md").write_text(f"# boss_scraper.py\n\n{SCRAPED}，结果写进 jobs.csv。\n")
+            ok(ars("ingest", str(notes), "--state", str(s.state)))
+            s.turn("slot", ask)
+            results = [r["text"] for r in s.stub.tool_results]
+            assert results and SCRAPED in results[0] and "memory_get" in results[0], s.stub.tool_results
+            assert results[0].count(SCRAPED) <= 2 and len(results[0]) < 3000, results[0]  # one memory, compact
+            assert not s.pending()  # nothing held on the way
+    finally:
+        s.stop()
+        s.stub.stop()
