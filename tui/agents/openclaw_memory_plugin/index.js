@@ -13,8 +13,11 @@ import { arsArgv, oneLine, shared } from "../openclaw_plugin/serve.js";
 
 const TIMEOUT_MS = 15_000;
 
+// The answer once: OpenClaw's tool_call shows a target's `details` to the model beside its
+// content, so the text is not repeated there.
 function text(value) {
-  return { content: [{ type: "text", text: String(value) }], details: { text: String(value) } };
+  const body = String(value);
+  return { content: [{ type: "text", text: body }], details: { chars: body.length } };
 }
 
 const plugin = {
