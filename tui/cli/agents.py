@@ -68,6 +68,7 @@ def install_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the diff of each file and write nothing")] = False,
     state: StateOpt = None,
     hermes_home: Annotated[Optional[Path], typer.Option("--hermes-home", help="hermes: Hermes' home (default: $HERMES_HOME, else ~/.hermes); its config.yaml gets the hooks")] = None,
+    memory_slot: Annotated[bool, typer.Option("--memory-slot", help="openclaw: ARS takes OpenClaw's memory slot (memory_search/memory_get backed by ARS); by default ARS adds to OpenClaw's own memory")] = False,
 ) -> None:
     """Connect an agent to ARS in one step: its gate (pinned to the supervisor key), its startup
     context, its ingest and ARS's MCP server. claude-code: hooks in .claude/settings.json and .mcp.json
@@ -76,6 +77,8 @@ def install_command(
     Other entries are kept, changed files are backed up (*.bak-<timestamp>), a second run changes
     nothing, --dry-run prints the diff."""
     _agent(agent)
+    if memory_slot and agent != "openclaw":
+        _fail("--memory-slot is for openclaw (OpenClaw's plugins.slots.memory)")
     if agent == "hermes":
         from tui.agents.install_hermes import install_cli
 
@@ -86,7 +89,8 @@ def install_command(
                   "($OPENCLAW_CONFIG_PATH, else ~/.openclaw/openclaw.json)")
         from tui.agents.openclaw_install import cli
 
-        raise typer.Exit(cli(state=_state(state), project=project, dry_run=dry_run, write=sys.stdout.write))
+        raise typer.Exit(cli(state=_state(state), project=project, dry_run=dry_run, write=sys.stdout.write,
+                             memory_slot=memory_slot))
     from tui.agents.install import InstallError, plan
 
     if user and project is not None:
