@@ -11,7 +11,7 @@ so this hook has allow and block only.)
 
 * ``pre_tool_call``: Hermes' tool (``terminal``, ``write_file``, ``patch``,
   ``read_file``, ``search_files``, ``web_extract``, ``browser_navigate``,
-  ``mcp_<server>_<tool>``...) is put in the gate's words (Bash, Write, Edit,
+  ``mcp__<server>__<tool>``...) is put in the gate's words (Bash, Write, Edit,
   Read, Grep, WebFetch, mcp__server__tool: ``as_gate_calls``) and checked by
   core/inbox/gate/. Nothing matches: no output, the call runs. A match is
   held in the ARS inbox (tui/agents/held_call.py, source ``hermes:<session>``)
@@ -49,6 +49,9 @@ MARGIN = 5.0          # s: the hook answers this long before Hermes would kill i
 # of its own sessions and skills): they pass without the gate, as Claude Code's Task/TodoWrite do
 HARMLESS = frozenset({"todo", "clarify", "memory", "session_search", "skills_list", "skill_view", "web_search",
                       "x_search", "read_terminal", "delegate_task", "project_list", "kanban_list", "kanban_show"})
+# ARS's own memory provider's tools (tui/agents/hermes_provider/): reading ARS's memory is never held by ARS
+# (its MCP tools, mcp__ars__recall..., pass through the gate's built-in MCP allow-list)
+PROVIDER_TOOLS = frozenset({"ars_recall", "ars_get"})
 
 
 _say = hook_io.sayer(AGENT)
@@ -141,7 +144,7 @@ def as_gate_calls(tool_name: str, tool_input: dict) -> list[tuple[str, dict]]:
     that touches several things (a V4A patch of three files, web_extract of two URLs) is
     one pair each; a tool the gate does not know keeps its Hermes name (held as unknown
     unless gate.toml's [allow] tools names it)."""
-    if tool_name in HARMLESS:
+    if tool_name in HARMLESS or tool_name in PROVIDER_TOOLS:
         return []
     if tool_name == "terminal":
         return [("Bash", {"command": tool_input.get("command")})]
@@ -163,8 +166,12 @@ def as_gate_calls(tool_name: str, tool_input: dict) -> list[tuple[str, dict]]:
         urls = tool_input.get("urls") if tool_name == "web_extract" else [tool_input.get("url")]
         urls = urls if isinstance(urls, list) and urls else [None]
         return [("WebFetch", {"url": u if isinstance(u, str) else None}) for u in urls]
+    if tool_name.startswith("mcp__"):
+        # Hermes 0.19 names MCP tools as Claude Code does, mcp__<server>__<tool> (tools/mcp_tool.py:
+        # mcp_prefixed_tool_name): already the gate's word
+        return [(tool_name, dict(tool_input))]
     if tool_name.startswith("mcp_") and "_" in tool_name[4:]:
-        # Hermes names MCP tools mcp_<server>_<tool>; a server with "_" in its name splits wrongly,
+        # older Hermes: mcp_<server>_<tool>; a server with "_" in its name splits wrongly,
         # which only misses an [allow] mcp entry (held), never passes more
         server, _, tool = tool_name[4:].partition("_")
         return [(f"mcp__{server}__{tool}", dict(tool_input))]

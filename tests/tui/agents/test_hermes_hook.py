@@ -118,7 +118,11 @@ def test_hermes_tools_map_onto_the_gate(tmp_path):
     assert as_gate_calls("patch", {"mode": "patch", "patch": "nonsense"}) == [("Edit", {"file_path": None})]
     assert as_gate_calls("web_extract", {"urls": ["http://169.254.169.254/", "https://example.com"]}) == \
         [("WebFetch", {"url": "http://169.254.169.254/"}), ("WebFetch", {"url": "https://example.com"})]
-    assert as_gate_calls("mcp_ars_recall", {"query": "x"}) == [("mcp__ars__recall", {"query": "x"})]
+    # Hermes 0.19 names MCP tools mcp__<server>__<tool> (once rewritten to mcp____ars__recall and held)
+    assert as_gate_calls("mcp__ars__recall", {"query": "x"}) == [("mcp__ars__recall", {"query": "x"})]
+    assert as_gate_calls("mcp__my_db__run_query", {}) == [("mcp__my_db__run_query", {})]
+    assert as_gate_calls("mcp_ars_recall", {"query": "x"}) == [("mcp__ars__recall", {"query": "x"})]  # older Hermes
+    assert as_gate_calls("ars_recall", {"query": "x"}) == [] and as_gate_calls("ars_get", {"id": "e"}) == []
     assert as_gate_calls("todo", {"todos": []}) == []
     assert as_gate_calls("execute_code", {"code": "import os"}) == [("execute_code", {"code": "import os"})]
     assert patch_files("*** Move to: c.py\n*** Delete File: d.py") == ["c.py", "d.py"]
@@ -138,7 +142,9 @@ def test_hermes_tools_map_onto_the_gate(tmp_path):
     assert held("web_extract", {"urls": ["http://169.254.169.254/latest/meta-data"]})
     assert held("execute_code", {"code": "import shutil; shutil.rmtree('/')"})  # arbitrary code: unknown, held
     assert not held("mcp_ars_recall", {"query": "x"})
-    assert held("mcp_github_delete_repo", {})
+    for tool in ("recall", "get", "explain", "startup_context", "remember", "request_approval"):
+        assert not held(f"mcp__ars__{tool}", {"query": "x"}), tool  # ARS never holds its own tools
+    assert held("mcp_github_delete_repo", {}) and held("mcp__github__delete_repo", {})
 
 
 # -- pre_tool_call ------------------------------------------------------------------------------------
@@ -146,6 +152,10 @@ def test_a_passing_call_gets_no_output(project, state):
     passed(hook(event("pre_tool_call", project, "terminal", {"command": "ls -la"}), state))
     passed(hook(event("pre_tool_call", project, "read_file", {"path": str(project / "a.txt")}), state))
     passed(hook(event("pre_tool_call", project, "todo", {"todos": []}), state))
+    # ARS's own memory tools: its MCP server's (Hermes' name for them) and its memory provider's
+    passed(hook(event("pre_tool_call", project, "mcp__ars__recall", {"query": "restart"}), state))
+    passed(hook(event("pre_tool_call", project, "mcp__ars__get", {"episode_id": "hermes:s1"}), state))
+    passed(hook(event("pre_tool_call", project, "ars_recall", {"query": "restart"}), state))
     assert not (state / "inbox").exists() or not Inbox(state).list("pending")
 
 
