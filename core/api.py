@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loo
     from core.ingest.pipeline import FileSummary, IngestReport
     from core.loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
     from core.loop.rehydrate import RehydrateReport
+    from core.memory.episode_text import EpisodeText
 
 BadInput = BadQuery
 
@@ -59,6 +60,7 @@ REEXPORTED: Table = {
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),
+    **each("core.memory.episode_text", "EpisodeText", "PAGE_CHARS", "MAX_PAGE_CHARS"),
     **each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),
     **each("core.govern.forget", "ForgetFailed"),
     **each("core.infra.fsutil", "atomic_write", "fsync_dir"),
@@ -115,6 +117,13 @@ class ARS:
     def explain(self, query: str, episode_id: str, k: int = 10,
                 tiers: str | Sequence[str] | None = None) -> Explanation:
         return self.memory.explain(query, episode_id, k=k, tiers=tiers)
+
+    def get(self, episode_id: str, *, offset: int = 0, limit: int | None = None) -> "EpisodeText":
+        """One episode's text, a bounded page from ``offset`` (core/memory/episode_text.py)."""
+        from core.memory import episode_text
+
+        return episode_text.read(self.memory.sqlite, episode_id, offset=offset,
+                                 limit=episode_text.PAGE_CHARS if limit is None else limit)
 
     def ingest(self, paths: Iterable[str | Path], fmt: str = "auto",
                progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False,
