@@ -29,6 +29,9 @@ so this hook has allow and block only.)
   pipeline skips what it already has).
 
 Anything else: one line on stderr, exit 0.
+
+``--serve`` is not a hook: it is the long-lived process ARS's memory provider for
+Hermes starts (tui/agents/hermes_serve.py).
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from tui.agents import hook_io
 AGENT = "hermes"
 LABEL = "Hermes"
 USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--timeout SECONDS]  "
-         "(one Hermes shell-hook event as JSON on stdin)")
+         "(one Hermes shell-hook event as JSON on stdin) | ars hook hermes --serve [--state DIR]  "
+         "(ARS's memory provider's process)")
 HERMES_TIMEOUT = 60   # s: Hermes' default shell-hook timeout, when --timeout is not given
 MARGIN = 5.0          # s: the hook answers this long before Hermes would kill it (a killed hook lets the call run)
 # Hermes' own tools that change nothing outside Hermes (its todo list, questions to the user, searches
@@ -63,12 +67,14 @@ def _block(message: str) -> int:
 
 
 class Args:
-    __slots__ = ("state", "pin", "timeout")
+    __slots__ = ("state", "pin", "timeout", "serve")
 
-    def __init__(self, state: str | None = None, pin: str | None = None, timeout: float = HERMES_TIMEOUT) -> None:
+    def __init__(self, state: str | None = None, pin: str | None = None, timeout: float = HERMES_TIMEOUT,
+                 serve: bool = False) -> None:
         self.state = state
         self.pin = pin
         self.timeout = timeout
+        self.serve = serve
 
 
 def _timeout(value: str) -> float:
@@ -82,10 +88,10 @@ def _timeout(value: str) -> float:
 
 
 def parse_args(argv: list[str]) -> tuple[Args, str | None]:
-    opts, problem = hook_io.parse(argv, USAGE, values={"--timeout": _timeout})
+    opts, problem = hook_io.parse(argv, USAGE, values={"--timeout": _timeout}, switches=("--serve",))
     if problem:
         return Args(), problem
-    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT), None
+    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT, opts["serve"]), None
 
 
 # -- the entry point -------------------------------------------------------------------
@@ -93,6 +99,10 @@ def run(argv: list[str], stdin=None) -> int:
     """Handle one Hermes hook event; the exit code (0, or 1 for a wrong command line
     outside pre_tool_call). Hermes reads stdout whatever the exit code."""
     args, problem = parse_args(list(argv))
+    if args.serve and not problem:
+        from tui.agents.hermes_serve import serve
+
+        return serve(hook_io.state_dir(args.state), args.pin)
     raw = b""
     try:
         raw = (stdin or sys.stdin.buffer).read()

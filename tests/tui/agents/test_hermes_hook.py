@@ -23,6 +23,7 @@ from conftest import env_without_ars, passphrase_pipe
 from tui.agents.hermes import as_gate_calls, patch_files
 
 SCRIPT = Path(sys.executable).parent / "ars"
+ROOT = Path(__file__).resolve().parents[3]
 PASS = "the supervisor's passphrase"
 
 
@@ -290,9 +291,51 @@ def test_install_merges_keeps_comments_backs_up_and_is_idempotent(tmp_path, stat
     assert {(a["event"], a["command"]) for a in consent["approvals"]} == \
         {(e, got["hooks"][e][-1]["command"]) for e in ("pre_tool_call", "post_tool_call", "on_session_end")}
 
+    # ARS's memory provider: Hermes loads plugins/ars/ for memory.provider: ars
+    assert got["memory"] == {"provider": "ars"}
+    shipped = ROOT / "tui" / "agents" / "hermes_provider"
+    for name in ("__init__.py", "plugin.yaml"):
+        assert (home / "plugins" / "ars" / name).read_text() == (shipped / name).read_text()
+    serve = json.loads((home / "plugins" / "ars" / "ars.json").read_text())
+    assert serve["command"][-5:] == ["hook", "hermes", "--serve", "--state", str(state)], serve
+
     again = ars("install", "hermes", "--hermes-home", str(home), state=state)
-    assert again.returncode == 0 and again.stdout.count("unchanged") == 2, again.stdout
+    assert again.returncode == 0 and again.stdout.count("unchanged") == 5, again.stdout
     assert (home / "config.yaml").read_text() == text
+
+
+def test_install_keeps_a_memory_provider_the_user_chose_and_says_how_to_switch(tmp_path, state):
+    home = tmp_path / "hh"
+    home.mkdir()
+    (home / "config.yaml").write_text("memory:\n  provider: honcho  # mine\n")
+    r = ars("install", "hermes", "--hermes-home", str(home), state=state)
+    assert r.returncode == 0, r.stderr
+    assert "memory.provider is 'honcho', left as it is" in r.stdout and "set memory.provider: ars" in r.stdout
+    assert "provider: honcho  # mine" in (home / "config.yaml").read_text()
+    (home / "config.yaml").write_text("memory: on\n")
+    bad = ars("install", "hermes", "--hermes-home", str(home), state=state)
+    assert bad.returncode == 2 and "memory is a str, not a mapping" in bad.stderr, bad.stderr
+
+
+def test_install_says_when_the_hermes_on_path_cannot_speak_mcp(tmp_path, state):
+    """Hermes without the `mcp` package offers no MCP tool and says nothing: the installer says it.
+    Hermes' console script names its Python in its #! line; two of them here, one without the SDK."""
+    home = tmp_path / "hh"
+    home.mkdir()
+    for python, has_mcp in (("/usr/bin/python3", False), (sys.executable, True)):
+        bin_dir = tmp_path / ("with" if has_mcp else "without")
+        bin_dir.mkdir()
+        (bin_dir / "hermes").write_text(f"#!{python}\nprint('hermes')\n")
+        (bin_dir / "hermes").chmod(0o755)
+        env = {**env_without_ars(("ARS_", "HERMES_")), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+        r = subprocess.run(_argv("install", "hermes", "--hermes-home", str(home), "--state", str(state)),
+                           capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stderr
+        if has_mcp:
+            assert "MCP support" not in r.stdout, r.stdout
+        else:
+            assert f"Hermes' Python ({python}) has no MCP support" in r.stdout
+            assert f"{python} -m pip install 'hermes-agent[mcp]'" in r.stdout, r.stdout
 
 
 def test_install_refuses_a_broken_config_and_writes_nothing(tmp_path, state):
