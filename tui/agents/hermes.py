@@ -23,7 +23,8 @@ so this hook has allow and block only.)
   ends ``MARGIN`` seconds before Hermes' own hook timeout (``--timeout``, which
   ``ars install hermes`` writes beside Hermes' ``timeout:``).
 * ``post_tool_call``: the call is over; a request its hook left (the hook was
-  killed) is withdrawn.
+  killed) is withdrawn, and an approved call's exit and output head join the
+  memory of its decision (tui/agents/hermes_outcome.py).
 * ``on_session_end`` / ``on_session_finalize``: the session's open requests are
   withdrawn and ``ars ingest <HERMES_HOME>/state.db`` starts detached (the
   pipeline skips what it already has).
@@ -256,6 +257,9 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
                       # where the supervisor's context comes from (core/inbox/context.py: hermes_tail)
                       "hermes_db": os.path.join(hermes_home(), "state.db")})
     outcome = hold(call, matches, gate, state, args.pin, wait=max(1.0, args.timeout - MARGIN), say=_say)
+    from tui.agents.hermes_outcome import remember_decision
+
+    remember_decision(state, call.session, call.call_id, outcome.request_id, outcome.verdict, args.pin, _say)
     if outcome.verdict == "allow":
         _say(outcome.reason)
         return 0  # Hermes runs a call no hook blocked
@@ -267,12 +271,15 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
 
 # -- after the call, and at the session's end -------------------------------------------------
 def post_tool_call(event: dict, state: str, args: Args) -> int:
-    """The call is over (it ran, failed or was blocked): a request its hook left is withdrawn."""
+    """The call is over (it ran, failed or was blocked): a request its hook left is withdrawn;
+    an approved call's outcome goes into the memory of its decision (tui/agents/hermes_outcome.py)."""
     from tui.agents.held_call import end_call
+    from tui.agents.hermes_outcome import record_outcome
 
     status = _extra(event).get("status")
     end_call(state, str(event.get("session_id") or "unknown"), str(_extra(event).get("tool_call_id") or ""),
              f"the call is over in Hermes (status {status or 'unknown'})", _say)
+    record_outcome(state, event, _say)
     return 0
 
 
