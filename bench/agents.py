@@ -318,7 +318,7 @@ def hook_rows(out: Out, args) -> list[list[str]]:
                     if r.returncode != 0:
                         row.errors.append(" ".join(r.stderr.split())[-160:])
                 else:  # the dashboard unlocked the key once, at its start
-                    a.inbox_decide(new[0].id, "approve", "bench", signer=signer)
+                    a.inbox_decide(new[0].id, "approve", "bench", signer=signer, shown=new[0])
                 th.join(300)
                 p = result.get("p")
                 if p is None or '"allow"' not in p.stdout:

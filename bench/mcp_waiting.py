@@ -247,7 +247,8 @@ async def run_transport(name: str, state: Path, tmp: Path, queries: list[str], w
 
                     def decide_all() -> None:
                         for req in pending:
-                            inbox.decide(req.id, "approve", note="bench", by="bench", signer=supervisor)
+                            inbox.decide(req.id, "approve", note="bench", by="bench", signer=supervisor,
+                                         shown=req)
 
                     await anyio.to_thread.run_sync(decide_all)
                     decide_s = time.perf_counter() - t1

@@ -364,11 +364,13 @@ class ARS:
         """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""
         return all_requests.get_request(self.inbox, self.state_dir, request_id, self.loop_show)
 
-    def inbox_decide(self, request_id: str, verdict: str, note: str = "", signer: Any = None) -> "InboxRequest":
-        """Decide a request exactly once (a loop's resumes it); signed where a supervisor key is set up."""
+    def inbox_decide(self, request_id: str, verdict: str, note: str = "", signer: Any = None,
+                     shown: "InboxRequest | None" = None) -> "InboxRequest":
+        """Decide a request exactly once (a loop's resumes it); signed where a supervisor key is set up.
+        ``shown``: an agent's request as the person saw it: what a signature covers (never a re-read)."""
         return all_requests.decide_request(self.inbox, self.state_dir, request_id, verdict, note, signer,
                                            require_signer=self._require_signer, get=self.inbox_get,
-                                           loop_decide=self.loop_decide)
+                                           loop_decide=self.loop_decide, shown=shown)
 
     def request_approval(self, source: str, action: str, details: str = "", risk: str = "medium",
                          kind: str = "approval", meta: "dict[str, Any] | None" = None, binds: str = "",

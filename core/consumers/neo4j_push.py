@@ -11,7 +11,6 @@ the orchestrator (core/consumers/orchestrator.py).
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -26,6 +25,7 @@ from core.errors import BadQuery
 from core.events import EPISODE_EVENT, FORGET_EVENT
 from core.infra.breaker import CircuitOpen
 from core.infra.prefetch import prefetch
+from core.infra.timed_flock import flock_timed
 from core.infra.sqlite_lib import sqlite3
 from core.ledger.cursors import PushCursor, PushCursorFile
 from core.memory.tiers.base import one_line
@@ -52,7 +52,7 @@ class _Chunk:
 def push_lock(state_dir: Path):
     fd = os.open(Path(state_dir) / ".push.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        flock_timed(fd, Path(state_dir) / ".push.lock", default=3_600.0)  # one push at a time; a backfill is long
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -63,7 +63,7 @@ def get_request(inbox, state_dir: Path, request_id: str, loop_show: Callable):
 
 
 def decide_request(inbox, state_dir: Path, request_id: str, verdict: str, note: str, signer: Any, *,
-                   require_signer: Callable, get: Callable, loop_decide: Callable):
+                   require_signer: Callable, get: Callable, loop_decide: Callable, shown: Any = None):
     """Decide a request exactly once: a loop's through ``loop_decide`` (the loop resumes);
     an agent's through ``Inbox.decide``. With a supervisor key set up, only a signed decision."""
     from core.inbox.loops import decided, is_loop_id, split_id
@@ -71,7 +71,7 @@ def decide_request(inbox, state_dir: Path, request_id: str, verdict: str, note: 
     if not is_loop_id(request_id):
         if signer is None and inbox.get(request_id).status == "pending":
             require_signer(signer)  # one that is not pending says who decided, or that it ended
-        return inbox.decide(request_id, verdict, note, signer=signer)
+        return inbox.decide(request_id, verdict, note, signer=signer, shown=shown)
     from core.infra.once import AlreadyDecided
     from core.loop.decisions import describe, read_decision
 

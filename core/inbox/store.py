@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.errors import first_error
-from core.infra.fsutil import atomic_write, private_dir
+from core.infra.fsutil import atomic_write, private_dir, read_regular
 from core.ledger.ledger import Event, Ledger, content_id
 from core.infra.once import AlreadyDecided, create_once, who
 from core.errors import BadQuery
@@ -46,6 +46,7 @@ MAX_DETAIL = 16_000  # characters: what will run (a command, a tool's input)
 MAX_META = 16_000  # characters of JSON
 MAX_NOTE = 4_000
 MAX_SOURCE = 200
+MAX_FILE = 1 << 20  # bytes: a request or decision ARS writes is under 100 kB (the caps above, JSON-escaped)
 ID_RE = re.compile(r"^req-[0-9a-f]{12}$")
 ID_HINT = "ids look like req-<12 hex> or loop:<loop>:<request> (`ars inbox list` shows them)"
 
@@ -67,6 +68,18 @@ class SignatureRequired(BadQuery):
     """The state directory has a supervisor key, and a decision was not signed with it."""
 
 
+class RequestChanged(BadQuery):
+    """The request file no longer says what the deciding person was shown."""
+
+
+def _same_as_shown(now_on_disk: InboxRequest, shown: InboxRequest) -> None:
+    if shown.id != now_on_disk.id or shown.exact_hash() != now_on_disk.exact_hash() \
+            or shown.shown_hash() != now_on_disk.shown_hash():
+        raise RequestChanged(f"{shown.id} changed on disk since it was shown to you (what runs or what it shows "
+                             f"is different now): nothing was signed; read it again (ars inbox show {shown.id}) "
+                             "and decide on what it says now")
+
+
 class CorruptRequest(RuntimeError):
     """A request or decision file that cannot be read (damage: both are written whole)."""
 
@@ -77,21 +90,32 @@ class CorruptRequest(RuntimeError):
                          f"move it aside (mv {self.path} {self.path}.bad)")
 
 
+# A file that does not parse is read again this many times, this far apart, before it is called
+# damaged: ARS writes whole files (rename), but an agent rewriting its own request in place is
+# caught mid-write (empty, half a JSON): not yet readable, not corrupt.
+REREADS = 5
+REREAD_PAUSE = 0.02  # seconds
+
+
 def _read_model(path: Path, model):
     """A request or decision file as its model; ``CorruptRequest`` (one line)
     when it cannot be read or parsed, ``FileNotFoundError`` when it is absent."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise CorruptRequest(path, exc.strerror or str(exc)) from None
-    try:
-        return model.model_validate_json(raw)
-    except (ValidationError, ValueError) as exc:
-        what = "empty" if not raw.strip() else \
-            first_error(exc) if isinstance(exc, ValidationError) else _one_line(str(exc))[:160]
-        raise CorruptRequest(path, what) from None
+    for attempt in range(REREADS + 1):
+        try:
+            raw = read_regular(path, MAX_FILE)  # a planted symlink, FIFO or huge file is damage, never "decided"
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise CorruptRequest(path, exc.strerror or str(exc)) from None
+        try:
+            return model.model_validate_json(raw)
+        except (ValidationError, ValueError) as exc:
+            if attempt < REREADS:
+                time.sleep(REREAD_PAUSE)
+                continue
+            what = "empty" if not raw.strip() else \
+                first_error(exc) if isinstance(exc, ValidationError) else _one_line(str(exc))[:160]
+            raise CorruptRequest(path, what) from None
 
 
 def _one_line(text: str) -> str:
@@ -177,8 +201,8 @@ class Inbox:
         signed_hash = input_hash(binds or source.strip().split(":", 1)[0], detail if exact is None else exact)
         if request_id is None:
             request_id = new_request_id()
-        elif not (isinstance(request_id, str) and ID_RE.match(request_id)) or self.request_path(request_id).exists() \
-                or self.decision_path(request_id).exists():  # a decision left behind must never meet a new request
+        elif not (isinstance(request_id, str) and ID_RE.match(request_id)) or os.path.lexists(self.request_path(request_id)) \
+                or os.path.lexists(self.decision_path(request_id)):  # a decision left behind must never meet a new request
             raise BadQuery(f"request id {str(request_id)[:80]!r} is malformed or taken: pass none, or one from new_request_id() "
                            "that no request or decision has")
         req = InboxRequest(id=request_id, source=source.strip(), kind=kind,  # type: ignore[arg-type]
@@ -247,11 +271,18 @@ class Inbox:
         return out
 
     # -- decide --------------------------------------------------------------------
-    def decide(self, request_id: str, verdict: str, note: str = "", by: str = "", signer=None) -> InboxRequest:
+    def decide(self, request_id: str, verdict: str, note: str = "", by: str = "", signer=None,
+               shown: InboxRequest | None = None) -> InboxRequest:
         """Take the decision exactly once; ``AlreadyDecided`` (who, what, when) for a
         second one, ``NobodyWaiting`` when the request expired or was withdrawn.
         ``signer`` (an unlocked ``signing.Signer``) signs it; the caller decides
-        whether an unsigned decision may be taken (``ARS.inbox_decide``)."""
+        whether an unsigned decision may be taken (``ARS.inbox_decide``).
+
+        ``shown``: the request as the deciding person saw it (read before the passphrase
+        prompt, the dashboard's dialog, the web page's card). A signature covers that copy's
+        hashes, never a re-read of a file the agent can write while the person types; and
+        when the file no longer matches it, nothing is signed (``RequestChanged``). A
+        signed decision needs it."""
         if verdict not in VERDICTS:
             raise BadQuery(f"unknown verdict {verdict!r}: approve, reject or respond")
         if not isinstance(note, str):
@@ -263,7 +294,7 @@ class Inbox:
                 if not req.decision.ended else f"{req.decision.describe(request_id)}: the decision is refused")
         if req.status == "expired":
             self.end(request_id, "expire", "nobody was waiting any more", at=req.expires_at)
-            return self.decide(request_id, verdict, note, by, signer)  # reports the ending (or a racing decision)
+            return self.decide(request_id, verdict, note, by, signer, shown)  # reports the ending (or a racing decision)
         allowed = req.allowed()
         if verdict == "edit":
             raise BadQuery(f"request {request_id} is an agent's: it can be approved or rejected as it is, "
@@ -279,9 +310,14 @@ class Inbox:
         at = now()
         fields: dict = {}
         by = by or who()
+        if signer is not None and shown is None:
+            raise BadQuery(f"a signed decision on {request_id} needs the request as it was shown to the person "
+                           "(shown=...): sign what was shown, never a re-read")
+        if shown is not None:
+            _same_as_shown(req, shown)
         if signer is not None:
-            fields = signer.sign_decision(request_id=request_id, input_hash=req.exact_hash(), verdict=verdict,
-                                          note=note.strip(), decided_at=at, shown_hash=req.shown_hash())
+            fields = signer.sign_decision(request_id=request_id, input_hash=shown.exact_hash(), verdict=verdict,
+                                          note=note.strip(), decided_at=at, shown_hash=shown.shown_hash())
             from core.inbox.signing import short
 
             by = f"supervisor {short(signer.fingerprint)} ({by})"
@@ -350,8 +386,8 @@ class Inbox:
         deadline = time.monotonic() + max(0.0, float(timeout))
         poll = min(max(float(poll), 0.005), 1.0)
         while True:
-            if os.path.exists(path):  # one stat: the name appears only when the decision is whole
-                return self._with_decision(req)
+            if os.path.lexists(path):  # one lstat: the name appears only when the decision is whole
+                return self._with_decision(req)  # (a planted symlink or FIFO there reads as damage)
             left = deadline - time.monotonic()
             if left <= 0:
                 return self._with_decision(req)

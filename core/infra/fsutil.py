@@ -51,6 +51,48 @@ def tighten_tree(root: Path) -> int:
     return changed
 
 
+class NotARegularFile(OSError):
+    """A name ARS reads that is a symlink, a FIFO, a device or a directory, or
+    larger than the reader's cap: something planted, never a file ARS wrote."""
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
+
+    Opened without following a symlink and without blocking (a FIFO opens at once
+    and is refused by its type), checked with ``fstat`` on the open descriptor (no
+    race with a rename), and read at most ``limit + 1`` bytes (a 3 GB sparse file
+    costs one read of the cap). ``FileNotFoundError`` when absent; ``NotARegularFile``
+    (one line naming what it is) otherwise."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if os.path.islink(path):  # ELOOP under O_NOFOLLOW; a dangling one is planted just the same
+            raise NotARegularFile(exc.errno, "a symbolic link, not a file ARS wrote", str(path)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(0, "not a regular file (a FIFO, device or directory)", str(path))
+        if st.st_size > limit:
+            raise NotARegularFile(0, f"{st.st_size:,} bytes, over the {limit:,}-byte cap", str(path))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise NotARegularFile(0, f"grew past the {limit:,}-byte cap while read", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def create_private(path: Path) -> None:
     """Make sure ``path`` exists as a 0600 file (before a library such as
     sqlite3 creates it with the umask's mode)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from core.infra.fsutil import PRIVATE_FILE
+from core.infra.timed_flock import flock_timed
 
 LOCK_NAME = ".writer.lock"
 
@@ -108,7 +109,7 @@ def _acquire(path: Path, who: str, blocking: bool, on_wait: Callable[[str], None
             if on_wait is not None:
                 on_wait(f"waiting for {other} to finish writing to {path.parent}")
             t0 = time.monotonic()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            flock_timed(fd, path, default=86_400.0)  # an ingest may write for long; a hook sets ARS_LOCK_WAIT
             if on_wait is not None:
                 on_wait(f"got the writer lock after {time.monotonic() - t0:.1f} s")
         # who holds it, for the next one who has to wait

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from core.infra.fsutil import PRIVATE_FILE, private_dir
+from core.infra.timed_flock import flock_timed
 
 LEDGER = "ledger.jsonl"
 
@@ -99,7 +100,7 @@ class Ledger:
     def _locked(self):
         fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            flock_timed(fd, self._lock_path)  # timed: an agent holding the lock must not hang a hook
             try:
                 yield
             finally:

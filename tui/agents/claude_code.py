@@ -48,12 +48,13 @@ from tui.agents import hook_io
 AGENT = "claude-code"
 INGEST_LOG = "hook-ingest.log"
 INGEST_LOG_MAX = 1 << 20  # bytes; then the log starts again (the previous one kept as .1)
-USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...]  "
+USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...] [--policy-version N]  "
          "(one Claude Code hook event as JSON on stdin)")
 # The supervisor key this hook trusts, from its own command line (`--supervisor`,
 # written by `ars install claude-code`): Claude Code snapshots its hook commands at
 # session start, so a running agent cannot change it. None: no decision is trusted.
 PIN: str | None = None
+FLOOR = 0  # the gate policy version pinned with it (`--policy-version`): an older policy is a rollback
 
 
 _say = hook_io.sayer(AGENT)
@@ -69,12 +70,42 @@ def _ask(reason: str) -> int:
     return _answer(pre_tool_answer("ask", reason))
 
 
+def _refuse(reason: str) -> int:
+    """A PreToolUse ARS could not check (a failure, not a person's silence): closed for the mode."""
+    return _answer(pre_tool_answer(_closed_verdict(), reason))
+
+
+# Claude Code kills a hook at its timeout, which `ars install claude-code` writes (Claude Code's default,
+# written out so gate.toml's timeout can be read beside it), and then runs the call: the watchdog
+# answers WATCHDOG_MARGIN before that, whatever the hook is blocked on.
+PRE_TOOL_TIMEOUT = 60  # seconds
+WATCHDOG_MARGIN = 6.0  # seconds
+_MODE: str | None = None  # the event's permission_mode, once read
+
+
+def _closed_verdict() -> str:
+    """How a PreToolUse that cannot be checked is refused: ``ask`` (Claude Code's own prompt, a
+    denial in print mode), but ``deny`` where Claude Code never prompts (bypassPermissions)."""
+    return "deny" if _MODE in NO_PROMPT_MODES else "ask"
+
+
+def _guard(event: dict) -> None:
+    global _MODE
+    _MODE = event.get("permission_mode") if isinstance(event.get("permission_mode"), str) else None
+    name = event.get("hook_event_name")
+    closed = pre_tool_answer(_closed_verdict(), "ARS could not decide this tool call in time (its state directory "
+                             "was held: a lock or a file did not answer), so it is refused") \
+        if name == "PreToolUse" else None  # PermissionRequest: no answer, Claude Code's prompt decides
+    hook_io.guard(PRE_TOOL_TIMEOUT - WATCHDOG_MARGIN, closed, _say)
+
+
 # -- arguments and state directory ------------------------------------------------
 def _parse_args(argv: list[str]) -> tuple[str | None, str | None]:
     """(state dir or None, error or None); sets ``PIN`` from ``--supervisor``."""
-    global PIN
+    global PIN, FLOOR
     opts, problem = hook_io.parse(argv, USAGE)
     PIN = None if problem else opts["supervisor"]
+    FLOOR = 0 if problem else (opts["policy-version"] or 0)
     return (None, problem) if problem else (opts["state"], None)
 
 
@@ -95,14 +126,14 @@ def run(argv: list[str], stdin=None) -> int:
     if problem:  # never exit 2: to Claude Code that blocks the tool call (or the stop) with our stderr
         _say(problem)
         if _looks_like_pre_tool_use(raw):
-            return _ask(f"ARS could not check this tool call: {problem}")
+            return _refuse(f"ARS could not check this tool call: {problem}")
         return 1
     try:
         event = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         _say(f"the event on stdin is not JSON ({' '.join(str(exc).split())[:120]}); ignored")
         if _looks_like_pre_tool_use(raw):
-            return _ask("ARS could not read this PreToolUse event (not JSON), so it cannot check the call")
+            return _refuse("ARS could not read this PreToolUse event (not JSON), so it cannot check the call")
         return 0
     if not isinstance(event, dict):
         _say("the event on stdin is not a JSON object; ignored")
@@ -112,6 +143,7 @@ def run(argv: list[str], stdin=None) -> int:
     if handler is None:
         _say(f"event {str(name)[:60]!r} is not handled ({', '.join(HANDLERS)} are); ignored")
         return 0
+    _guard(event)
     state = state_dir(explicit)
     try:
         return handler(event, state)
@@ -120,7 +152,7 @@ def run(argv: list[str], stdin=None) -> int:
             raise
         _say(f"{name} failed: {type(exc).__name__}: {exc}")
         if name == "PreToolUse":
-            return _ask(f"ARS could not check this tool call ({type(exc).__name__}: "
+            return _refuse(f"ARS could not check this tool call ({type(exc).__name__}: "
                         f"{' '.join(str(exc).split())[:200]})")
         return 0
 
@@ -147,7 +179,7 @@ def _checked(event: dict, state: str):
         return None
     from core.hook_api import gate_policy as policy  # not core.api: a call per process (core/hook_api.py)
 
-    gate, why = policy.load(state, PIN)  # the signed gate.toml, else the built-in defaults
+    gate, why = policy.load(state, PIN, FLOOR)  # the newest signed gate.toml, else the last good one
     if why:
         _say(why)
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
@@ -166,7 +198,7 @@ def pre_tool_use(event: dict, state: str) -> int:
     checked = _checked(event, state)
     if checked is None:
         _say("PreToolUse without a tool_name and a tool_input object")
-        return _ask("ARS could not read this tool call (no tool_name or tool_input), so it cannot check it")
+        return _refuse("ARS could not read this tool call (no tool_name or tool_input), so it cannot check it")
     tool_name, tool_input, matches, gate, regardless = checked
     if not matches or not regardless:
         return 0  # passes, or waits for PermissionRequest if Claude Code would prompt

@@ -87,6 +87,7 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
     from core.api import MAX_DETAIL, MAX_META, MAX_SUMMARY
     from core.api import SETUP_HINT, input_hash, short
     from core.api import new_request_id
+    from core.api import CorruptRequest
 
     timeout = float(gate.timeout if wait is None else min(wait, gate.timeout))
     first = matches[0]
@@ -128,8 +129,9 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
                 f"(ars inbox approve {req.id} | ars inbox reject {req.id} --reason ...)")
             deadline = time.monotonic() + timeout
             refused: list[str] = []
+            races = 0
             while True:
-                done = ars.inbox.wait(req.id, max(0.0, deadline - time.monotonic()), poll=0.02)  # a stat / 20 ms
+                done = ars.inbox.wait(req.id, max(0.0, deadline - time.monotonic()), poll=0.02)  # an lstat / 20 ms
                 d = done.decision
                 if d is None:
                     why = f"; refused meanwhile: {refused[-1]}" if refused else ""
@@ -143,6 +145,10 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
                         return Outcome("ask", f"{first.reason}: held for a person in the ARS inbox as {req.id}, "
                                               f"with no valid decision after {timeout:g} s{why}; the request has "
                                               "expired there", req.id)
+                    races += 1
+                    if races > 3:  # the name is taken but never reads as a decision: nothing to act on
+                        return Outcome("deny", f"{req.id} could neither be decided nor expired in the ARS inbox, "
+                                               "so the call is refused", req.id)
                     continue  # a decision raced the expiry: it stands (read it next time round)
                 if d.verdict != "approve" or pin is None:
                     break
@@ -154,6 +160,10 @@ def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: 
                 refused.append(problem)
                 say(f"REFUSED the approval of {req.id}: {problem} (pinned supervisor key {short(pin)}); "
                     "still waiting for the supervisor")
+        except CorruptRequest as exc:  # a symlink, FIFO or junk where the decision goes: planted, never "decided"
+            say(f"REFUSED {req.id}: {exc}")
+            return Outcome("deny", f"the decision of {req.id} in the ARS inbox is damaged or not a file ARS wrote "
+                                   f"({exc.error}), so the call is refused", req.id)
         finally:
             if not left:
                 _drop_marker(marker)

@@ -45,11 +45,12 @@ from tui.agents import hook_io
 
 AGENT = "hermes"
 LABEL = "Hermes"
-USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--timeout SECONDS]  "
+USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--policy-version N] [--timeout SECONDS]  "
          "(one Hermes shell-hook event as JSON on stdin) | ars hook hermes --serve [--state DIR]  "
          "(ARS's memory provider's process)")
 HERMES_TIMEOUT = 60   # s: Hermes' default shell-hook timeout, when --timeout is not given
 MARGIN = 5.0          # s: the hook answers this long before Hermes would kill it (a killed hook lets the call run)
+WATCHDOG_MARGIN = 2.0  # s: the watchdog's answer, if the wait itself is stuck (tui/agents/watchdog.py)
 # Hermes' own tools that change nothing outside Hermes (its todo list, questions to the user, searches
 # of its own sessions and skills): they pass without the gate, as Claude Code's Task/TodoWrite do
 HARMLESS = frozenset({"todo", "clarify", "memory", "session_search", "skills_list", "skill_view", "web_search",
@@ -68,13 +69,14 @@ def _block(message: str) -> int:
 
 
 class Args:
-    __slots__ = ("state", "pin", "timeout", "serve")
+    __slots__ = ("state", "pin", "timeout", "floor", "serve")
 
     def __init__(self, state: str | None = None, pin: str | None = None, timeout: float = HERMES_TIMEOUT,
-                 serve: bool = False) -> None:
+                 floor: int = 0, serve: bool = False) -> None:
         self.state = state
         self.pin = pin
         self.timeout = timeout
+        self.floor = floor  # --policy-version: an older gate policy is a rollback
         self.serve = serve
 
 
@@ -92,7 +94,8 @@ def parse_args(argv: list[str]) -> tuple[Args, str | None]:
     opts, problem = hook_io.parse(argv, USAGE, values={"--timeout": _timeout}, switches=("--serve",))
     if problem:
         return Args(), problem
-    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT, opts["serve"]), None
+    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT, opts["policy-version"] or 0,
+                opts["serve"]), None
 
 
 # -- the entry point -------------------------------------------------------------------
@@ -131,6 +134,10 @@ def run(argv: list[str], stdin=None) -> int:
         return _block("BLOCKED: ARS could not tell which hook event this is") if pre else 0
     from tui.agents.claude_code import state_dir
 
+    # Hermes runs a call whose hook timed out: answer a block before that, whatever blocks this process
+    hook_io.guard(args.timeout - WATCHDOG_MARGIN,
+                  {"action": "block", "message": "BLOCKED: ARS could not decide this tool call in time (its state "
+                   "directory was held: a lock or a file did not answer)"} if name == "pre_tool_call" else None, _say)
     state = state_dir(args.state)
     try:
         return handler(event, state, args)
@@ -229,7 +236,7 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
         return 0
     from core.hook_api import gate_policy as policy  # not core.api: a call per process (core/hook_api.py)
 
-    gate, why = policy.load(state, args.pin)  # the signed gate.toml, else the built-in defaults
+    gate, why = policy.load(state, args.pin, args.floor)  # the newest signed gate.toml, else the last good one
     if why:
         _say(why)
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) and event.get("cwd") else None

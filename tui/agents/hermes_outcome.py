@@ -41,7 +41,7 @@ def remember_decision(state: str, session: str, call_id: str, request_id: str | 
             fn = getattr(ars, "inbox_remember", None)
             if fn is None:
                 return
-            fn(request_id, session=session, call_id=call_id or None, pin=pin)
+            fn(request_id, session=session, call_id=call_id or None, pin=pin, wait=1.0)  # inside the watchdog's margin
         if verdict == "allow" and call_id:
             atomic_write(ran_path(state, session, call_id), request_id)
     except Exception as exc:  # noqa: BLE001 - memory never decides a call

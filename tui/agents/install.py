@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 HOOK_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "Stop", "SessionEnd")
-PRE_TOOL_TIMEOUT = 60  # seconds: Claude Code's default, written out so gate.toml's timeout can be read beside it
+from tui.agents.claude_code import PRE_TOOL_TIMEOUT  # seconds: Claude Code's default, written out in its settings
 MCP_NAME = "ars"
 _OURS = re.compile(r"(?:^|\s)hook\s+claude-code(?:\s|$)")
 

@@ -151,7 +151,8 @@ def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_jso
         runs = f" (runs: {' '.join(r.detail.split())[:120]})" if r.detail else ""
         # no passphrase for a request that is no longer pending: deciding it says who decided, or that it ended
         signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}") if r.status == "pending" else None
-        r = _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=signer))
+        shown = r  # what the passphrase prompt named: the signature covers this copy, never a re-read
+        r = _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=signer, shown=shown))
     if signer is None and r.source != "loop" and verdict == "approve":
         warn(["unverified approval: no supervisor key is set up, so the agent's hook will not act on it (its own "
                "prompt asks instead); run `ars supervisor init` once, then `ars install <agent>` again"])

@@ -70,14 +70,15 @@ class InboxDecisions:
         go, signer = await self.app.unlock_signer()  # type: ignore[attr-defined]
         if not go:
             return
-        self._send_agent(r.id, verdict, modal.note if ask_note else note, signer)
+        self._send_agent(r.id, verdict, modal.note if ask_note else note, signer, r)
 
     @work(thread=True, group="inbox-agent-decision")
-    def _send_agent(self, request_id: str, verdict: str, note: str, signer=None) -> None:
+    def _send_agent(self, request_id: str, verdict: str, note: str, signer=None, shown=None) -> None:
         from core.api import BadInput
 
-        try:
-            done = self.app.ars.inbox_decide(request_id, verdict, note, signer=signer)  # type: ignore[attr-defined]
+        try:  # shown: the request as the dialog showed it; the signature covers that copy, never a re-read
+            done = self.app.ars.inbox_decide(request_id, verdict, note, signer=signer,  # type: ignore[attr-defined]
+                                             shown=shown)
         except BadInput as exc:  # AlreadyDecided says who decided what and when
             self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
         except Exception as exc:  # noqa: BLE001 - an unreadable file: say so, keep the dashboard

@@ -56,7 +56,9 @@ async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.
     signer, problem = await _signer(page, request, s, form)
     if problem is not None:
         return problem
-    task = asyncio.ensure_future(page.decide_call(lambda a: a.inbox_decide(rid, verdict, note, signer=signer)))
+    # r is what the page showed (its shown hash checked above): signed as it is, never re-read after the unlock
+    task = asyncio.ensure_future(page.decide_call(lambda a: a.inbox_decide(rid, verdict, note, signer=signer,
+                                                                           shown=r)))
     try:
         done, resuming = await _recorded(page, task, rid)
     except AlreadyDecided as exc:

@@ -372,7 +372,8 @@ def test_a_held_commands_secret_is_redacted_but_the_signature_covers_the_exact_i
     assert "[secret:github-token]" in got.detail and "[secret:github-token]" in got.summary
     exact = signing.input_hash("Bash", command)  # what the hook computes from the real call
     assert got.exact_hash() == exact != signing.input_hash("Bash", got.detail)
-    done = Inbox(state).decide(req.id, "approve", signer=signing.unlock(state, PASS.encode()))
+    done = Inbox(state).decide(req.id, "approve", signer=signing.unlock(state, PASS.encode()),
+                                shown=Inbox(state).get(req.id))
     payload, why = signing.verify_decision(done.decision.model_dump(mode="json"), pin=signing.public_fingerprint(state),
                                            request_id=req.id, input_hash=exact)
     assert payload is not None, why

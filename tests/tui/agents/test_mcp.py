@@ -375,7 +375,7 @@ async def test_waiting_goes_on_when_the_polling_call_times_out_or_is_cancelled(a
             assert inbox.get(short_id).status == "pending"  # check_approval may still pick it up
 
             [long] = [r for r in inbox.list("pending") if r.summary == "long"]
-            await anyio.to_thread.run_sync(lambda: inbox.decide(long.id, "approve", note="go", signer=signer(state)))
+            await anyio.to_thread.run_sync(lambda: inbox.decide(long.id, "approve", note="go", signer=signer(state), shown=inbox.get(long.id)))
             await wait_until(lambda: "long" in results, "the long call to answer its decision", 60)
         out = results["long"].structured_content
     assert out["request_id"] == long.id and out["status"] == "approved" and out["note"] == "go"
@@ -654,13 +654,14 @@ async def test_an_approval_not_signed_by_the_pinned_key_is_unverified(ars, state
         second = (await c.call_tool("request_approval", {"action": "drop the db", "wait_s": 0})).structured_content
         own = tmp_path / "agent"
         signing.init(own, b"the agent's own passphrase")
-        inbox.decide(second["request_id"], "approve", signer=signing.unlock(own, b"the agent's own passphrase"))
+        inbox.decide(second["request_id"], "approve", signer=signing.unlock(own, b"the agent's own passphrase"),
+                     shown=inbox.get(second["request_id"]))
         out = (await c.call_tool("check_approval", {"request_id": second["request_id"]})).structured_content
         assert out["status"] == "unverified" and "another key" in out["note"], out
     # a server that pins no key trusts no approval
     ars.supervisor_pin = None
     third = inbox.create(source="mcp:x", kind="approval", summary="rotate keys", binds="mcp")
-    inbox.decide(third.id, "approve", signer=signer(state))
+    inbox.decide(third.id, "approve", signer=signer(state), shown=inbox.get(third.id))
     async with client(ars) as c:
         out = (await c.call_tool("check_approval", {"request_id": third.id})).structured_content
     assert out["status"] == "unverified" and "no supervisor key is pinned" in out["note"], out
