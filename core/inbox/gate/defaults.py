@@ -27,8 +27,9 @@ READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 # holds its own memory, and its approval and forget tools are requests in its inbox already
 DEFAULT_MCP = ("mcp__ars__recall", "mcp__ars__explain", "mcp__ars__get", "mcp__ars__check_approval",
                "mcp__ars__loops", "mcp__ars__startup_context", "mcp__ars__remember", "mcp__ars__request_approval",
-               "mcp__ars__request_forget", "mcp__ars__list_resources", "mcp__ars__read_resource")
-# (the last two: Hermes' own tools over an MCP server's resources, here ARS's startup context)
+               "mcp__ars__request_forget", "mcp__ars__list_resources", "mcp__ars__read_resource",
+               "mcp__ars__list_prompts", "mcp__ars__get_prompt")
+# (the last four: Hermes' own tools over an MCP server's resources and prompts: ARS's startup context)
 
 DEFAULT_TIMEOUT_TEXT = f"{DEFAULT_TIMEOUT:g}"
 DEFAULT_TOML = f"""\
