@@ -208,6 +208,23 @@ def yesterday_env() -> dict[str, str]:
     return {"LD_PRELOAD": lib, "FAKETIME": "-1d"}  # (not FAKETIME_DONT_FAKE_MONOTONIC: Python's sleep fails with it)
 
 
+class HermesStory(StoryModel):
+    """The story's model, told the user's words from the memory Hermes appends after them (the
+    fenced block quotes earlier prompts: by the words alone, "has the restart finished?" would
+    read as the request to restart)."""
+
+    def beat_of(self, body: dict):
+        messages = []
+        for m in body.get("messages") or []:
+            if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
+                m = {**m, "content": MEMORY.sub("", m["content"])}
+            elif isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), list):
+                m = {**m, "content": [{**p, "text": MEMORY.sub("", p["text"])} if isinstance(p, dict)
+                                      and isinstance(p.get("text"), str) else p for p in m["content"]]}
+            messages.append(m)
+        return super().beat_of({**body, "messages": messages})
+
+
 class Story(Scene):
     """Several Hermes sessions (each ``hermes -z`` is one) against one state directory; the
     model a script of beats (tests/agents_stub/openai_story.py) that keeps every request body."""
@@ -215,7 +232,7 @@ class Story(Scene):
     def __init__(self, tmp: Path, hermes: Path):
         super().__init__(tmp, hermes)
         self.clock: dict[str, str] = {}  # yesterday_env() on day 1
-        self.stub = StoryModel([
+        self.stub = HermesStory([
             Beat(SCRAPE, f"写好并运行了 boss_scraper.py：{SCRAPED}。", "terminal",
                  {"command": "python3 boss_scraper.py"}),
             Beat(RESTART, "Gateway 已重启。", "terminal", {"command": "openclaw gateway restart"}),
