@@ -87,10 +87,13 @@ def turn_series(state: Path, queries: list[str], tmp: Path, tag: str) -> dict[st
     provider = hermes_provider.ArsMemoryProvider(str(config))
     os.environ["PYTHONPATH"] = env()["PYTHONPATH"]  # the served ARS is this checkout's
     provider.initialize(f"{tag}-0", hermes_home=str(tmp / "hermes-home"), platform="cli")
-    out: dict[str, list[float]] = {"prefetch": [], "ping": [], "context": [], "capture": [], "fresh": []}
+    out: dict[str, list[float]] = {"prefetch": [], "ping": [], "context": [], "capture": [], "fresh": [],
+                                   "first": []}
     injected = 0
     try:
-        provider.prefetch("warm up")  # the first turn waits for ARS to start: timed below, not here
+        t0 = time.perf_counter()
+        provider.prefetch("warm up")  # the first turn waits for ARS to start (Hermes' own start overlaps it)
+        out["first"].append((time.perf_counter() - t0) * 1000)
         for i, q in enumerate(queries):
             if i % 10 == 0:
                 provider.on_session_switch(f"{tag}-{i // 10}", reset=True)  # a session of ten turns
@@ -177,6 +180,7 @@ def main() -> None:
                 ["  the pipe alone (ping)", *stats(series["ping"])],
                 ["  ARS.context in this process (the engine alone)", *stats(series["context"])],
                 ["  baseline: fresh `ars context --json` process per turn", *stats(series["fresh"])],
+                ["first turn, ARS starting with Hermes (at most; Hermes' start overlaps it)", *stats(series["first"])],
                 ["turn end -> recallable (sync_turn, capture acknowledged)",
                  *stats(series["capture"], TARGET_CAPTURE_P95)]])
             out(f"## `ars mcp` start to its answers, {label} (ms)\n")

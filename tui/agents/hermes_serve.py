@@ -28,6 +28,7 @@ two answer an error the provider logs once; nothing breaks.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -68,13 +69,26 @@ class Served:
         self.ars = ars
         self.state = state
         self.writes = threading.Lock()
+        fn = getattr(ars, "context", None)
+        self.deadlines = fn is not None and "deadline" in inspect.signature(fn).parameters
+
+    def prepare(self) -> None:
+        """Recall's one-time set-up, before the first turn asks (``ARS.context_prepare``)."""
+        fn = getattr(self.ars, "context_prepare", None)
+        if fn is not None:
+            fn()
 
     def context(self, req: dict) -> dict:
         fn = getattr(self.ars, "context", None)
         if fn is None:
             raise Unsupported("this ARS has no per-turn context (ARS.context): upgrade ARS")
+        extra = {}
+        deadline = req.get("deadline")
+        if self.deadlines and isinstance(deadline, (int, float)) and not isinstance(deadline, bool) and deadline > 0:
+            extra["deadline"] = float(deadline)  # the provider's wait, less the way back
         got = fn(_text(req.get("prompt")), session=_opt(req.get("session")), agent=AGENT,
-                 previous=_opt(req.get("previous")), budget=_int(req.get("budget")), turn=_opt(req.get("turn")))
+                 previous=_opt(req.get("previous")), budget=_int(req.get("budget")), turn=_opt(req.get("turn")),
+                 **extra)
         return got.model_dump(mode="json") if hasattr(got, "model_dump") else dict(got)
 
     def capture(self, req: dict) -> dict:
@@ -181,6 +195,11 @@ def serve(state: str, pin: str | None, wire: Wire | None = None) -> int:
     wire = wire or Wire()
     ars, why_not = open_ars(state)
     served = Served(ars, state) if ars is not None else None
+    if served is not None:
+        try:
+            served.prepare()  # before "ready": the first turn, which waits for it, gets a warm recall
+        except Exception as exc:  # noqa: BLE001 - the first turn's deadline then says what is slow
+            _say(f"recall's set-up failed: {type(exc).__name__}: {exc}")
     wire.send({"ready": served is not None, **({"error": why_not} if why_not else {})})
     if why_not:
         _say(why_not)
