@@ -48,7 +48,8 @@ TARGET_TURN_P95 = 50.0      # ms: what the provider adds to a turn
 TARGET_CAPTURE_P95 = 1000.0  # ms: turn end -> recallable
 TARGET_MCP = 1500.0          # ms: Hermes' mcp_discovery_timeout
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "1"}}}
 OLD_MCP = """
 import sys, anyio
 import tui.cli.main  # the typer CLI `ars mcp` went through

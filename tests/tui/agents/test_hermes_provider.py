@@ -258,7 +258,8 @@ m.initialize_all(session_id="s-hermes", platform="cli", agent_context="primary")
 m.on_turn_start(1, sys.argv[1])
 block = m.prefetch_all(sys.argv[1])
 m.sync_all(sys.argv[1], "The scraper found 137.", session_id="s-hermes",
-           messages=[{"role": "user", "content": sys.argv[1]}, {"role": "assistant", "content": "The scraper found 137."}])
+           messages=[{"role": "user", "content": sys.argv[1]},
+                     {"role": "assistant", "content": "The scraper found 137."}])
 m.flush_pending(30)
 found = json.loads(m.handle_tool_call("ars_recall", {"query": "产品经理职位"}))
 m.on_session_end([])
