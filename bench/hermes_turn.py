@@ -91,7 +91,9 @@ def turn_series(state: Path, queries: list[str], tmp: Path, tag: str) -> dict[st
     out: dict[str, list[float]] = {"prefetch": [], "ping": [], "context": [], "capture": [], "fresh": [],
                                    "first": []}
     injected = 0
+    local = ARS(load_settings(state_dir=state))  # the engine alone, turn for turn beside the provider
     try:
+        local.context_prepare()
         t0 = time.perf_counter()
         provider.prefetch("warm up")  # the first turn waits for ARS to start (Hermes' own start overlaps it)
         out["first"].append((time.perf_counter() - t0) * 1000)
@@ -104,6 +106,9 @@ def turn_series(state: Path, queries: list[str], tmp: Path, tag: str) -> dict[st
             out["prefetch"].append((time.perf_counter() - t0) * 1000)
             injected += bool(text)
             t0 = time.perf_counter()
+            local.context(q, session=f"{tag}-local-{i // 10}", agent="bench")
+            out["context"].append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
             got = provider._ars.ask("ping", 5.0)
             out["ping"].append((time.perf_counter() - t0) * 1000)
             assert got.get("ok"), got
@@ -115,12 +120,7 @@ def turn_series(state: Path, queries: list[str], tmp: Path, tag: str) -> dict[st
             raise SystemExit(f"{len(provider._unsynced)} captures failed: see the log lines above")
     finally:
         provider.shutdown()
-    with ARS(load_settings(state_dir=state)) as a:
-        a.context_prepare()
-        for i, q in enumerate(queries):
-            t0 = time.perf_counter()
-            a.context(q, session=f"{tag}-local-{i // 10}", agent="bench")
-            out["context"].append((time.perf_counter() - t0) * 1000)
+        local.close()
     for q in queries[: max(5, len(queries) // 10)]:
         t0 = time.perf_counter()
         subprocess.run(ars_command() + ["context", q, "--json", "--no-record", "--state", str(state)],
