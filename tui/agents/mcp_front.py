@@ -10,8 +10,8 @@ starts with the process and
   ``resources/templates/list``, ``prompts/list`` and ``ping`` from
   tui/agents/mcp_catalog.json: the SDK server's own answers, recorded from it
   (tui/agents/mcp_record.py; a test holds the two equal);
-* meanwhile a thread imports the SDK, opens the state directory and builds the
-  real server (tui/agents/mcp_server.py); requests it cannot answer itself
+* then a thread imports the SDK, opens the state directory and builds the real
+  server (tui/agents/mcp_server.py); requests it cannot answer itself
   (``tools/call``...) wait for it, in order;
 * then hands over: the SDK gets the client's own ``initialize`` replayed under
   a private id (its answer is dropped: the client has one), and every line
@@ -34,11 +34,13 @@ import os
 import queue
 import sys
 import threading
+import time
 from typing import Any, Callable
 
 from tui.agents import mcp_catalog
 
 PRIVATE_ID = "ars-front-initialize"  # the replayed initialize's id: its answer goes nowhere
+LOAD_AFTER = 0.5  # s: the SDK starts loading by then even if the client is slow to finish its handshake
 
 
 def _say(message: str) -> None:
@@ -148,12 +150,10 @@ def serve(load: Callable[[], tuple[Any, Callable[[], None]]], *, wire: Wire | No
     ``catalog``: another recorded catalog than the shipped one."""
     wire = wire or Wire()
     # the loader thread imports for ~0.7 s holding the GIL; at the default 5 ms switch interval
-    # each of the front's few steps waits behind it, ~100 ms in all
+    # each of the front's few steps waits behind it
     switch = sys.getswitchinterval()
     sys.setswitchinterval(0.0002)
-
-    version = mcp_catalog.server_version()  # before the loader starts: ~20 ms alone, several times that beside it
-    front = Front(wire, mcp_catalog.load(catalog or mcp_catalog.CATALOG), lambda: version)
+    front = Front(wire, mcp_catalog.load(catalog or mcp_catalog.CATALOG), mcp_catalog.server_version)
     threading.Thread(target=front.read_forever, daemon=True, name="ars-mcp-stdin").start()
 
     def loader() -> None:
@@ -162,9 +162,20 @@ def serve(load: Callable[[], tuple[Any, Callable[[], None]]], *, wire: Wire | No
         except BaseException as exc:  # noqa: BLE001 - said below, on the main thread
             front.lines.put(("failed", exc))
 
-    threading.Thread(target=loader, daemon=True, name="ars-mcp-load").start()
+    # The loader starts once the handshake is answered (or when a line needs the SDK, or after
+    # LOAD_AFTER s): on a busy CPU it would take the front's share of it, and the tools/call
+    # it serves comes with the model's first answer, seconds later.
+    start_by = time.monotonic() + LOAD_AFTER
+    loading = False
     while True:
-        kind, item = front.lines.get()
+        if not loading and (front.waiting or "tools/list" in front.answered or not front.fast
+                            or time.monotonic() >= start_by):
+            threading.Thread(target=loader, daemon=True, name="ars-mcp-load").start()
+            loading = True
+        try:
+            kind, item = front.lines.get(timeout=None if loading else max(0.0, start_by - time.monotonic()))
+        except queue.Empty:
+            continue
         if kind == "line":
             if item is None:
                 return 0  # the client left before the server was ready: nothing to serve

@@ -81,11 +81,10 @@ PRIVATE = mcp_front.PRIVATE_ID
 
 
 def test_handshake_answered_before_the_server_exists_then_the_sdk_serves(ars):
-    release = threading.Event()
-    asked: list[bool] = []
+    release, entered = threading.Event(), threading.Event()
 
     def loader():
-        asked.append(True)
+        entered.set()
         assert release.wait(60), "never released"
         return build_server(ars), lambda: None
 
@@ -102,7 +101,7 @@ def test_handshake_answered_before_the_server_exists_then_the_sdk_serves(ars):
             "params": {"name": "recall", "arguments": {"query": "gateway restart", "k": 1, "tiers": ["sqlite"]}}})
     p.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
     assert p.read() == {"jsonrpc": "2.0", "id": 3, "result": {}}  # answered while the call waits for the server
-    assert asked and not release.is_set()  # all of the above while the loader was still held
+    assert entered.wait(30) and not release.is_set()  # all of the above while the loader was held
     release.set()
     called = p.read()
     assert called["id"] == "r" and not called["result"].get("isError"), called
