@@ -118,7 +118,8 @@ class ArsProcess:
             if not isinstance(msg, dict):
                 continue
             if "ready" in msg and "id" not in msg:
-                self.error = "" if msg.get("ready") else str(msg.get("error") or "ARS could not open its state")
+                if msg.get("ready") is not True:
+                    self.error = str(msg.get("error") or "ARS could not open its state")
                 self.ready.set()
                 continue
             with self._lock:
@@ -126,11 +127,14 @@ class ArsProcess:
             if slot is not None:
                 slot[1] = msg
                 slot[0].set()
-        # ARS is gone: nobody waits in vain
-        self.error = self.error or f"ARS exited (code {proc.wait()})"
-        self.ready.set()
+        # ARS is gone: nobody waits in vain (unless a new ARS took its place meanwhile)
+        code = proc.wait()
         with self._lock:
+            if self.proc is not proc and self.proc is not None:
+                return
+            self.error = self.error or f"ARS exited (code {code})"
             slots, self._waiting = list(self._waiting.values()), {}
+        self.ready.set()
         for slot in slots:
             slot[0].set()
 
