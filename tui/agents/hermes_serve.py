@@ -18,8 +18,8 @@ time. The first line out is ``{"ready": true}`` once ARS is open, or
   answers -> ``{episodes}``;
 * ``recall`` ``{query, k}`` -> ``{hits}`` (the provider's ``ars_recall`` tool), and ``get``
   ``{episode_id, offset, limit}`` -> an episode's page (``ars_get``);
-* ``end_session`` ``{session}``: the session's open inbox requests end, and
-  ``ars ingest <HERMES_HOME>/state.db`` starts detached (the catch-up; it adds nothing
+* ``end_session`` ``{session, hermes_home}``: the session's open inbox requests end, and
+  ``ars ingest <hermes_home>/state.db`` starts detached (the catch-up; it adds nothing
   the captures already hold).
 
 Until this ARS has ``ARS.context``/``ARS.capture_turn`` (h-context's, h-capture's), those
@@ -116,13 +116,14 @@ class Served:
         return page.model_dump(mode="json")
 
     def end_session(self, req: dict) -> dict:
-        from tui.agents.hermes import hermes_home
         from tui.agents.held_call import end_session
 
         session = _text(req.get("session")) or "unknown"
         with self.writes:
             ended = end_session(self.state, session, "the Hermes session ended", _say)
-        db = os.path.join(hermes_home(), "state.db")
+        # the home Hermes runs with (the provider was told it: a profile has its own)
+        home = _text(req.get("hermes_home")) or os.environ.get("HERMES_HOME") or os.path.expanduser("~/.hermes")
+        db = os.path.join(os.path.abspath(home), "state.db")
         ingest = None
         if os.path.isfile(db):
             from tui.agents.claude_code import spawn_ingest

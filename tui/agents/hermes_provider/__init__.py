@@ -246,6 +246,7 @@ class ArsMemoryProvider(MemoryProvider):
         self._writes = True                     # False for cron and flush agents: they must not write memory
         self._logged: dict[str, float] = {}
         self._first = True                      # the first context waits for ARS to start
+        self._home = ""                         # Hermes' home (its state.db is the session's catch-up)
 
     # -- who we are -----------------------------------------------------------------
     @property
@@ -281,6 +282,7 @@ class ArsMemoryProvider(MemoryProvider):
             self._say(f"no usable {self._config_path}: run `ars install hermes`")
             return
         home = kwargs.get("hermes_home") or os.environ.get("HERMES_HOME") or os.path.expanduser("~/.hermes")
+        self._home = str(home)
         self._ars = ArsProcess(list(config["command"]), os.path.join(home, "logs", "ars-memory.log"))
         if not self._ars.start():  # now, so ARS is warm by the first turn
             self._say(self._ars.error)
@@ -360,7 +362,8 @@ class ArsMemoryProvider(MemoryProvider):
         deadline = time.monotonic() + END_WAIT
         if self._unsynced:
             self._retry_unsynced(deadline)
-        got = self._ars.ask("end_session", max(0.5, deadline - time.monotonic()), session=self._session)
+        got = self._ars.ask("end_session", max(0.5, deadline - time.monotonic()), session=self._session,
+                            hermes_home=self._home)
         if "error" in got:
             self._say(f"the session's end was not recorded: {got['error']}")
 
