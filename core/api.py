@@ -19,6 +19,7 @@ from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
 from core.memory import health_report, sync_runs
+from core.memory.episode_text import EpisodePages
 from core.memory.memory import Memory
 from core.memory.remember import MAX_REMEMBER, remembered_episode
 from core.memory.warm import warm_up
@@ -34,7 +35,6 @@ if TYPE_CHECKING:  # imported lazily: a fresh `ars recall` loads neither the loo
     from core.ingest.pipeline import FileSummary, IngestReport
     from core.loop.models import CheckResult, GoalFrame, HistoryEntry, LoopState
     from core.loop.rehydrate import RehydrateReport
-    from core.memory.episode_text import EpisodeText
 
 BadInput = BadQuery
 
@@ -73,7 +73,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS:
+class ARS(EpisodePages):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)
@@ -117,13 +117,6 @@ class ARS:
     def explain(self, query: str, episode_id: str, k: int = 10,
                 tiers: str | Sequence[str] | None = None) -> Explanation:
         return self.memory.explain(query, episode_id, k=k, tiers=tiers)
-
-    def get(self, episode_id: str, *, offset: int = 0, limit: int | None = None) -> "EpisodeText":
-        """One episode's text, a bounded page from ``offset`` (core/memory/episode_text.py)."""
-        from core.memory import episode_text
-
-        return episode_text.read(self.memory.sqlite, episode_id, offset=offset,
-                                 limit=episode_text.PAGE_CHARS if limit is None else limit)
 
     def ingest(self, paths: Iterable[str | Path], fmt: str = "auto",
                progress: Callable[[Path, FileSummary], None] | None = None, force: bool = False,

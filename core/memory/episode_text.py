@@ -11,9 +11,9 @@ in the machine's local zone (the person's clock, as the per-turn block shows).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import BadQuery
 
@@ -26,6 +26,8 @@ MAX_PAGE_CHARS = 20000
 
 class EpisodeText(BaseModel):
     """One page of an episode's text, with what it is."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: `import core.api` stays light
 
     episode_id: str
     agent: str = Field("", description="the agent whose session it was")
@@ -61,6 +63,17 @@ def read(store: "SqliteStore", episode_id: str, *, offset: int = 0, limit: int =
                        summary=ep.summary, first_ts=_local(ep.first_ts), last_ts=_local(ep.last_ts),
                        text=text[offset:end], offset=offset, chars=len(text),
                        next_offset=end if end < len(text) else None)
+
+
+class EpisodePages:
+    """The facade's ``get`` (``ARS`` inherits it; core/api.py stays the one facade)."""
+
+    memory: Any
+
+    def get(self, episode_id: str, *, offset: int = 0, limit: int | None = None) -> EpisodeText:
+        """One episode's text, a bounded page from ``offset`` (``limit`` characters, PAGE_CHARS
+        by default); BadQuery for an unknown id or a page past the end."""
+        return read(self.memory.sqlite, episode_id, offset=offset, limit=PAGE_CHARS if limit is None else limit)
 
 
 def _local(ts: datetime | None) -> datetime | None:
