@@ -1,7 +1,7 @@
 """What ``ars install hermes`` adds for ARS's memory in every turn, beside the hooks.
 
 * ``<hermes home>/plugins/ars/``: the memory provider (tui/agents/hermes_provider/:
-  ``__init__.py`` and ``plugin.yaml``, copied as shipped) and ``ars.json``, the
+  ``__init__.py``, ``ars_process.py`` and ``plugin.yaml``, copied as shipped) and ``ars.json``, the
   command the provider starts (``ars hook hermes --serve --state DIR``);
 * ``memory.provider: ars`` in config.yaml (``memory_setting``, merged by
   tui/agents/install_hermes.py); Hermes runs one external memory provider, so one
@@ -22,7 +22,7 @@ from tui.agents.install import FileChange, InstallError
 
 PROVIDER = "ars"
 SHIPPED = Path(__file__).with_name("hermes_provider")
-FILES = ("__init__.py", "plugin.yaml")
+FILES = ("__init__.py", "ars_process.py", "plugin.yaml")
 CONFIG = "ars.json"
 
 

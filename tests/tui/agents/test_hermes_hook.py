@@ -328,13 +328,13 @@ def test_install_merges_keeps_comments_backs_up_and_is_idempotent(tmp_path, stat
     # ARS's memory provider: Hermes loads plugins/ars/ for memory.provider: ars
     assert got["memory"] == {"provider": "ars"}
     shipped = ROOT / "tui" / "agents" / "hermes_provider"
-    for name in ("__init__.py", "plugin.yaml"):
+    for name in ("__init__.py", "ars_process.py", "plugin.yaml"):
         assert (home / "plugins" / "ars" / name).read_text() == (shipped / name).read_text()
     serve = json.loads((home / "plugins" / "ars" / "ars.json").read_text())
     assert serve["command"][-5:] == ["hook", "hermes", "--serve", "--state", str(state)], serve
 
     again = ars("install", "hermes", "--hermes-home", str(home), state=state)
-    assert again.returncode == 0 and again.stdout.count("unchanged") == 5, again.stdout
+    assert again.returncode == 0 and again.stdout.count("unchanged") == 6, again.stdout
     assert (home / "config.yaml").read_text() == text
 
 

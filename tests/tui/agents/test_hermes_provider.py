@@ -118,7 +118,7 @@ def test_every_turn_recalled_and_captured(tmp_path, state, quick):
 
 def test_a_turn_ars_cannot_capture_is_tried_again_before_compaction(tmp_path, state, quick, caplog, monkeypatch):
     needs("capture_turn")
-    monkeypatch.setattr(hermes_provider, "RESTART_EVERY", 0.0)
+    monkeypatch.setattr(hermes_provider.ars_process, "RESTART_EVERY", 0.0)
     back = tmp_path / "ars-is-back"  # until this exists, ARS exits as it starts
     command = ["sh", "-c", f'test -e "{back}" || exit 5; exec "$0" "$@"', *serve_cmd(state)]
     p = provider(tmp_path, command)
