@@ -20,6 +20,7 @@ from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
 from core.memory import health_report, sync_runs
+from core.memory.episode_text import EpisodePages
 from core.memory.memory import Memory
 from core.memory.remember import MAX_REMEMBER, remembered_episode
 from core.memory.warm import warm_up
@@ -60,6 +61,7 @@ REEXPORTED: Table = {
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),
+    **each("core.memory.episode_text", "EpisodeText", "PAGE_CHARS", "MAX_PAGE_CHARS"),
     **each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),
     **each("core.govern.forget", "ForgetFailed"),
     **each("core.infra.fsutil", "atomic_write", "fsync_dir"),
@@ -75,7 +77,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS(TurnContextFacade):
+class ARS(TurnContextFacade, EpisodePages):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)
