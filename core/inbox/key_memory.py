@@ -88,20 +88,23 @@ def wipe_bytes(data: bytes | None) -> None:
     ctypes.memset(id(data) + offset, 0, len(data))
 
 
-def ptrace_warning() -> str:
-    """One line when another process of this user may read ARS's memory (ptrace_scope 0,
-    or no Yama at all on Linux); "" when the kernel keeps it to ancestors or further."""
+def ptrace_warning(path: str = YAMA) -> str:
+    """One line when another process of this user may read ARS's memory and your keystrokes
+    (ptrace_scope 0, or no Yama at all on Linux); "" when the kernel keeps ptrace to ancestors
+    or further. ``path``: the sysctl's file (another one in tests)."""
     if not sys.platform.startswith("linux"):
         return ""
     try:
-        with open(YAMA, encoding="ascii") as fh:
+        with open(path, encoding="ascii") as fh:
             scope = fh.read().strip()
     except OSError:
         scope = ""
     if scope and scope != "0":
         return ""
-    why = "kernel.yama.ptrace_scope is 0" if scope == "0" else "this kernel has no Yama (no ptrace_scope)"
+    if scope == "0":
+        why, fix = "kernel.yama.ptrace_scope is 0", "set `sysctl -w kernel.yama.ptrace_scope=1` (or 2)"
+    else:
+        why, fix = "this kernel has no Yama (no ptrace_scope)", "use a kernel built with Yama and ptrace_scope 1"
     return (f"{why}: any process of your user (an agent too) may attach to your terminal, shell or editor and read "
-            "what you type, the supervisor passphrase included; ARS's own key-holding processes refuse it "
-            "(PR_SET_DUMPABLE=0), others do not. Set `sysctl kernel.yama.ptrace_scope=1` (or 2), where the kernel "
-            "has Yama")
+            f"what you type, the supervisor passphrase included; ARS's own key-holding processes refuse it "
+            f"(PR_SET_DUMPABLE=0), others do not: {fix}, or run agents as another user")

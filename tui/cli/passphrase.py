@@ -72,7 +72,11 @@ def lines(fd: int) -> list[bytearray]:
 def next_line(fd: int) -> bytearray:
     """The next passphrase on ``fd`` (its first line, then its second for --rotate)."""
     got = lines(fd)
-    if not got or not len(got[0]):
+    if not got:
+        raise PassphraseProblem(f"{FLAG} {fd}: it gave no passphrase (nothing came on it: if you wrote one to it, "
+                                "another process may have read it first; then rotate the key with "
+                                "`ars supervisor init --rotate`)")
+    if not len(got[0]):
         raise PassphraseProblem(f"{FLAG} {fd}: it gave no passphrase (an empty first line)")
     return got.pop(0)
 
@@ -95,9 +99,9 @@ def _drain(fd: int, need: int) -> list[bytearray] | str:
                 f"`{fd}<passphrase-file`")
     finally:
         _close(fd)
-    out = []
+    out: list[bytearray] = []
     start = 0
-    for _ in range(need):
+    for _ in range(need if n else 0):  # nothing at all came: no lines (not one empty one)
         end = buf.find(b"\n", start, n)
         stop = n if end < 0 else end
         if stop > start and buf[stop - 1] == 0x0D:  # a CRLF line
@@ -135,7 +139,10 @@ def has_tty() -> bool:
 
 def from_tty(header: str, ask: str, *, confirm: bool = False) -> bytearray:
     """The passphrase typed on this process's terminal (echo off), after ``header``;
-    PassphraseProblem when there is none, nothing is typed, or the two differ (``confirm``)."""
+    PassphraseProblem when there is none, nothing is typed, or the two differ (``confirm``).
+    Input typed before the prompt shows (by a person or by ``tmux send-keys``) is discarded."""
+    import termios
+
     from core.hook_api import no_dumps, wipe
 
     no_dumps()
@@ -144,53 +151,54 @@ def from_tty(header: str, ask: str, *, confirm: bool = False) -> bytearray:
     except OSError:
         raise PassphraseProblem("this needs the supervisor's passphrase and there is no terminal to ask on: run it "
                                 f"on your terminal, or pass {FLAG} N") from None
+    first = again = None
     try:
-        if header:
-            os.write(fd, header.encode("utf-8", "replace"))
-        first = _read_hidden(fd, ask)
-        if confirm:
-            again = _read_hidden(fd, "again: ")
-            same = hmac.compare_digest(first, again)
-            wipe(again)
-            if not same:
-                wipe(first)
-                raise PassphraseProblem("the two passphrases differ: nothing was changed")
+        old = termios.tcgetattr(fd)
+        quiet = termios.tcgetattr(fd)
+        quiet[3] = (quiet[3] & ~termios.ECHO) | termios.ICANON
+        try:
+            termios.tcsetattr(fd, termios.TCSAFLUSH, quiet)  # FLUSH: what was typed ahead is not the passphrase
+            os.write(fd, (header + ask).encode("utf-8", "replace"))
+            first = _read_line(fd)
+            os.write(fd, b"\n")
+            if confirm:
+                os.write(fd, b"again: ")
+                again = _read_line(fd)
+                os.write(fd, b"\n")
+        except KeyboardInterrupt:
+            wipe(first)
+            raise PassphraseProblem("no passphrase given: nothing was decided") from None
+        finally:
+            termios.tcsetattr(fd, termios.TCSANOW, old)
     finally:
         os.close(fd)
+    if again is not None:
+        same = hmac.compare_digest(first, again)
+        wipe(again)
+        if not same:
+            wipe(first)
+            raise PassphraseProblem("the two passphrases differ: nothing was changed")
     if not len(first):
         raise PassphraseProblem("no passphrase given: nothing was decided")
     return first
 
 
-def _read_hidden(fd: int, ask: str) -> bytearray:
-    import termios
-
+def _read_line(fd: int) -> bytearray:
+    """One line from the terminal (canonical mode: the tty driver edits it), without its newline."""
     from core.hook_api import wipe
 
-    os.write(fd, ask.encode("utf-8", "replace"))
-    old = termios.tcgetattr(fd)
-    quiet = termios.tcgetattr(fd)
-    quiet[3] &= ~termios.ECHO
-    quiet[3] |= termios.ICANON
     buf = bytearray(MAX_PASSPHRASE + 1)
     n = 0
     try:
-        termios.tcsetattr(fd, termios.TCSAFLUSH, quiet)  # FLUSH: what was typed ahead is not the passphrase
         while n < len(buf) and buf.find(b"\n", 0, n) < 0:
             got = os.readv(fd, [memoryview(buf)[n:]])
             if got == 0:  # ctrl-d
                 break
             n += got
-    except KeyboardInterrupt:
-        wipe(buf)
-        raise PassphraseProblem("no passphrase given: nothing was decided") from None
+        end = buf.find(b"\n", 0, n)
+        return _copy(buf, 0, n if end < 0 else end)
     finally:
-        termios.tcsetattr(fd, termios.TCSANOW, old)
-        os.write(fd, b"\n")
-    end = buf.find(b"\n", 0, n)
-    out = _copy(buf, 0, n if end < 0 else end)
-    wipe(buf)
-    return out
+        wipe(buf)
 
 
 def _copy(buf: bytearray, start: int, stop: int) -> bytearray:
