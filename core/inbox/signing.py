@@ -137,7 +137,7 @@ def init(state_dir: str | os.PathLike, passphrase: bytes | bytearray, *,
     from core.infra.fsutil import atomic_write, private_dir
 
     no_dumps()
-    length = len(bytes(passphrase).decode("utf-8", "replace"))
+    length = sum(1 for b in passphrase if b & 0xC0 != 0x80)  # UTF-8 characters, without a str copy of it
     if length < MIN_PASSPHRASE:
         raise SigningError(f"the passphrase is {length} characters: use at least {MIN_PASSPHRASE} "
                            "(e.g. three or four words)")
