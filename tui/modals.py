@@ -324,7 +324,7 @@ def json_object(text: str) -> str | None:
 
 HELP = {
     "Anywhere": [
-        ("1 2 3 4 5", "Loops · Inbox · Recall · Checkpoints · Health"),
+        ("1 2 3 4 5 6", "Loops · Inbox · Recall · Checkpoints · Health · Context"),
         ("n", "the next request waiting for you (from any view)"),
         ("l", "show / hide the event log: every notification and decision"),
         ("/", "this view's filter or search box"),
@@ -366,6 +366,11 @@ HELP = {
     ],
     "Health (5)": [
         ("", "tiers, breaker, sync backlog, ledger and drift, live; recall latency sparkline"),
+    ],
+    "Context (6)": [
+        ("↑ ↓ tab", "sessions that got turn contexts; their turns; what the selected turn was given"),
+        ("e", "pick the memory you expected: per turn, why it was not given (explain's verdict)"),
+        ("g", "read the receipts again"),
     ],
 }
 

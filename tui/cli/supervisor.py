@@ -169,7 +169,8 @@ def gate_show(state: StateOpt = None,
         out.print("# no gate.toml: the built-in defaults are in force (`ars gate edit` to widen them)",
                   highlight=False)
     else:
-        out.print(f"# {path}: version {policy.seen_version(ars.state_dir)}, signed by {fp}", highlight=False)
+        out.print(f"# {path}: version {policy.seen_version(ars.state_dir)}, signed by {fp}", highlight=False,
+                  soft_wrap=True)
     from core.api import gate_rules as gate_mod
 
     out.print(text if os.path.exists(path) else gate_mod.DEFAULT_TOML, highlight=False, markup=False)
