@@ -38,7 +38,7 @@ from tui.idle_gc import IdleCollector
 from tui.app_engine import LoopActions
 from tui.app_notices import AppNotices
 from tui.messages import LoopsArriving, LoopsChanged, LoopsListed, StoreChanged
-from tui.modals import HelpModal, InputModal
+from tui.modals import HelpModal
 from tui.screens.loops import LoopsScreen
 from tui.store import ATTENTION, LoopStore
 from tui.widgets.event_log import Event
