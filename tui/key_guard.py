@@ -52,6 +52,7 @@ class KeyGuard:
         self.check = check_words()
         self._signer: Any = None
         self._typed_at = 0.0
+        self._was_unlocked = False  # as ``due`` last saw it
 
     def signer_now(self, now: float | None = None) -> Any:
         """The key unlocked by the last passphrase, or None (never, locked, or its time passed)."""
@@ -66,6 +67,7 @@ class KeyGuard:
         """The passphrase was just typed and unlocked ``signer``: kept for rejections and answers."""
         self._signer = signer
         self._typed_at = time.monotonic()
+        self._was_unlocked = True
 
     def lock(self) -> bool:
         """Drop the unlocked key; True when there was one."""
@@ -75,8 +77,10 @@ class KeyGuard:
         return had
 
     def due(self) -> bool:
-        """The kept key's time is up (it is dropped now)."""
-        return self._signer is not None and self.signer_now() is None
+        """True once, at the first call after the kept key locked (its time ran out, whoever noticed first)."""
+        unlocked = self.signer_now() is not None
+        was, self._was_unlocked = self._was_unlocked, unlocked
+        return was and not unlocked
 
     def seconds_left(self) -> int:
         if self.signer_now() is None:
