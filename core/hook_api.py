@@ -16,6 +16,7 @@ from core.infra.lazy_names import Table, each, module_getattr
 if TYPE_CHECKING:
     from core.inbox import policy as gate_policy
     from core.inbox.gate import Match as GateMatch
+    from core.inbox.key_memory import no_dumps, wipe
     from core.inbox.signing import pin_problem
     from core.infra.fsutil import PRIVATE_FILE, private_dir
     from core.ingest.stores.cursor import StoreCursors
@@ -25,6 +26,8 @@ HOOK_EXPORTS: Table = {
     "gate_policy": ("core.inbox.policy", None),  # the signed gate.toml, else the built-in defaults
     "GateMatch": ("core.inbox.gate", "Match"),  # a reason to hold a call
     **each("core.inbox.signing", "pin_problem"),  # a --supervisor pin that cannot be one
+    # a fresh `ars` that reads --passphrase-fd at its very start (tui/cli/passphrase.py), before core.api
+    **each("core.inbox.key_memory", "no_dumps", "wipe"),
     **each("core.infra.fsutil", "PRIVATE_FILE", "private_dir"),  # the detached ingest's log
     **each("core.ingest.stores.cursor", "StoreCursors"),  # has an agent's store changed?
     **each("core.ingest.stores.layout", "find_stores", "store_signature"),

@@ -67,6 +67,10 @@ def _fast(argv: list[str]) -> int | None:
 
 
 def main() -> None:
+    if any(a.startswith("--passphrase-fd") for a in sys.argv[1:]):  # read and closed before anything else
+        from tui.cli.passphrase import take_early
+
+        take_early(sys.argv[1:])
     code = _fast(sys.argv[1:])
     if code is None:
         from tui.cli.main import main as cli_main
