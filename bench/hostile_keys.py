@@ -353,14 +353,16 @@ def fd_drain(tries: int, kind: str = "pipe") -> list:
             f"through /proc/PID/fd/N{'' if kind == 'pipe' else ', else pidfd_getfd(2)'} (an agent polling /proc, "
             f"{tries} tries)", f"read at once at start (non-dumpable first) and closed: the agent got the "
             f"passphrase {drained} of {tries} times; ars decided {decided} of {tries}",
-            _drain_outcome(drained, kind)]
+            _drain_outcome(drained, kind, decided)]
 
 
-def _drain_outcome(drained: int, kind: str) -> str:
+def _drain_outcome(drained: int, kind: str, decided: int = 0) -> str:
     from core.inbox.key_memory import ptrace_warning
 
     if not drained:
         return "held"
+    if kind == "pipe" and not decided:  # ars refuses a pipe: no script that works passes one (README)
+        return "held (ars refuses every pipe in one line; a working script passes a socket)"
     if kind != "pipe" and ptrace_warning():  # pidfd_getfd is ptrace-class: Yama's ptrace_scope >= 1 refuses it
         return "outside (pidfd_getfd: this kernel allows same-user ptrace; ars doctor warns)"
     return "BYPASS"

@@ -86,9 +86,12 @@ def approve_cli(state: Path) -> float:
 
     with ARS(Settings(state_dir=state)) as a:
         rid = a.request_approval("claude-code:bench", "bench", "make test", binds="Bash").id
-    r, w = os.pipe()
-    os.write(w, PASS + b"\n")
-    os.close(w)
+    import socket
+
+    a_end, b_end = socket.socketpair()  # a pipe is refused: see tui/cli/passphrase.py
+    b_end.sendall(PASS + b"\n")
+    b_end.close()
+    r = a_end.detach()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
     env.update(ARS_RECALL_DAEMON="off", PYTHONPATH=str(ROOT))
     try:

@@ -86,6 +86,17 @@ def _drain(fd: int, need: int) -> list[bytearray] | str:
     (0-2 pointed at /dev/null instead, so nothing else takes their numbers)."""
     from core.hook_api import wipe
 
+    import stat
+
+    try:
+        kind = os.fstat(fd).st_mode
+    except OSError:
+        kind = 0
+    if stat.S_ISFIFO(kind):  # any process of the user can open /proc/PID/fd/N of a pipe and drain it first
+        _close(fd)
+        return (f"{FLAG} {fd} is a pipe, and any process of your user can read a pipe through /proc before "
+                "ars does: pass a socket (socket.socketpair(); see the README) or use the terminal; if a "
+                "passphrase was written to that pipe, change it (ars supervisor init --rotate)")
     buf = bytearray(MAX_PASSPHRASE * need + need)
     n = 0
     try:

@@ -428,9 +428,9 @@ def test_the_hook_holds_a_command_with_a_secret_and_the_supervisors_approval_run
     req = pending[0]
     leaked = leaks(req.detail + req.summary, {"password": pw})  # kinds only: an assertion never shows a secret
     assert "[secret:password]" in req.detail and not leaked
-    r, w = os.pipe()
-    os.write(w, PASS.encode() + b"\n")
-    os.close(w)
+    from conftest import passphrase_socket
+
+    r = passphrase_socket(PASS)
     try:
         d = subprocess.run([sys.executable, "-m", "tui.cli.main", "inbox", "approve", req.id, "--state", str(state),
                             "--passphrase-fd", str(r)], capture_output=True, text=True, cwd=ROOT, env=env(),

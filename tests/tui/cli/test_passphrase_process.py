@@ -87,9 +87,12 @@ def test_the_passphrase_fd_is_read_at_once_and_closed_and_the_decider_is_not_dum
     eng.memory.close()
     rid = f"loop:{loop.loop_id}:{loop.pending_approval.request_id}"
     sameuser.give(home)
-    fd, w = os.pipe()
-    os.write(w, PASS.encode() + b"\nwhat comes after the first line stays unread by anyone\n")
-    os.close(w)
+    import socket
+
+    a_end, b_end = socket.socketpair()
+    b_end.sendall(PASS.encode() + b"\nwhat comes after the first line stays unread by anyone\n")
+    b_end.close()
+    fd = a_end.detach()
     # the supervisor's script: `ars inbox approve ID --passphrase-fd N` (the loop's step runs in that process)
     proc = subprocess.Popen(sameuser.prefix() + [sys.executable, "-m", "tui.entry", "inbox", "approve", rid,
                                                  "--state", str(state), "--passphrase-fd", str(fd)],
@@ -113,12 +116,33 @@ def test_the_passphrase_fd_is_read_at_once_and_closed_and_the_decider_is_not_dum
     assert "approved" in out
 
 
-def test_an_empty_passphrase_fd_says_so_in_one_line(tmp_path):
+def test_a_pipe_is_refused_in_one_line_and_nothing_is_decided(tmp_path):
+    """A pipe can be drained through /proc by any process of the user before ars reads it."""
     with ARS(Settings(state_dir=tmp_path / "state")) as a:
         a.supervisor_init(PASS.encode())
         rid = a.request_approval("claude-code:s1", "rm", "rm -rf build", binds="Bash").id
     r, w = os.pipe()
-    os.close(w)  # drained by someone else: nothing left for ars
+    os.write(w, PASS.encode() + b"\n")
+    os.close(w)
+    p = subprocess.run([sys.executable, "-m", "tui.entry", "inbox", "approve", rid, "--state", str(tmp_path / "state"),
+                        "--passphrase-fd", str(r)], pass_fds=(r,), capture_output=True, text=True, cwd=ROOT,
+                       env=sameuser.env(tmp_path), stdin=subprocess.DEVNULL, timeout=60)
+    os.close(r)
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and "is a pipe" in lines[0] and "socket" in lines[0], p.stderr
+    with ARS(Settings(state_dir=tmp_path / "state")) as a:
+        assert a.inbox_get(rid).status == "pending"
+
+
+def test_an_empty_passphrase_fd_says_so_in_one_line(tmp_path):
+    import socket
+
+    with ARS(Settings(state_dir=tmp_path / "state")) as a:
+        a.supervisor_init(PASS.encode())
+        rid = a.request_approval("claude-code:s1", "rm", "rm -rf build", binds="Bash").id
+    a_end, b_end = socket.socketpair()
+    b_end.close()  # drained by someone else: nothing left for ars
+    r = a_end.detach()
     p = subprocess.run([sys.executable, "-m", "tui.entry", "inbox", "approve", rid, "--state", str(tmp_path / "state"),
                         "--passphrase-fd", str(r)], pass_fds=(r,), capture_output=True, text=True, cwd=ROOT,
                        env=sameuser.env(tmp_path), stdin=subprocess.DEVNULL, timeout=60)
