@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from core.capture.facade import CaptureMethods
 from core.config import Settings, load_settings
 from core.errors import BadQuery
 from core.hook_api import HOOK_EXPORTS
@@ -56,6 +57,7 @@ REEXPORTED: Table = {
     **each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
            "unlock", "verify_decision", "public_fingerprint", "has_key"),
     "inbox_outcome": ("core.inbox.audit", "outcome"),
+    **each("core.capture.checkpoints", "CaptureBusy"),
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),
@@ -71,7 +73,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS:
+class ARS(CaptureMethods):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)

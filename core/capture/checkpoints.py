@@ -1,0 +1,72 @@
+"""A capture's checkpoint: ``<state>/capture/<name>.json``, and its lock.
+
+What the next capture of a transcript or session carries on from (core/capture).
+Written atomically (0600) after the episodes it led to are durable: a capture
+killed in between reads the older checkpoint again and rebuilds the same parts
+(same ids, same text), so nothing is lost or doubled. Two captures of one
+transcript at once (a tool's PostToolUse beside the turn's Stop) take turns on
+``<name>.lock``; captures of different sessions never wait for each other.
+A checkpoint that cannot be read is started over (the reading from the start
+rebuilds the same ids).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from core.infra.fsutil import PRIVATE_FILE, atomic_write, private_dir
+
+FOLDER = "capture"
+
+
+class CaptureBusy(RuntimeError):
+    """Another capture of the same transcript or session held it past the wait."""
+
+
+def name_for(kind: str, key: str) -> str:
+    """A file name for ``key`` (a path, a session id: any text) that says nothing of it."""
+    return f"{kind}-{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:32]}"
+
+
+class Checkpoint:
+    def __init__(self, state_dir: Path, name: str):
+        self.folder = Path(state_dir) / FOLDER
+        self.path = self.folder / f"{name}.json"
+
+    def load(self) -> dict | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def save(self, data: dict) -> None:
+        private_dir(self.folder)
+        atomic_write(self.path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+    @contextmanager
+    def held(self, wait: float) -> Iterator["Checkpoint"]:
+        """This checkpoint to oneself for the block (``CaptureBusy`` after ``wait`` seconds)."""
+        private_dir(self.folder)
+        fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
+        try:
+            deadline = time.monotonic() + wait
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise CaptureBusy(f"another capture of {self.path.name} is still running after "
+                                          f"{wait:g} s") from None
+                    time.sleep(0.01)
+            yield self
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
