@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from core.infra.fsutil import PRIVATE_FILE, private_dir
     from core.ingest.stores.cursor import StoreCursors
     from core.ingest.stores.layout import find_stores, store_signature
+    from core.inbox.call_links import linked as call_linked, session_links as call_session_links
+    from core.capture.checkpoints import checkpoint_age
 
 HOOK_EXPORTS: Table = {
     "gate_policy": ("core.inbox.policy", None),  # the signed gate.toml, else the built-in defaults
@@ -28,6 +30,9 @@ HOOK_EXPORTS: Table = {
     **each("core.infra.fsutil", "PRIVATE_FILE", "private_dir"),  # the detached ingest's log
     **each("core.ingest.stores.cursor", "StoreCursors"),  # has an agent's store changed?
     **each("core.ingest.stores.layout", "find_stores", "store_signature"),
+    "call_linked": ("core.inbox.call_links", "linked"),  # the request a held call was (its outcome)
+    "call_session_links": ("core.inbox.call_links", "session_links"),  # a session's held calls' requests
+    **each("core.capture.checkpoints", "checkpoint_age"),  # when a transcript was last captured
 }
 
 __all__ = sorted(HOOK_EXPORTS)

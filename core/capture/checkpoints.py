@@ -70,3 +70,30 @@ class Checkpoint:
             yield self
         finally:
             os.close(fd)  # closing the descriptor releases the flock
+
+
+def for_transcript(state_dir: str | os.PathLike, path: str | os.PathLike) -> Checkpoint:
+    """The checkpoint of the transcript at ``path`` (named by its absolute path)."""
+    return Checkpoint(Path(state_dir), name_for("transcript", os.path.abspath(os.path.expanduser(os.fspath(path)))))
+
+
+def checkpoint_age(state_dir: str | os.PathLike, transcript: str | os.PathLike, *, starting: bool = False) -> float | None:
+    """Seconds since the transcript was last captured, or a capture of it was started; None:
+    never (two stats, for a hook). ``starting``: a capture is being started now (the next
+    caller sees age 0 and starts none)."""
+    cp = for_transcript(state_dir, transcript)
+    lock = cp.path.with_suffix(".lock")
+    times = []
+    for p in (cp.path, lock):
+        try:
+            times.append(os.stat(p).st_mtime)
+        except OSError:
+            pass
+    if starting:
+        try:
+            private_dir(cp.folder)
+            os.close(os.open(lock, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
+            os.utime(lock)
+        except OSError:
+            pass
+    return max(0.0, time.time() - max(times)) if times else None

@@ -24,11 +24,13 @@ class CaptureMethods:
         from core.capture.turns import capture_turn
         return capture_turn(self.memory, agent, session, turn, wait=wait)
 
-    def capture_transcript(self, path: str | Path, fmt: str = "claude-code", wait: float = 5.0) -> list[str]:
+    def capture_transcript(self, path: str | Path, fmt: str = "claude-code", wait: float = 5.0,
+                           first_read_max: int | None = None) -> list[str]:
         """Store what an agent's transcript added since the last capture, as ``ars ingest`` of the
-        whole file would store it (same ids, same text); the episode ids the new lines went into."""
+        whole file would store it (same ids, same text); the episode ids the new lines went into.
+        ``CaptureDeferred`` (a ``CaptureBusy``): never captured and over ``first_read_max`` bytes."""
         from core.capture.transcript import capture_transcript
-        return capture_transcript(self.memory, path, fmt, wait=wait)
+        return capture_transcript(self.memory, path, fmt, wait=wait, first_read_max=first_read_max)
 
     def inbox_remember(self, request_id: str, *, session: str | None = None, call_id: str | None = None,
                        pin: str | None = None, wait: float = 2.0) -> str | None:

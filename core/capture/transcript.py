@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from core.capture.checkpoints import Checkpoint, name_for
+from core.capture.checkpoints import CaptureBusy, for_transcript
 from core.capture.write import store_changed
 from core.errors import BadQuery
 from core.govern.redact import redact_text
@@ -81,11 +81,17 @@ def _identity(st: os.stat_result) -> list[int]:
     return [st.st_dev, st.st_ino]
 
 
+class CaptureDeferred(CaptureBusy):
+    """A first capture of a transcript longer than the caller would wait for (read it in the background)."""
+
+
 def capture_transcript(memory: Memory, path: str | Path, fmt: str = "claude-code", *,
-                       wait: float = 5.0) -> list[str]:
+                       wait: float = 5.0, first_read_max: int | None = None) -> list[str]:
     """Store what ``path`` added since the last capture; returns the ids of the episodes
     the new lines went into (stored, or unchanged). ``BadQuery`` for a path that is not a
-    regular file or a format not captured this way; ``CaptureBusy`` after ``wait`` s."""
+    regular file or a format not captured this way; ``CaptureBusy`` after ``wait`` s;
+    ``CaptureDeferred`` when there is no checkpoint yet and the file is over
+    ``first_read_max`` bytes (a hook reads such a file whole in a process of its own)."""
     if fmt not in FORMATS:
         raise BadQuery(f"format {fmt!r} is not captured from a transcript: use {', '.join(FORMATS)}")
     path = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
@@ -95,12 +101,15 @@ def capture_transcript(memory: Memory, path: str | Path, fmt: str = "claude-code
         raise BadQuery(f"transcript {path}: {exc.strerror or exc}; nothing captured") from None
     if not os.path.isfile(path):
         raise BadQuery(f"transcript {path} is not a regular file; nothing captured")
-    cp = Checkpoint(memory.state_dir, name_for("transcript", str(path)))
+    cp = for_transcript(memory.state_dir, path)
     with cp.held(wait):
         state = cp.load()
         if not (state and state.get("v") == VERSION and state.get("file") == _identity(st)
                 and isinstance(state.get("offset"), int) and 0 <= state["offset"] <= st.st_size):
             state = None  # first capture, or the file shrank or was replaced: read it from its start
+            if first_read_max is not None and st.st_size > first_read_max:
+                raise CaptureDeferred(f"transcript {path} is {st.st_size:,} bytes and was never captured: "
+                                      "read it whole in the background")
         parsed = Parsed()
         try:
             t = claude_code.transcript(path, parsed, state and state.get("reader"))

@@ -11,18 +11,18 @@ and finished: exit 0 …" / "监督者于 … 批准了 …（重启）；已执
 The outcome is kept beside the request (``inbox/<id>.outcome.json``, and an
 ``inbox.outcome`` ledger event); ``inbox/links/<session>.<call>`` names the
 request of a decided call, so a post-tool hook that knows only its session and
-call id finds it. The decision's signature is checked against the supervisor
+call id finds it (core/inbox/call_links.py). The decision's signature is checked against the supervisor
 key as of when it was made (a signed decision expires; the memory of it does not).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from core.inbox.call_links import link, linked
 from core.inbox.call_words import headline
 from core.events import INBOX_OUTCOME_EVENT
 from core.infra.fsutil import atomic_write, private_dir
@@ -31,34 +31,12 @@ from core.inbox.store import ID_RE, Inbox, UnknownRequest
 from core.ledger.ledger import Event, Ledger, content_id
 from core.models import Episode
 
-LINKS = "links"
 MAX_OUTPUT = 1500  # characters of output kept (its first lines)
 OUTPUT_LINES = 20
 
 
 def episode_id(request_id: str) -> str:
     return f"inbox:{request_id}"
-
-
-# -- which request a call was ---------------------------------------------------------------
-def link_path(state_dir: Path, session: str, call_id: str) -> Path:
-    s = hashlib.sha256(str(session).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    c = hashlib.sha256(f"{session}\0{call_id}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return Path(state_dir) / "inbox" / LINKS / f"{s}.{c}"
-
-
-def link(state_dir: Path, session: str, call_id: str, request_id: str) -> None:
-    path = link_path(state_dir, session, call_id)
-    private_dir(path.parent)
-    atomic_write(path, request_id)
-
-
-def linked(state_dir: Path, session: str, call_id: str) -> str | None:
-    try:
-        found = link_path(state_dir, session, call_id).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return found if ID_RE.match(found) else None
 
 
 # -- the outcome ----------------------------------------------------------------------------
@@ -201,12 +179,15 @@ def pin_of(state_dir: Path, pin: str | None) -> str | None:
 def remember(memory, inbox: Inbox, request: Any, *, session: str | None = None, call_id: str | None = None,
              pin: str | None = None, wait: float = 2.0) -> str | None:
     """Write (or rewrite) the episode of a decided request; with ``session`` and ``call_id``,
-    link that call to it for the outcome. None when there is no such agent request."""
+    link that call to it for the outcome. None when there is no such agent request, or it is
+    not decided yet (a request left to the agent's own prompt: linked only)."""
     req = request_for(inbox, request)
     if req is None:
         return None
     if session is not None and call_id:
         link(inbox.state_dir, session, call_id, req.id)
+    if req.decision is None:
+        return None
     return _store(memory, inbox, req, pin, wait)
 
 
@@ -227,7 +208,7 @@ def _store(memory, inbox: Inbox, req: InboxRequest, pin: str | None, wait: float
     with writer(memory, wait):  # the last of two writers (decision, outcome) has read both
         req = inbox.get(req.id)
         ep = build(req, read_outcome(inbox, req.id), verification(req, pin_of(inbox.state_dir, pin)))
-        from core.govern.redact import redact_episodes
+        from core.capture.write import store_changed
 
-        memory.store(redact_episodes([ep]))
+        store_changed(memory, [ep], wait)  # the same memory written again adds nothing
     return ep.id
