@@ -7,7 +7,7 @@ killed in between reads the older checkpoint again and rebuilds the same parts
 transcript at once (a tool's PostToolUse beside the turn's Stop) take turns on
 ``<name>.lock``; captures of different sessions never wait for each other.
 A checkpoint that cannot be read is started over (the reading from the start
-rebuilds the same ids).
+rebuilds the same ids). No secret rests in one: its strings are redacted as it is written.
 """
 
 from __future__ import annotations
@@ -48,8 +48,11 @@ class Checkpoint:
         return data if isinstance(data, dict) else None
 
     def save(self, data: dict) -> None:
+        """Written with every string's secrets redacted (sizes are numbers: they stay exact)."""
+        from core.govern.redact import redact_value
+
         private_dir(self.folder)
-        atomic_write(self.path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        atomic_write(self.path, json.dumps(redact_value(data), ensure_ascii=False, separators=(",", ":")))
 
     @contextmanager
     def held(self, wait: float) -> Iterator["Checkpoint"]:

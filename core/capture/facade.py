@@ -27,7 +27,7 @@ class CaptureMethods:
     def capture_transcript(self, path: str | Path, fmt: str = "claude-code", wait: float = 5.0,
                            first_read_max: int | None = None) -> list[str]:
         """Store what an agent's transcript added since the last capture, as ``ars ingest`` of the
-        whole file would store it (same ids, same text); the episode ids the new lines went into.
+        whole file would store it (same ids, same text); the ids of the episodes new or changed.
         ``CaptureDeferred`` (a ``CaptureBusy``): never captured and over ``first_read_max`` bytes."""
         from core.capture.transcript import capture_transcript
         return capture_transcript(self.memory, path, fmt, wait=wait, first_read_max=first_read_max)

@@ -24,7 +24,6 @@ from typing import Iterator
 from core.capture.checkpoints import CaptureBusy, for_transcript
 from core.capture.write import store_changed
 from core.errors import BadQuery
-from core.govern.redact import redact_text
 from core.ingest.formats import claude_code
 from core.ingest.formats.lines import MAX_LINE_BYTES, decode_line, loads
 from core.ingest.formats.parsed import Parsed
@@ -88,7 +87,7 @@ class CaptureDeferred(CaptureBusy):
 def capture_transcript(memory: Memory, path: str | Path, fmt: str = "claude-code", *,
                        wait: float = 5.0, first_read_max: int | None = None) -> list[str]:
     """Store what ``path`` added since the last capture; returns the ids of the episodes
-    the new lines went into (stored, or unchanged). ``BadQuery`` for a path that is not a
+    that were new or changed (none when the new lines were noise, or there were none). ``BadQuery`` for a path that is not a
     regular file or a format not captured this way; ``CaptureBusy`` after ``wait`` s;
     ``CaptureDeferred`` when there is no checkpoint yet and the file is over
     ``first_read_max`` bytes (a hook reads such a file whole in a process of its own)."""
@@ -116,20 +115,10 @@ def capture_transcript(memory: Memory, path: str | Path, fmt: str = "claude-code
             tail = _Tail(path, state["offset"] if state else 0, state["line"] if state else 0, parsed)
             claude_code.read_lines(t, parsed, tail)
             if state and tail.offset == state["offset"]:
-                return _open_ids(state)  # nothing new
-            episodes = list(claude_code.finish(t, parsed, SpanCollector()))
-            store_changed(memory, episodes, wait)
+                return []  # nothing new
+            stored = store_changed(memory, list(claude_code.finish(t, parsed, SpanCollector())), wait)
             cp.save({"v": VERSION, "file": _identity(st), "offset": tail.offset, "line": tail.line,
-                     "reader": claude_code.checkpoint(t, redact_text)})
+                     "reader": claude_code.checkpoint(t)})
         finally:
             parsed.spool.close()
-    return [ep.id for ep in episodes]
-
-
-def _open_ids(state: dict) -> list[str]:
-    """The ids of the open parts a checkpoint holds."""
-    out = []
-    for b in ((state.get("reader") or {}).get("builders") or {}).values():
-        if isinstance(b, dict) and isinstance(b.get("open"), dict):
-            out.append(f"{b.get('source')}:{b.get('session_id')}:{b['open'].get('index')}")
-    return out
+    return [ep.id for ep in stored]

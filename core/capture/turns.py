@@ -23,7 +23,6 @@ from core.capture.checkpoints import Checkpoint, name_for
 from core.capture.write import store_changed
 from core.enrich.hints import Hints
 from core.errors import BadQuery
-from core.govern.redact import redact_text
 from core.ingest.formats import builder_state
 from core.ingest.formats.message_text import (
     MAX_TOOL_RESULT_CHARS, clip_block, is_noise, role_line, strip_envelope, tool_args, tool_line, to_datetime
@@ -132,7 +131,7 @@ def capture_turn(memory: Memory, agent: str, session: str, turn: dict, *, wait: 
         episodes = list(b.finish(Parsed(), SpanCollector()))
         store_changed(memory, episodes, wait)
         cp.save({"v": VERSION, "line": line, "turns": (seen + [tid])[-KEEP_TURNS:],
-                 "builder": builder_state.dump(b, redact_text)})
+                 "builder": builder_state.dump(b)})
     return [ep.id for ep in episodes if first is not None and _part(ep.id) >= first]
 
 

@@ -8,9 +8,10 @@ session-wide facts (meta, hints, channel). Closed parts are stored already and
 are not kept. The state is plain JSON (no pickle: it lives in the state
 directory, which an agent can write).
 
-The open part's messages are kept with their secrets redacted (no secret rests
-in a checkpoint); its ``size`` is the size of the text as read, so a part splits
-where the whole-session reading splits it.
+Whoever writes the state down redacts its secrets (core/capture/checkpoints.py):
+the open part's ``size`` is a number and stays the size of the text as read, so
+a part splits where the whole-session reading splits it, and an episode rebuilt
+from redacted messages is the episode the ingest stores (it redacts the same way).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def _dt(value: Any) -> datetime | None:
 
 
 def _hints_state(h: Hints) -> dict:
-    return asdict(h)
+    d = asdict(h)
+    d["tool_calls"] = [list(c) for c in d["tool_calls"]]  # JSON has no tuples (nor does the redaction walk them)
+    return d
 
 
 def _hints(d: Any) -> Hints:
@@ -53,8 +56,8 @@ def _hints(d: Any) -> Hints:
     return h
 
 
-def _msg_state(m: Msg, redact) -> dict:
-    return {"line": m.line, "role": m.role, "text": redact(m.text), "ts": _ts(m.ts),
+def _msg_state(m: Msg) -> dict:
+    return {"line": m.line, "role": m.role, "text": m.text, "ts": _ts(m.ts),
             "hints": _hints_state(m.hints), "lines": list(m.lines)}
 
 
@@ -63,7 +66,7 @@ def _msg(d: dict) -> Msg:
                _hints(d.get("hints")), tuple(int(x) for x in d.get("lines") or ()))
 
 
-def dump(b: SessionBuilder, redact=lambda text: text) -> dict:
+def dump(b: SessionBuilder) -> dict:
     """The builder after ``finish``: what the next turn carries on from."""
     part = b._open
     return {
@@ -73,7 +76,7 @@ def dump(b: SessionBuilder, redact=lambda text: text) -> dict:
         "prev": b.open_prev if part is not None else b.prev,
         "open": None if part is None else {
             "index": part.index, "size": part.size, "first": _ts(part.first), "last": _ts(part.last),
-            "meta": part.meta, "msgs": [_msg_state(m, redact) for m in part.msgs]},
+            "meta": part.meta, "msgs": [_msg_state(m) for m in part.msgs]},
     }
 
 

@@ -214,12 +214,12 @@ def transcript(path: Path, parsed: Parsed, state: dict | None = None) -> _Transc
     return t
 
 
-def checkpoint(t: _Transcript, redact) -> dict:
+def checkpoint(t: _Transcript) -> dict:
     """What ``transcript`` needs to carry on after ``finish``."""
     names = list(t.tool_names.items())[-KEEP_TOOL_NAMES:]
     return {"custom_title": t.custom_title, "titles": t.kept_titles, "tool_names": dict(names),
             "last_uuid": t.last_uuid,
-            "builders": {k: builder_state.dump(b, redact) for k, b in t.builders.items()}}
+            "builders": {k: builder_state.dump(b) for k, b in t.builders.items()}}
 
 
 parse_claude_code = collect(stream_claude_code)
