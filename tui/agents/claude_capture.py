@@ -72,7 +72,7 @@ def capture_now(state: str, path: str, first_read_max: int | None) -> int:
 def capture_soon(event: dict, state: str) -> None:
     """After a tool call: a background capture when the last one is older than ``CAPTURE_EVERY``."""
     path = event.get("transcript_path")
-    if not isinstance(path, str) or not path or "\0" in path or not os.path.isdir(state):
+    if not isinstance(path, str) or not path or "\0" in path or not os.path.isdir(state) or not os.path.isfile(path):
         return
     from core.hook_api import checkpoint_age  # one stat
 
