@@ -57,8 +57,6 @@ REEXPORTED: Table = {
     **each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
            "unlock", "verify_decision", "public_fingerprint", "has_key"),
     "inbox_outcome": ("core.inbox.audit", "outcome"),
-    **each("core.capture.checkpoints", "CaptureBusy"),
-    **each("core.capture.transcript", "CaptureDeferred"),
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),

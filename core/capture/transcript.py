@@ -122,3 +122,18 @@ def capture_transcript(memory: Memory, path: str | Path, fmt: str = "claude-code
         finally:
             parsed.spool.close()
     return [ep.id for ep in stored]
+
+
+def capture_in(state_dir: str | os.PathLike, path: str | Path, fmt: str = "claude-code", *, wait: float = 5.0,
+               first_read_max: int | None = None) -> list[str]:
+    """``capture_transcript`` for a hook run once per turn: the state directory's memory opened
+    for this capture alone (core.hook_api: a hook does not load the facade, its loop, its sync)."""
+    from core.config import load_settings
+    from core.infra.state_dir import open_state_dir
+
+    open_state_dir(Path(state_dir), True)
+    memory = Memory(load_settings(state_dir=state_dir))
+    try:
+        return capture_transcript(memory, path, fmt, wait=wait, first_read_max=first_read_max)
+    finally:
+        memory.close()

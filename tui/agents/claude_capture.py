@@ -52,11 +52,10 @@ def capture_transcript(event: dict, state: str) -> int:
 def capture_now(state: str, path: str, first_read_max: int | None) -> int:
     """Capture ``path`` in this process (a first read of a long one: in a process of its own)."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from core.api import ARS, CaptureBusy, CaptureDeferred, load_settings
+    from core.hook_api import CaptureBusy, CaptureDeferred, capture_transcript as capture  # not the facade: every turn
 
     try:
-        with ARS(load_settings(state_dir=state), create=True) as ars:
-            ars.capture_transcript(path, "claude-code", wait=CAPTURE_WAIT, first_read_max=first_read_max)
+        capture(state, path, "claude-code", wait=CAPTURE_WAIT, first_read_max=first_read_max)
     except CaptureDeferred as exc:
         _say(f"{exc}: in the background")
         spawn_capture(state, path)
