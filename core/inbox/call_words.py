@@ -47,7 +47,7 @@ def headline(req, outcome: dict | None, local: Callable) -> tuple[str, str]:
     d = req.decision
     when = local(d.decided_at) if d is not None else local(req.created_at)
     note = f" ({_short(d.note, 200)})" if d is not None and d.note else ""
-    ran_en, ran_zh = _ran(outcome)
+    ran_en, ran_zh = _ran(outcome, zh.split("、")[0] if zh else "")
     status = req.status
     if status == "approved":
         who = "The supervisor" if d is not None and d.is_signed else "A person"
@@ -72,7 +72,8 @@ def headline(req, outcome: dict | None, local: Callable) -> tuple[str, str]:
             f"{zcmd} 自 {when} 起等待监督者批准。")
 
 
-def _ran(outcome: dict | None) -> tuple[str, str]:
+def _ran(outcome: dict | None, verb: str = "") -> tuple[str, str]:
+    """How it ended, both ways; ``verb``: the command's Chinese verb ("重启完了" is how one asks)."""
     if not outcome:
         return "", ""
     code = outcome.get("exit")
@@ -83,7 +84,7 @@ def _ran(outcome: dict | None) -> tuple[str, str]:
     if outcome.get("ok"):
         exit_en = f"exit {code}" if code is not None else "it succeeded"
         return (f"it ran and finished (done), {exit_en}{tail_en}",
-                f"已执行完成（执行完了，成功）" + (f"，退出码 {code}" if code is not None else ""))
+                f"已执行完成（{verb or '执行'}完了，成功）" + (f"，退出码 {code}" if code is not None else ""))
     exit_en = f"exit {code}" if code is not None else str(outcome.get("status") or "error")
     return (f"it ran and failed, {exit_en}{tail_en}",
-            f"已执行但失败了" + (f"，退出码 {code}" if code is not None else ""))
+            f"已执行但失败了（{verb or '执行'}没有成功）" + (f"，退出码 {code}" if code is not None else ""))

@@ -10,20 +10,22 @@
   health) and the requests waiting in the inbox; after a compaction or on resume
   (``source`` ``compact`` / ``resume``), also the context for what the session was
   about (its last prompt and reply). A new session is never given memories picked
-  by the project folder's name. It starts the recall daemon, so the first prompt
-  finds it warm.
+  by the project folder's name. It starts the recall daemon and waits (at most
+  ``DAEMON_WAIT`` s, once) until it is warm, so the first prompt gets its context.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 
 CONTEXT_LIMIT = 9_500  # characters of additionalContext (Claude Code previews larger hook output)
 TAIL_BYTES = 256 << 10  # how much of the transcript's end is read for the reply before the prompt
 PREVIOUS_CHARS = 2_000
 PROMPT_CHARS = 16_000  # of a prompt, what goes to the query (a megabyte paste is not a question)
 DEFAULT_TIMEOUT = 1.0  # seconds the daemon has to answer (ARS_CONTEXT_TIMEOUT)
+DAEMON_WAIT = 8.0  # seconds SessionStart waits for a daemon it started to be warm
 AGENT = "claude-code"
 HEAD = ("ARS memory for this session (state directory {state}). Ask for more with the ARS MCP tools "
         "(`mcp__ars__recall` to search, `mcp__ars__get` for an episode's whole text); risky tool calls wait "
@@ -127,9 +129,7 @@ def session_start(event: dict, state: str, say, answer) -> int:
     if not os.path.isdir(state):
         say(f"no ARS state directory at {state} yet: no startup context")
         return 0
-    from tui.daemon import client
-
-    client.spawn(state)  # warm for the first prompt's context
+    started = _start_daemon(state)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from core.api import ARS
     from core.api import load_settings
@@ -143,11 +143,49 @@ def session_start(event: dict, state: str, say, answer) -> int:
         parts.append(_waiting(ars))
         report = ars.rehydrate(write=True)
         parts.append(render_markdown(report))
+    if started is not None and not _daemon_ready(state, started):
+        say(f"the recall daemon is still warming up after {DAEMON_WAIT:g} s: the first prompt may get no context")
     text = "\n\n".join([HEAD.format(state=os.path.abspath(state))] + [p for p in parts if p])
     if len(text) > CONTEXT_LIMIT:
         tail = f"\n\n[... cut at {CONTEXT_LIMIT:,} characters; `ars rehydrate` prints all of it]"
         text = text[: CONTEXT_LIMIT - len(tail)] + tail
     return answer({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+
+
+def _daemon_socket(state: str):
+    from tui.daemon import address
+
+    st = address.state_path(state)
+    return st, address.socket_path(st, address.fingerprint())
+
+
+def _ready_now(state: str) -> bool:
+    from tui.daemon import client
+
+    st, sock = _daemon_socket(state)
+    reply = client.request(sock, {"op": "status"}, timeout=1.0, state=st)
+    return bool(reply and reply.get("ready"))
+
+
+def _start_daemon(state: str) -> float | None:
+    """Start the recall daemon unless a warm one answers; when it was started (None: no need)."""
+    from tui.daemon import address, client
+
+    if address.mode() != "auto" or _ready_now(state):
+        return None
+    client.spawn(state)
+    return time.monotonic()
+
+
+def _daemon_ready(state: str, started: float) -> bool:
+    """Wait (up to ``DAEMON_WAIT`` s from ``started``) for the daemon to be warm: the session's
+    first prompt then gets its context (a new session pays this once; a warm daemon, nothing)."""
+    while True:
+        if _ready_now(state):
+            return True
+        if time.monotonic() - started >= DAEMON_WAIT:
+            return False
+        time.sleep(0.1)
 
 
 def _again(ars, event: dict, source: str) -> str:
