@@ -243,7 +243,7 @@ class ScriptedAnthropic(StubAnthropic):
             self.bodies.append(body)
         if not _has_tool(body, "Bash"):
             return [{"type": "text", "text": "Stub session"}], "end_turn"
-        prompt = next((p for p in self.SCRIPT if p in json.dumps(body, ensure_ascii=False)), None)
+        prompt = next((p for p in self.SCRIPT if p in _prompts(body)), None)
         results = _tool_results(body)
         for block in results:
             self.saw_tool_result(block)
@@ -257,16 +257,35 @@ class ScriptedAnthropic(StubAnthropic):
         """The first main-loop request (the one with the tools) of the session asked ``prompt``."""
         with self._lock:
             for body in self.bodies:
-                text = json.dumps(body, ensure_ascii=False)
-                if _has_tool(body, "Bash") and prompt in text:
-                    return text
+                if _has_tool(body, "Bash") and prompt in _prompts(body):
+                    return json.dumps(body, ensure_ascii=False)
         raise AssertionError(f"no request asked {prompt!r}")
+
+
+def _prompts(body: dict) -> list[str]:
+    """What the user typed: the text blocks of the user messages that are not system reminders
+    (an injected memory quoting an older prompt is inside one)."""
+    out = []
+    for msg in body.get("messages") or []:
+        content = msg.get("content") if isinstance(msg, dict) and msg.get("role") == "user" else None
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        out += [b["text"].strip() for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                and isinstance(b.get("text"), str) and not b["text"].lstrip().startswith("<system-reminder>")]
+    return out
 
 
 from agents_stub.anthropic_server import _has_tool, _tool_results  # noqa: E402
 
 
+FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # Debian's faketime package
+
+
 class Story(Scene):
+    """Day 1 runs a day ago: Claude Code, its hooks and the supervisor's `ars` under libfaketime
+    (``FAKETIME=-1d``), so day 2's "yesterday" is what it says."""
+
+    yesterday = False
+
     def __init__(self, tmp: Path, claude: Path):
         super().__init__(tmp, claude)
         self.stub = ScriptedAnthropic()
@@ -279,7 +298,26 @@ class Story(Scene):
     def env(self) -> dict[str, str]:
         env = super().env()
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        env["ARS_RECALL_DAEMON"] = "auto"  # the per-turn context comes from the daemon (the suite turns it off)
+        if self.yesterday:
+            env.update({"FAKETIME": "-1d", "LD_PRELOAD": str(FAKETIME_LIB)})
         return env
+
+    def run_ars(self, *args: str, passphrase: str | None = None) -> subprocess.CompletedProcess:
+        """`ars ARGS --state STATE` as the supervisor runs it, on the scene's day."""
+        env = env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_"))
+        if self.yesterday:
+            env.update({"FAKETIME": "-1d", "LD_PRELOAD": str(FAKETIME_LIB)})
+        return ars(*args, "--state", str(self.state), passphrase=passphrase, env=env)
+
+    def pending(self) -> list[dict]:
+        return json.loads(ok(self.run_ars("inbox", "list", "--status", "pending", "--json")).stdout)
+
+    def next_day(self) -> None:
+        """The night between: the recall daemon (started on day 1, on day 1's clock) is gone."""
+        ok(ars("daemon", "stop", "--state", str(self.state),
+               env={**env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_")), "ARS_RECALL_DAEMON": "auto"}))
+        self.yesterday = False
 
     def trust(self) -> None:
         """What answering Claude Code's trust prompt once in this folder leaves (its allow rules then count),
@@ -304,7 +342,7 @@ class Story(Scene):
         return self.wait_exit()
 
     def recall(self, query: str) -> list[dict]:
-        return json.loads(ok(ars("recall", query, "--json", "--state", str(self.state))).stdout)["hits"]
+        return json.loads(ok(self.run_ars("recall", query, "--json")).stdout)["hits"]
 
 
 @pytest.fixture
@@ -316,14 +354,20 @@ def story(tmp_path: Path, claude: Path):
     finally:
         s.stop()
         s.stub.stop()
-        ars("daemon", "stop", "--state", str(s.state))
+        ars("daemon", "stop", "--state", str(s.state), env={**env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_")),
+                                                           "ARS_RECALL_DAEMON": "auto"})
 
 
 def test_day_two_a_new_session_hears_what_ran_yesterday_and_who_approved_it(story: Story):
     s = story
+    if not FAKETIME_LIB.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{FAKETIME_LIB} is missing (apt-get install faketime): day 1 runs a day ago")
+        pytest.skip(f"{FAKETIME_LIB} is missing (apt-get install faketime)")
     with s.explained():
         set_up(s)
         s.trust()
+        s.yesterday = True
         # day 1: the project, captured turn by turn (recallable when each turn ends)
         assert s.run(DAY1_PROJECT).get("is_error") is False
         [hit] = [h for h in s.recall("抓取了多少个产品经理职位")[:1]]
@@ -332,17 +376,18 @@ def test_day_two_a_new_session_hears_what_ran_yesterday_and_who_approved_it(stor
         s.start(DAY1_RESTART)
         held = s.wait_for_held()
         assert held["detail"] == "openclaw gateway restart", held
-        ok(ars("inbox", "approve", held["id"], "--note", "ok, restart it", "--state", str(s.state),
-               passphrase=PASSPHRASE))
+        ok(s.run_ars("inbox", "approve", held["id"], "--note", "ok, restart it", passphrase=PASSPHRASE))
         assert s.wait_exit().get("is_error") is False
-        decided = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+        decided = json.loads(ok(s.run_ars("inbox", "show", held["id"], "--json")).stdout)
         # the decision and what ran are one memory, found by the words a person uses
         for query in ("approved", "重启完了没", "did the gateway restart finish"):
             hits = s.recall(query)
             assert hits[0]["episode_id"] == f"inbox:{held['id']}", (query, hits)
         from datetime import datetime
 
-        at = datetime.fromisoformat(decided["decision"]["decided_at"]).astimezone().strftime("%H:%M")
+        approved_at = datetime.fromisoformat(decided["decision"]["decided_at"]).astimezone()
+        assert approved_at.date() < datetime.now().astimezone().date()  # day 1 was yesterday
+        at = approved_at.strftime("%H:%M")
 
         from tui.daemon import client
         if getattr(client, "context", None) is None:
@@ -351,12 +396,26 @@ def test_day_two_a_new_session_hears_what_ran_yesterday_and_who_approved_it(stor
             pytest.skip("day 2 needs the recall daemon's context request (tui.daemon.client.context)")
 
         # day 2: new sessions; the model's first request holds yesterday's result and the restart
+        s.next_day()
+        missing = []
         for prompt in (DAY2_ZH, DAY2_EN):
             assert s.run(prompt).get("is_error") is False
-            first = s.stub.first_turn_of(prompt)
-            assert "137" in first, first[-3000:]
-            assert "Gateway restarted" in first and at in first and "supervisor" in first, first[-3000:]
+            given = _injected(s.stub.first_turn_of(prompt))
+            # yesterday's result; that the restart ran; when; who approved it (in either language)
+            wanted = {"137": ("137",), "the restart ran": ("Gateway restarted", "重启完了"), "when": (at,),
+                      "who approved": ("supervisor approved", "监督者")}
+            got = [what for what, words in wanted.items() if not any(w in given for w in words)]
+            if got:
+                missing.append(f"{prompt!r}: missing {got}; given: {given!r}")
+        assert not missing, "\n".join(missing)
         # a question memory knows nothing about gets nothing injected
         assert s.run(UNRELATED).get("is_error") is False
         first = s.stub.first_turn_of(UNRELATED)
         assert "137" not in first and "Gateway restarted" not in first and "boss_scraper" not in first
+        assert _injected(first) == "", _injected(first)
+
+
+def _injected(body_text: str) -> str:
+    """The ARS block in a request body ("" when none)."""
+    start = body_text.find("[ARS memory")
+    return "" if start < 0 else body_text[start:body_text.find("[end of ARS memory]", start) + 19]
