@@ -100,3 +100,31 @@ def checkpoint_age(state_dir: str | os.PathLike, transcript: str | os.PathLike, 
         except OSError:
             pass
     return max(0.0, time.time() - max(times)) if times else None
+
+
+def forget(state_dir: str | os.PathLike, ids: set[str]) -> int:
+    """``ars forget``: no checkpoint keeps the text of a forgotten episode. A transcript's is
+    removed (the next capture reads the file from its start, the ids the ingest gives, and the
+    tombstone keeps the forgotten ones out); a session's handed-over turns keep their part
+    counter and lose the open part's messages. Returns how many files changed."""
+    folder = Path(state_dir) / FOLDER
+    n = 0
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        builders = list(((data.get("reader") or {}).get("builders") or {}).values()) if "reader" in data \
+            else [data.get("builder")]
+        hit = [b for b in builders if isinstance(b, dict) and isinstance(b.get("open"), dict)
+               and f"{b.get('source')}:{b.get('session_id')}:{b['open'].get('index')}" in ids]
+        if not hit:
+            continue
+        if "reader" in data:
+            path.unlink(missing_ok=True)
+        else:
+            for b in hit:
+                b["open"] = None
+            atomic_write(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        n += 1
+    return n

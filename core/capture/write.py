@@ -22,6 +22,7 @@ from typing import Iterator
 from core.capture.checkpoints import CaptureBusy
 from core.enrich.extract import source_key
 from core.govern.redact import redact_episodes
+from core.govern.tombstone import load as forgotten
 from core.infra.writer_lock import WriterBusy
 from core.memory.memory import Memory
 from core.models import Episode
@@ -55,7 +56,9 @@ def store_changed(memory: Memory, episodes: list[Episode], wait: float) -> list[
     episodes = redact_episodes(episodes)
     with writer(memory, wait):
         stored = memory.sqlite.source_keys([ep.id for ep in episodes])
-        fresh = [ep for ep in episodes if stored.get(ep.id) != source_key(ep)]
+        gone = forgotten(memory.state_dir)  # what Memory.store leaves out: a forgotten episode or session
+        fresh = [ep for ep in episodes if stored.get(ep.id) != source_key(ep)
+                 and not (gone and gone.covers(ep.id, ep.session_id))]
         if fresh and memory.settings.enrich_with_llm:
             fresh = [ep.model_copy(update={"meta": {**ep.meta, "enrichment": PENDING}}) for ep in fresh]
         if fresh:

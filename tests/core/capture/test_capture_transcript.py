@@ -130,3 +130,21 @@ def test_bad_input_is_one_line(ars, tmp_path):
     binary = tmp_path / "b.jsonl"
     binary.write_bytes(b"\x00\xff" * 1000 + b"\n" + json.dumps({"type": "user"}).encode() + b"\n")
     assert ars.capture_transcript(binary) == []
+
+
+def test_a_forgotten_session_is_not_kept_by_its_checkpoint_nor_captured_again(ars, tmp_path):
+    t = Transcript(tmp_path / "s6.jsonl")
+    day_one(t)
+    [eid] = ars.capture_transcript(t.path)
+    ars.forget(ars.forget_select(session=t.session), why="private")
+    assert not list((ars.state_dir / "capture").glob("*.json"))  # its text does not rest there
+    t.turn("one more", [], "sure")
+    assert ars.capture_transcript(t.path) == []  # read again from the start: the tombstone keeps it out
+    assert ars.memory.sqlite.get(eid) is None and ars.recall("137 个产品经理职位").hits == []
+    # a session's handed-over turns: the forgotten part's messages go, the part counter stays
+    [tid] = ars.capture_turn("hermes", "h1", {"user": "我的身份证号是 110101199003074578", "assistant": "记住了"})
+    ars.forget(ars.forget_select(ids=[tid]), why="private")
+    saved = "".join(p.read_text() for p in (ars.state_dir / "capture").glob("*.json"))
+    assert "身份证" not in saved
+    assert ars.capture_turn("hermes", "h1", {"user": "下一个问题", "assistant": "好", "ts": "2026-12-04T13:00:00Z"}) \
+        == ["hermes:h1:1"]
