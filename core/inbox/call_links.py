@@ -56,3 +56,11 @@ def session_links(state_dir: str | os.PathLike, session: str) -> list[str]:
         if _ID_RE.match(rid) and rid not in out:
             out.append(rid)
     return out
+
+
+def unlink(state_dir: str | os.PathLike, session: str, call_id: str) -> None:
+    """The call is over and its outcome recorded: a later call with the same input is another call."""
+    try:
+        os.unlink(link_path(state_dir, session, call_id))
+    except OSError:
+        pass

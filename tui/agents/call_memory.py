@@ -51,15 +51,25 @@ def linked(state: str, session: str, call_ids: Iterable[str]) -> str | None:
     return None
 
 
-def outcome(state: str, request_id: str, status, output: str, by: str, say: Callable[[str], None]) -> str | None:
+def outcome(state: str, request_id: str, status, output: str, by: str, say: Callable[[str], None],
+            done: tuple[str, Iterable[str]] | None = None) -> str | None:
     """Record what the call of ``request_id`` did (``status``: an exit code or ok / error /
-    not run) and rewrite its memory; the episode id, or None."""
+    not run) and rewrite its memory; the episode id, or None. ``done``: (session, call ids)
+    whose links end here (the same input run again later is another call)."""
     try:
         with _ars(state) as ars:
             return ars.inbox_outcome(request_id, status, output, by=by)
     except Exception as exc:  # noqa: BLE001
         say(f"the outcome of {request_id} is not in memory: {type(exc).__name__}: {exc}")
         return None
+    finally:
+        if done is not None:
+            from core.hook_api import call_unlink
+
+            session, call_ids = done
+            for call_id in call_ids:
+                if call_id:
+                    call_unlink(state, str(session or "unknown")[:120], str(call_id)[:200])
 
 
 def unsettled(state: str, session: str) -> list[str]:

@@ -288,7 +288,8 @@ def _after_tool(event: dict, state: str, status, output: str) -> int:
                  _say)
     request_id = linked(state, session, ids)
     if request_id:
-        outcome(state, request_id, status, output, f"Claude Code's {event.get('hook_event_name')} hook", _say)
+        outcome(state, request_id, status, output, f"Claude Code's {event.get('hook_event_name')} hook", _say,
+                done=(session, ids))
     capture_soon(event, state)
     return 0
 

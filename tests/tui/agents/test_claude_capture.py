@@ -89,6 +89,11 @@ def test_a_held_call_its_signed_approval_and_what_it_did_are_one_memory(project,
     assert "signature verified" in text and "restart it" in text
     assert recall(state, "重启完了没")[:1] == [eid]
     assert recall(state, "approved")[:1] == [eid]
+    # the same command run again later (Claude Code's own rules let it) is another call: the
+    # approved one's outcome stays as it was
+    again = {**done, "tool_use_id": "toolu_01AGAIN", "tool_response": {**done["tool_response"], "stdout": "second run"}}
+    quiet(hook(again, state))
+    assert "second run" not in text_of(state, eid)
 
 
 def test_a_held_call_that_failed_or_was_rejected(project, state):
