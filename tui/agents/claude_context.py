@@ -114,9 +114,8 @@ def user_prompt(event: dict, state: str, say, answer) -> int:
     reply = ask(state, _clean(prompt, PROMPT_CHARS), session=session, agent=AGENT, previous=_clean(previous, PREVIOUS_CHARS) or None,
                 budget=None, turn=str(event.get("prompt_id") or "") or None, timeout=_timeout())
     if not isinstance(reply, dict):
-        say(f"the recall daemon gave no context within {_timeout():g} s: nothing injected (it is started for the "
-            "next turn)")
-        client.spawn(state)
+        say(f"the recall daemon gave no context within {_timeout():g} s: nothing injected (one is started for "
+            "the next turn)")  # by client.context itself
         return 0
     text = reply.get("text") if isinstance(reply.get("text"), str) else ""
     if not text:
