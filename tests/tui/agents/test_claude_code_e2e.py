@@ -407,12 +407,12 @@ def test_day_two_a_new_session_hears_what_ran_yesterday_and_who_approved_it(stor
             got = [what for what, words in wanted.items() if not any(w in given for w in words)]
             if got:
                 missing.append(f"{prompt!r}: missing {got}; given: {given!r}")
-        assert not missing, "\n".join(missing)
         # a question memory knows nothing about gets nothing injected
         assert s.run(UNRELATED).get("is_error") is False
-        first = s.stub.first_turn_of(UNRELATED)
-        assert "137" not in first and "Gateway restarted" not in first and "boss_scraper" not in first
-        assert _injected(first) == "", _injected(first)
+        given = _injected(s.stub.first_turn_of(UNRELATED))
+        if given:
+            missing.append(f"{UNRELATED!r}: given {given!r}")
+        assert not missing, "\n".join(missing)
 
 
 def _injected(body_text: str) -> str:
