@@ -126,10 +126,10 @@ def build(req: InboxRequest, outcome: dict | None, verified: str) -> Episode:
         ran = ("ran and finished" if outcome.get("ok") else "ran and failed") if outcome.get("ran") else "did not run"
         code = f", exit {outcome['exit']}" if outcome.get("exit") is not None else ""
         at = _dt(outcome.get("at"))
-        lines.append(f"Outcome: {ran}{code} ({outcome.get('status')}), reported"
+        lines.append(f"Result: {ran}{code} ({outcome.get('status')}), reported"
                      + (f" at {local(at)}" if at else "") + (f" by {outcome['by']}" if outcome.get("by") else ""))
         if outcome.get("output"):
-            lines += ["Output (first lines):", str(outcome["output"])]
+            lines += ["Its output (first lines):", str(outcome["output"])]
     last = _dt(outcome.get("at")) if outcome else None
     ep = Episode(id=episode_id(req.id), source="inbox", session_id=session, agent=agent, channel="inbox",
                  summary=en, text="\n".join(lines), first_ts=req.created_at,

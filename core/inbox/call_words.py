@@ -83,8 +83,8 @@ def _ran(outcome: dict | None, verb: str = "") -> tuple[str, str]:
         return "it did not run", "没有执行"
     if outcome.get("ok"):
         exit_en = f"exit {code}" if code is not None else "it succeeded"
-        return (f"it ran and finished (done), {exit_en}{tail_en}",
+        return (f"it ran and finished (done), result: {exit_en}{tail_en}",
                 f"已执行完成（{verb or '执行'}完了，成功）" + (f"，退出码 {code}" if code is not None else ""))
     exit_en = f"exit {code}" if code is not None else str(outcome.get("status") or "error")
-    return (f"it ran and failed, {exit_en}{tail_en}",
+    return (f"it ran and failed, result: {exit_en}{tail_en}",
             f"已执行但失败了（{verb or '执行'}没有成功）" + (f"，退出码 {code}" if code is not None else ""))

@@ -54,7 +54,7 @@ def test_an_approved_call_and_what_it_did_are_one_memory_found_in_both_languages
     assert ars.inbox_outcome(("oc-sess-1", "call-42"), 0, "Gateway restarted (pid 4242)\nlistening on :18789") == eid
     assert ars.episode_count() == 1  # rewritten in place
     ep = ars.memory.sqlite.get(eid)
-    assert "it ran and finished (done), exit 0: Gateway restarted (pid 4242)" in ep.text
+    assert "it ran and finished (done), result: exit 0: Gateway restarted (pid 4242)" in ep.text
     assert "已执行完成" in ep.text and "listening on :18789" in ep.text
     for query in ("approved", "重启完了没", "did the restart finish", "批准了吗", "gateway restart exit code"):
         assert top(ars, query) == eid, query
@@ -80,7 +80,7 @@ def test_rejected_expired_and_failed_calls(ars):
     ars.inbox_remember(failed.id, session="s-fail", call_id="c1")
     eid = ars.inbox_outcome(("s-fail", "c1"), 3, "Job for nginx.service failed")
     text = ars.memory.sqlite.get(eid).text
-    assert "it ran and failed, exit 3: Job for nginx.service failed" in text and "失败" in text
+    assert "it ran and failed, result: exit 3: Job for nginx.service failed" in text and "失败" in text
 
     ran_in_terminal = held(ars, "git push origin main", "s-term")
     ars.inbox_withdraw(ran_in_terminal.id, "decided in the terminal: the call ran")

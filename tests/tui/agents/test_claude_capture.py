@@ -85,7 +85,7 @@ def test_a_held_call_its_signed_approval_and_what_it_did_are_one_memory(project,
                                 "isImage": False})
     quiet(hook(done, state))
     text = text_of(state, eid)
-    assert "it ran and finished (done), exit 0: Gateway restarted (pid 4242)" in text, text
+    assert "it ran and finished (done), result: exit 0: Gateway restarted (pid 4242)" in text, text
     assert "signature verified" in text and "restart it" in text
     assert recall(state, "重启完了没")[:1] == [eid]
     assert recall(state, "approved")[:1] == [eid]
@@ -107,7 +107,7 @@ def test_a_held_call_that_failed_or_was_rejected(project, state):
                    error="Exit code 5\nFailed to restart nginx.service: Unit nginx.service not found.",
                    is_interrupt=False)
     quiet(hook(failed, state))
-    assert "it ran and failed, exit 5" in text_of(state, f"inbox:{req.id}")
+    assert "it ran and failed, result: exit 5" in text_of(state, f"inbox:{req.id}")
 
     p = hook_bg(perm(project, "rm -rf /srv/backups"), state)
     req = wait_for_request(state, p)
