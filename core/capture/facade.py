@@ -20,7 +20,14 @@ class CaptureMethods:
         """Store one turn an agent hands over (``{"user", "assistant", "tools": [{"name", "input",
         "exit", "output"}], "ts", "turn"}``); the episode ids it went into: ``<source>:<session>:<part>``,
         the ids the catch-up ingest of the agent's store gives the same session. ``CaptureBusy``
-        when the state directory stayed busy for ``wait`` s (the next capture stores it)."""
+        when the state directory stayed busy for ``wait`` s (the next capture stores it).
+        ``{"transcript": PATH[, "first_read_max": BYTES]}``: the turn is what the agent's transcript
+        added since the last capture (``capture_transcript``; how a hook hands a turn to the
+        recall daemon without loading ARS itself)."""
+        if isinstance(turn, dict) and "transcript" in turn:
+            limit = turn.get("first_read_max")
+            return self.capture_transcript(turn["transcript"], agent, wait=wait,
+                                           first_read_max=limit if isinstance(limit, int) else None)
         from core.capture.turns import capture_turn
         return capture_turn(self.memory, agent, session, turn, wait=wait)
 

@@ -1,9 +1,10 @@
 """Claude Code's transcript into memory, from its hooks (tui/agents/claude_code.py).
 
-* ``capture_transcript``: ``ARS.capture_transcript`` in this process: what the
-  transcript added since the last capture is recallable when the hook exits. A
-  transcript never captured and over ``FIRST_READ_MAX`` bytes is read whole in a
-  process of its own (``ars hook claude-code --capture PATH``, detached).
+* ``capture_transcript``: what the transcript added since the last capture,
+  recallable when the hook exits: captured by the warm recall daemon when one
+  answers (the hook then loads nothing of ARS), else by ``ARS.capture_transcript``
+  in this process. A transcript never captured and over ``FIRST_READ_MAX`` bytes is
+  read whole in a process of its own (``ars hook claude-code --capture PATH``, detached).
 * ``capture_soon``: after a tool call, that background capture when the last
   capture is over ``CAPTURE_EVERY`` s old (one stat otherwise).
 * ``ingest_transcript``: ``ars ingest`` of the transcript, detached (the catch-up at
@@ -26,6 +27,7 @@ INGEST_LOG_MAX = 1 << 20  # bytes; then the log starts again (the previous one k
 CAPTURE_EVERY = 30.0  # s: a tool call starts a background capture when the last one is older
 FIRST_READ_MAX = 2 << 20  # bytes: a longer transcript's first capture runs in the background
 CAPTURE_WAIT = 3.0  # s: how long a capture waits for the state directory's writer lock
+DAEMON_WAIT = 2.0  # s: how long the recall daemon has to capture before this process does it
 
 _say = hook_io.sayer("claude-code")
 
@@ -50,7 +52,10 @@ def capture_transcript(event: dict, state: str) -> int:
 
 
 def capture_now(state: str, path: str, first_read_max: int | None) -> int:
-    """Capture ``path`` in this process (a first read of a long one: in a process of its own)."""
+    """Capture ``path``: by the warm recall daemon when one answers (this process then loads
+    nothing of ARS), else in this process (a first read of a long one: in a process of its own)."""
+    if first_read_max is not None and _by_daemon(state, path, first_read_max):
+        return 0
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from core.hook_api import CaptureBusy, CaptureDeferred, capture_transcript as capture  # not the facade: every turn
 
@@ -66,6 +71,19 @@ def capture_now(state: str, path: str, first_read_max: int | None) -> int:
             raise
         _say(f"turn not captured: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
     return 0
+
+
+def _by_daemon(state: str, path: str, first_read_max: int) -> bool:
+    """The daemon's ``capture`` of the transcript (``ARS.capture_turn`` with ``{"transcript": path}``),
+    durable when it answers; False when no warm daemon took it (none running, an older one, busy)."""
+    from tui.daemon import address, client
+
+    ask = getattr(client, "capture", None)
+    if ask is None or address.mode() != "auto":
+        return False
+    reply = ask(state, "claude-code", "-", {"transcript": path, "first_read_max": first_read_max},
+                timeout=DAEMON_WAIT, start=False)
+    return isinstance(reply, dict) and isinstance(reply.get("ids"), list)
 
 
 def capture_soon(event: dict, state: str) -> None:

@@ -148,3 +148,14 @@ def test_a_forgotten_session_is_not_kept_by_its_checkpoint_nor_captured_again(ar
     assert "身份证" not in saved
     assert ars.capture_turn("hermes", "h1", {"user": "下一个问题", "assistant": "好", "ts": "2026-12-04T13:00:00Z"}) \
         == ["hermes:h1:1"]
+
+
+def test_a_turn_handed_over_as_its_transcript(ars, tmp_path):
+    """How a hook hands a turn to the recall daemon (its `capture` request): the transcript's path."""
+    t = Transcript(tmp_path / "s7.jsonl")
+    day_one(t)
+    assert ars.capture_turn("claude-code", t.session, {"transcript": str(t.path)}) == [f"claude-code:{t.session}:0"]
+    other = Transcript(tmp_path / "s8.jsonl")
+    day_one(other)
+    with pytest.raises(CaptureDeferred):
+        ars.capture_turn("claude-code", other.session, {"transcript": str(other.path), "first_read_max": 100})
