@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from core.capture.facade import CaptureMethods
 from core.config import Settings, load_settings
 from core.context.facade import TurnContextFacade
 from core.errors import BadQuery
@@ -78,7 +79,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS(TurnContextFacade, EpisodePages):
+class ARS(CaptureMethods, TurnContextFacade, EpisodePages):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)

@@ -44,9 +44,9 @@ def hook_command(agent: AgentArg, state: StateOpt = None,
                                               "refused as a rollback (written by `ars install`)")] = None
                  ) -> None:
     """Answer one hook event (JSON on stdin) as the agent expects: PreToolUse runs the gate
-    (a held call waits in the ARS inbox for a signed decision), PostToolUse ends a request its
-    call no longer needs, SessionStart prints the startup context, Stop/SessionEnd ingest the
-    transcript in the background. `ars install` sets it up."""
+    (a held call waits in the ARS inbox for a signed decision), UserPromptSubmit adds what memory
+    holds about the prompt, PostToolUse records what a held call did, SessionStart prints the
+    startup context, Stop/PreCompact/SessionEnd capture the turn. `ars install` sets it up."""
     _agent(agent)
     if agent == "hermes":
         from tui.agents.hermes import run
@@ -103,8 +103,8 @@ def install_command(
     from tui.agents.install import pinned_key, report
 
     report(changes, pin=pinned_key(state_dir), unpinned="only Claude Code's own prompt", dry_run=dry_run,
-           done=f"Claude Code now asks ARS ({state_dir}) before risky tool calls: "
-                "`ars inbox list` shows what waits for you.")
+           done=f"Claude Code now asks ARS ({state_dir}) before risky tool calls, hears what ARS remembers "
+                "at every prompt and is remembered turn by turn: `ars inbox list` shows what waits for you.")
 
 
 def _state(state: Path | None) -> Path:
