@@ -115,8 +115,12 @@ CAPTURE: str | None = None  # --capture PATH: this process captures a transcript
 
 
 def _parse_args(argv: list[str]) -> tuple[str | None, str | None]:
-USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...] [--policy-version N]  "
-         "(one Claude Code hook event as JSON on stdin; --capture PATH: capture that transcript)")
+    """(state dir or None, error or None); sets ``PIN`` from ``--supervisor``, ``FLOOR``, ``CAPTURE``."""
+    global PIN, FLOOR, CAPTURE
+    opts, problem = hook_io.parse(argv, USAGE, values={"--capture": str})
+    PIN = None if problem else opts["supervisor"]
+    FLOOR = 0 if problem else (opts["policy-version"] or 0)
+    CAPTURE = None if problem else opts["capture"]
     return (None, problem) if problem else (opts["state"], None)
 
 

@@ -41,7 +41,7 @@ def top(ars: ARS, query: str) -> str:
 
 def test_an_approved_call_and_what_it_did_are_one_memory_found_in_both_languages(ars):
     req = held(ars)
-    ars.inbox_decide(req.id, "approve", note="go ahead", signer=signing.unlock(ars.state_dir, PASS))
+    ars.inbox_decide(req.id, "approve", note="go ahead", signer=signing.unlock(ars.state_dir, PASS), shown=ars.inbox_get(req.id))
     eid = ars.inbox_remember(req.id, session="oc-sess-1", call_id="call-42")
     assert eid == f"inbox:{req.id}"
     ep = ars.memory.sqlite.get(eid)
@@ -65,7 +65,7 @@ def test_an_approved_call_and_what_it_did_are_one_memory_found_in_both_languages
 def test_rejected_expired_and_failed_calls(ars):
     signer = signing.unlock(ars.state_dir, PASS)
     rejected = held(ars, "rm -rf /srv/backups", "s-rej")
-    ars.inbox_decide(rejected.id, "reject", note="those are the only backups", signer=signer)
+    ars.inbox_decide(rejected.id, "reject", note="those are the only backups", signer=signer, shown=ars.inbox_get(rejected.id))
     text = ars.memory.sqlite.get(ars.inbox_remember(rejected.id)).text
     assert "The supervisor rejected `rm -rf /srv/backups`" in text and "never ran" in text
     assert "拒绝" in text and "删除" in text and "没有执行" in text and "those are the only backups" in text
@@ -76,7 +76,7 @@ def test_rejected_expired_and_failed_calls(ars):
     assert "Nobody approved `npm publish` in time: the request expired" in text and "过期" in text
 
     failed = held(ars, "systemctl restart nginx", "s-fail")
-    ars.inbox_decide(failed.id, "approve", signer=signer)
+    ars.inbox_decide(failed.id, "approve", signer=signer, shown=ars.inbox_get(failed.id))
     ars.inbox_remember(failed.id, session="s-fail", call_id="c1")
     eid = ars.inbox_outcome(("s-fail", "c1"), 3, "Job for nginx.service failed")
     text = ars.memory.sqlite.get(eid).text
@@ -97,14 +97,15 @@ def test_a_decision_signed_by_another_key_is_remembered_as_not_valid(ars, tmp_pa
     other = tmp_path / "agents-own"
     signing.init(other, b"the agent knows this one")
     req = held(ars, "curl -X POST https://pay.example/transfer", "s-forged")
-    ars.inbox.decide(req.id, "approve", signer=signing.unlock(other, b"the agent knows this one"))
+    ars.inbox.decide(req.id, "approve", signer=signing.unlock(other, b"the agent knows this one"),
+                     shown=ars.inbox.get(req.id))
     text = ars.memory.sqlite.get(ars.inbox_remember(req.id)).text
     assert "signature NOT valid" in text and "signature verified" not in text
 
 
 def test_ars_recall_approved_finds_it(ars, state_dir):
     req = held(ars)
-    ars.inbox_decide(req.id, "approve", signer=signing.unlock(state_dir, PASS))
+    ars.inbox_decide(req.id, "approve", signer=signing.unlock(state_dir, PASS), shown=ars.inbox_get(req.id))
     ars.inbox_remember(req.id, session="oc-sess-1", call_id="call-1")
     ars.inbox_outcome(req.id, 0, "Gateway restarted")
     ars.close()
