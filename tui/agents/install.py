@@ -93,8 +93,7 @@ def plan(*, state: Path, project: Path | None = None, user: bool = False, home: 
     state = Path(os.path.abspath(os.path.expanduser(str(state))))
     ars = list(ars or ars_command())
     pin = pinned_key(state)
-    hook_cmd = shlex.join(ars + ["hook", "claude-code", "--state", str(state)]
-                          + (["--supervisor", pin] if pin else []))
+    hook_cmd = shlex.join(ars + ["hook", "claude-code", "--state", str(state)] + pin_args(state, pin))
     server = {"type": "stdio", "command": ars[0], "env": {},
               "args": ars[1:] + ["mcp", "--state", str(state)] + (["--supervisor", pin] if pin else [])}
     if user:
@@ -107,6 +106,19 @@ def plan(*, state: Path, project: Path | None = None, user: bool = False, home: 
                                "project (or --user)")
         settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
     return [_merge_hooks(settings_path, hook_cmd), _merge_mcp(mcp_path, server)]
+
+
+def pin_args(state: Path, pin: str | None) -> list[str]:
+    """What a hook command pins: the supervisor key and the gate policy version in force now
+    (an older policy put back later is a rollback the hook refuses; Claude Code snapshots the
+    command at session start, where the agent cannot change it). Run `ars install` again
+    after `ars gate edit` to raise the pinned version."""
+    if not pin:
+        return []
+    from core.api import gate_policy
+
+    version = gate_policy.seen_version(state)
+    return ["--supervisor", pin] + (["--policy-version", str(version)] if version else [])
 
 
 def pinned_key(state: Path) -> str | None:

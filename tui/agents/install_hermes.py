@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from tui.agents import install_hermes_memory as memory
-from tui.agents.install import FileChange, InstallError, ars_command, merge_server, pinned_key, report
+from tui.agents.install import pin_args, FileChange, InstallError, ars_command, merge_server, pinned_key, report
 
 PRE_TOOL_TIMEOUT = 300   # s: Hermes' MAX_TIMEOUT_SECONDS for a shell hook
 OTHER_TIMEOUT = 30       # s: post_tool_call and on_session_end do one stat, or start a detached ingest
@@ -58,7 +58,7 @@ def commands(state: Path, ars: list[str] | None = None) -> dict[str, str]:
     """Each hooked event's command (the pin read now from the state directory)."""
     ars = list(ars or ars_command())
     pin = pinned_key(state)
-    base = ars + ["hook", "hermes", "--state", str(state)] + (["--supervisor", pin] if pin else [])
+    base = ars + ["hook", "hermes", "--state", str(state)] + pin_args(state, pin)
     return {event: shlex.join(base + (["--timeout", str(PRE_TOOL_TIMEOUT)] if event == "pre_tool_call" else []))
             for event in HOOK_EVENTS}
 

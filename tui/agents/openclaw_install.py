@@ -82,6 +82,10 @@ def plan(*, state: Path, config: Path | None = None, project: Path | None = None
     plugin_config: dict = {"ars": ars, "state": str(state), "waitSeconds": wait}
     if pin:
         plugin_config["supervisor"] = pin
+        from core.api import gate_policy
+
+        if gate_policy.seen_version(state):  # the policy version in force now: an older one is a rollback
+            plugin_config["policyVersion"] = gate_policy.seen_version(state)
     if project is not None:
         root = Path(os.path.abspath(os.path.expanduser(str(project))))
         if not root.is_dir():

@@ -99,5 +99,6 @@ export function arsArgv(cfg) {
   const ars = Array.isArray(cfg?.ars) && cfg.ars.length ? cfg.ars.map(String) : null;
   const base = ars ? [...ars, "hook", "openclaw", "--state", String(cfg.state)] : null;
   if (base && cfg.supervisor) base.push("--supervisor", String(cfg.supervisor));
+  if (base && cfg.policyVersion) base.push("--policy-version", String(cfg.policyVersion));
   return base;
 }
