@@ -125,7 +125,10 @@ def parts(text: str, tokens: Sequence[str], width: int = WIDTH) -> list[Part]:
     order = [r for r in ("reply", "result") if r in by_role]
     share = left // len(order) if order else 0
     if len(order) == 2 and share < 60:
-        order, share = order[:1], left
+        # one fits: the reply, unless only the tool's result holds the figures ("抓取了 137 个")
+        digits = {r: any(ch.isdigit() for ch in msgs[by_role[r]]) for r in order}
+        keep = "result" if digits["result"] and not digits["reply"] else "reply"
+        order, share = [keep], left
     for role in order:
         j = by_role[role]
         chosen.append((j, role, _head(msgs[j], share)))
