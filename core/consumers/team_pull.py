@@ -110,8 +110,9 @@ class _Check:
         for host, line in self.pins.problems.items():
             self.refusals.note(host, line)
 
-    def rows(self, host: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return signed_rows(self.store, self.namespace, self.pins, host, rows, self.cache, self.refusals)
+    def rows(self, host: str, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:
+        """(the rows its pinned key signed, the others with why)."""
+        return signed_rows(self.store, self.namespace, self.pins, host, rows, self.cache)
 
     def close(self, stores: "Stores", report: PullReport) -> None:
         report.refused = self.refusals.lines()
@@ -213,12 +214,24 @@ def _named(sqlite, me, host: str, rows: list[dict[str, Any]],
 
 def _store(sqlite, me, name: str, rows: list[dict[str, Any]], report: PullReport, check: _Check) -> int:
     """One page of ``name``'s episodes into SQLite (those it signed), with its
-    cursor (past the whole page), in one transaction."""
-    eps, terms, digests = _named(sqlite, me, name, check.rows(name, rows), report)
+    cursor, in one transaction. The cursor moves to the last row taken, not
+    past the page: a row refused after it (one written in the host's name
+    with a far ``seq``) must not carry the cursor past the host's next
+    episodes; it is read again, and refused again, by the next pull."""
+    ok, bad = check.rows(name, rows)
+    eps, terms, digests = _named(sqlite, me, name, ok, report)
     gone = forgotten_set(sqlite.path.parent)
     if gone.ids:  # forgotten here (by its writer, or on this host): never stored again
         eps = [ep for ep in eps if ep.id not in gone.ids]
-    seq, last = rows[-1]["seq"], rows[-1]["id"]
+    taken = {(r["id"], r.get("seq")) for r in ok}
+    last_at = max((i for i, r in enumerate(rows) if (r.get("id"), r.get("seq")) in taken), default=-1)
+    at = {(r.get("id"), r.get("seq")): i for i, r in enumerate(rows)}
+    for r, why in bad:
+        key = (r["id"], r.get("seq"))
+        check.refusals.episode(name, key, why, passed=at.get(key, len(rows)) < last_at)
+    if last_at < 0:
+        return 0  # nothing taken: the cursor stays
+    seq, last = rows[last_at]["seq"], rows[last_at]["id"]
     apply_pulled(sqlite, name, eps, terms, seq, last, digests)
     report.hosts[name] = report.hosts.get(name, 0) + len(eps)
     return len(eps)
@@ -245,7 +258,7 @@ def partners(stores: "Stores", ids: list[str]) -> int:
         for r in rows:
             by_host.setdefault(r.get("host") or "", []).append(r)
         for host, page in by_host.items():
-            eps, terms, digests = _named(stores.sqlite, me, host, check.rows(host, page), report)
+            eps, terms, digests = _named(stores.sqlite, me, host, check.rows(host, page)[0], report)
             # labelled just after that host's last push: the embedding pass of pulled
             # episodes (core/consumers/embed_pulled.py) reads each host's after the last it embedded,
             # and these may be older; its next push ends further on in its ledger

@@ -3,8 +3,9 @@
 A forged episode or tombstone is refused where it is met (core/team/verify.py,
 core/govern/trusted.py); this module gathers them per host so a pull reports
 one line per host, however many rows it refused, and keeps the counts for
-``ars sync status`` in ``team-refused.json``: episodes refused (all pulls:
-the pull cursor passes them, so each is counted once) and tombstones not
+``ars sync status`` in ``team-refused.json``: episodes refused (those the pull
+cursor went past, summed over pulls, each counted once; plus those after the
+last episode taken, which the next pull reads again) and tombstones not
 obeyed (the last pull's: the pull reads every tombstone each time).
 """
 
@@ -23,8 +24,9 @@ REFUSED_FILE = "team-refused.json"
 
 @dataclass
 class _Host:
-    episodes: int = 0
-    saved: int = 0  # of ``episodes``, those already added to the file
+    passed: set[tuple[str, int]] = field(default_factory=set)  # (id, seq) refused, and the cursor went past them
+    pending: set[tuple[str, int]] = field(default_factory=set)  # refused after the cursor: read again next pull
+    saved: set[tuple[str, int]] = field(default_factory=set)  # of ``passed``, those already added to the file
     tombstone_ids: set[str] = field(default_factory=set)
     why: list[str] = field(default_factory=list)  # distinct reasons, first seen first
     note: str = ""  # about its declared keys (core/team/pins.py)
@@ -32,6 +34,10 @@ class _Host:
     @property
     def tombstones(self) -> int:
         return len(self.tombstone_ids)
+
+    @property
+    def episodes(self) -> int:
+        return len(self.passed | self.pending)
 
 
 class Refusals:
@@ -43,12 +49,18 @@ class Refusals:
     def _of(self, host: str) -> _Host:
         return self.hosts.setdefault(host, _Host())
 
-    def episodes(self, host: str, n: int, why: str) -> None:
-        if n:
-            h = self._of(host)
-            h.episodes += n
-            if why not in h.why:
-                h.why.append(why)
+    def episode(self, host: str, key: tuple[str, int], why: str, passed: bool) -> None:
+        """One episode refused; ``passed``: the pull cursor went past it (it is not read
+        again), else it comes after the last one taken and the next pull reads it again
+        (a forged one with a far seq must not move the cursor past the host's next ones)."""
+        h = self._of(host)
+        if passed:
+            h.passed.add(key)
+            h.pending.discard(key)
+        elif key not in h.passed:
+            h.pending.add(key)
+        if why not in h.why:
+            h.why.append(why)
 
     def tombstone(self, host: str, episode_id: str, why: str) -> None:
         """One tombstone not obeyed (each turn of a run reads them all: counted once)."""
@@ -74,13 +86,16 @@ class Refusals:
         return out
 
     def save(self, state: Path) -> None:
-        """Add this pull's counts to ``team-refused.json`` (episodes summed, tombstones replaced)."""
+        """Add this pull's counts to ``team-refused.json``: episodes the cursor passed
+        summed over pulls, those it will read again and tombstones as this pull found them."""
         old = load(state)
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         new: dict[str, Any] = {}
         for host in sorted(set(old) | set(self.hosts)):
             was, h = old.get(host) or {}, self.hosts.get(host)
-            row = {"episodes": int(was.get("episodes") or 0) + (h.episodes - h.saved if h else 0),
+            passed = int(was.get("passed") or 0) + (len(h.passed - h.saved) if h else 0)
+            pending = len(h.pending - h.passed) if h else 0
+            row = {"episodes": passed + pending, "passed": passed, "pending": pending,
                    "tombstones": h.tombstones if h else 0,
                    "why": (h.why[0] if h and h.why else was.get("why", "")),
                    "note": h.note if h else "", "at": now if h and (h.episodes or h.tombstones) else was.get("at", "")}
@@ -89,7 +104,7 @@ class Refusals:
         if new != old:
             atomic_write(Path(state) / REFUSED_FILE, json.dumps(new, indent=1))
         for h in self.hosts.values():
-            h.saved = h.episodes
+            h.saved |= h.passed
 
 
 def load(state: Path) -> dict[str, dict[str, Any]]:

@@ -7,7 +7,7 @@ signatures checked against the host key this host pinned
 (core/team/pins.py), and a row is taken when its batch verifies and lists
 the row's recomputed digest under its id. Anything else (no batch, another
 key's batch, content that is not what was signed, a host with no pinned
-key) is refused and counted (core/team/refusals.py): one line per host.
+key) is refused; the pull counts it (core/team/refusals.py): one line per host.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from core.team.host_key import verify
 
 if TYPE_CHECKING:
     from core.team.pins import Pins
-    from core.team.refusals import Refusals
 
 NOT_SIGNED = "not signed by its host's key (written by someone else with the graph's credentials)"
 BAD_BATCH = "its batch's signature is not by the host's pinned key"
@@ -53,27 +52,27 @@ def row_digest(namespace: str, host: str, row: dict[str, Any]) -> str:
 
 
 def signed_rows(store, namespace: str, pins: "Pins", host: str, rows: list[dict[str, Any]],
-                cache: BatchCache, refusals: "Refusals") -> list[dict[str, Any]]:
-    """The rows of ``host`` signed by its pinned key, each with its ``digest``
-    (what recall later compares the graph's answers with: core/team/local.py);
-    the rest counted in ``refusals``."""
+                cache: BatchCache) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:
+    """(the rows of ``host`` signed by its pinned key, each with its ``digest``,
+    which recall later compares the graph's answers with (core/team/local.py);
+    the others, each with why it was refused)."""
     pin = pins.key_of(host)
     keyed = [r for r in rows if r.get("id")]
     if not pin:
-        refusals.episodes(host, len(keyed), pins.problems.get(host) or "it has no pinned key")
-        return []
+        why = pins.problems.get(host) or "it has no pinned key"
+        return [], [(r, why) for r in keyed]
     cache.fill(store, namespace, host, pin, {r["batch"] for r in keyed if isinstance(r.get("batch"), str)})
     ok: list[dict[str, Any]] = []
+    bad: list[tuple[dict[str, Any], str]] = []
     for r in keyed:
         batch = r.get("batch")
         items = cache.items.get((host, batch)) if isinstance(batch, str) else None
         if items is None:
-            refusals.episodes(host, 1, BAD_BATCH if (host, batch) in cache.forged else NOT_SIGNED)
+            bad.append((r, BAD_BATCH if (host, batch) in cache.forged else NOT_SIGNED))
             continue
         d = row_digest(namespace, host, r)
         if items.get(r["id"]) != d:
-            refusals.episodes(host, 1, ALTERED)
+            bad.append((r, ALTERED))
             continue
         ok.append({**r, "digest": d})
-    return ok
-
+    return ok, bad
