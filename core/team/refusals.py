@@ -76,8 +76,9 @@ class Refusals:
         """One line per host."""
         out = []
         for host, h in sorted(self.hosts.items()):
-            what = " and ".join(x for x in (f"{h.episodes} episodes refused" if h.episodes else "",
-                                            f"{h.tombstones} tombstones not obeyed" if h.tombstones else "") if x)
+            what = " and ".join(x for x in (_n(h.episodes, "episode") + " refused" if h.episodes else "",
+                                            _n(h.tombstones, "tombstone") + " not obeyed" if h.tombstones else "")
+                                if x)
             why = "; ".join(h.why[:2]) + (f" (+{len(h.why) - 2} more reasons)" if len(h.why) > 2 else "")
             if what:
                 out.append(f"host {host}: {what}: {why}" + (f"; {h.note}" if h.note and h.note not in h.why else ""))
@@ -105,6 +106,10 @@ class Refusals:
             atomic_write(Path(state) / REFUSED_FILE, json.dumps(new, indent=1))
         for h in self.hosts.values():
             h.saved |= h.passed
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def load(state: Path) -> dict[str, dict[str, Any]]:

@@ -62,9 +62,9 @@ def _print_refused(name: str, refused: dict | None) -> None:
     """What the pulls refused of another host: not signed by the keys pinned for it (core/team/refusals.py)."""
     if not refused:
         return
-    what = ", ".join(x for x in (f"{refused['episodes']} episodes refused" if refused.get("episodes") else "",
-                                 f"{refused['tombstones']} tombstones not obeyed" if refused.get("tombstones") else "")
-                     if x)
+    e, t = refused.get("episodes") or 0, refused.get("tombstones") or 0
+    what = ", ".join(x for x in (f"{e} episode{'s' * (e != 1)} refused" if e else "",
+                                 f"{t} tombstone{'s' * (t != 1)} not obeyed" if t else "") if x)
     line = "; ".join(x for x in (what and f"{what} ({refused.get('why', '')})", refused.get("note", "")) if x)
     err.print(f"    [yellow]{_esc(line)}[/]", highlight=False, soft_wrap=True)
 

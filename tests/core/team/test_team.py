@@ -339,7 +339,7 @@ def test_data_from_before_namespaces_reads_as_default(tmp_path, neo4j_uri):
         assert m.neo4j.count() == 2
         assert graph(m, "MATCH (e:Episode {id: 'graph-old:0'}) RETURN e.namespace AS ns")[0]["ns"] == "default"
         r = m.recall("pulsar outage", k=3, tiers="neo4j")
-        assert ids(r) == [] and "1 answers left out" in r.tier("neo4j").error, r.tier("neo4j").error
+        assert ids(r) == [] and "1 answer left out" in r.tier("neo4j").error, r.tier("neo4j").error
         assert ids(m.recall("quasar migration", k=3, tiers="neo4j")) == ["old:0"]
         bobs = graph(m, "MATCH (n:Entity {key: 'bob'}) RETURN n.namespace AS ns")
         assert [r["ns"] for r in bobs] == ["default"]

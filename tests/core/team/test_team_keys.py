@@ -112,7 +112,7 @@ def test_a_key_swap_for_a_known_host_is_refused_and_its_owner_puts_its_key_back(
         assert r.ok, r.error
         lines = refused_for(r, "host-a")
         assert len(lines) == 1, r.pull_refused
-        assert "1 episodes refused" in lines[0] and "not by the host's pinned key" in lines[0]
+        assert "1 episode refused" in lines[0] and "not by the host's pinned key" in lines[0]
         assert "now declares key" in lines[0]
         assert not b.sqlite.has("plan:9") and b.sqlite.has("plan:0")
         assert json.loads((tmp_path / "host-b" / PINS_FILE).read_text())["host-a"]["key"] == mine.public
@@ -218,7 +218,7 @@ def test_a_forged_episode_in_a_hosts_name_is_not_pulled_recalled_or_given_at_ses
         r = b.sync.run()
         assert r.ok, r.error
         lines = refused_for(r, "host-a")
-        assert len(lines) == 1 and "1 episodes refused" in lines[0] and "not signed" in lines[0], r.pull_refused
+        assert len(lines) == 1 and "1 episode refused" in lines[0] and "not signed" in lines[0], r.pull_refused
         assert not b.sqlite.has("forged:0")
         assert b.sync.status()["hosts"]["host-a"]["refused"]["episodes"] == 1
 

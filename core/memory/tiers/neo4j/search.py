@@ -183,8 +183,8 @@ class Neo4jSearch:
 
     def _search(self, q: Query, k: int, deadline: float) -> TierReport:
         hits, n, left_out = self._ranked(q, max(k * CANDIDATE_FACTOR, MIN_CANDIDATES), deadline, k)
-        note = (f"{left_out} answers left out: not what their host signed, or not pulled here yet"
-                if left_out else "")
+        note = (f"{left_out} answer{'s' * (left_out != 1)} left out: not what their host signed, or not "
+                "pulled here yet" if left_out else "")
         return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n, error=note)
 
     def _vouched(self, rows: list[dict]) -> tuple[list[dict], int]:
