@@ -52,6 +52,7 @@ def child(tree: str, state: str, uri: str, corpus: str, queries: str) -> None:
                                recall_daemon="off", neo4j_deadline=10.0, sqlite_deadline=10.0))
 
     out: dict = {}
+    spent = _timers()
     a = mem("host-a")
     try:
         t = time.perf_counter()
@@ -86,7 +87,40 @@ def child(tree: str, state: str, uri: str, corpus: str, queries: str) -> None:
         out["recall_hits"] = hits
     finally:
         b.close()
+    out.update(spent)
     print("RESULT " + json.dumps(out), flush=True)
+
+
+def _timers() -> dict:
+    """Where the signed tree spends its time on signatures (its own functions, timed
+    in place; the baseline has none): signing and digests at the push, checking at
+    the pull, the digests recall compares. Load on the shared CPU moves the totals
+    above; these are the part signing adds."""
+    spent: dict = {}
+    try:
+        from core.consumers import team_pull
+        from core.memory.tiers.neo4j.search import Neo4jSearch
+        from core.memory.tiers.neo4j.write import Neo4jWrites
+    except ImportError:
+        return spent
+    if not hasattr(Neo4jWrites, "_sign"):
+        return spent
+
+    def timed(owner, name: str, key: str) -> None:
+        fn = getattr(owner, name)
+
+        def wrapper(*a, **kw):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[key] = spent.get(key, 0.0) + time.perf_counter() - t
+        setattr(owner, name, wrapper)
+
+    timed(Neo4jWrites, "_sign", "sign_s")
+    timed(team_pull._Check, "rows", "verify_s")
+    timed(Neo4jSearch, "_vouched", "vouch_s")
+    return spent
 
 
 def baseline_tree(rev: str, into: Path) -> Path:
@@ -114,7 +148,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--child", nargs=5, metavar=("TREE", "STATE", "URI", "CORPUS", "QUERIES"))
     ap.add_argument("--episodes", type=int, default=5000)
-    ap.add_argument("--trials", type=int, default=2)
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1, help="runs of each tree first, not counted (a cold JVM)")
     ap.add_argument("--baseline", default=None, help="the commit to compare with (default: where this branch left main)")
     ap.add_argument("--neo4j-uri", default=None)
     ap.add_argument("--seed", type=int, default=7)
@@ -149,12 +184,13 @@ def main() -> None:
             write_corpus(corpus, args.episodes, seed=args.seed)
             queries.write_text(json.dumps(make_queries(QUERIES + 10, seed=args.seed, corpus=corpus)))
             trees = {"before": baseline_tree(rev, base / "baseline"), "after": ROOT}
-            for trial in range(args.trials):
+            for trial in range(-args.warmup, args.trials):
                 order = ["before", "after"] if trial % 2 == 0 else ["after", "before"]
                 for name in order:
                     admin.clear()
                     r = run_child(trees[name], base / f"{name}-{trial}", uri, corpus, queries)
-                    results[name].append(r)
+                    if trial >= 0:
+                        results[name].append(r)
                     print(f"trial {trial} {name}: {json.dumps(r)}", file=sys.stderr, flush=True)
     finally:
         admin.close()
@@ -174,6 +210,17 @@ def main() -> None:
         print(f"| {name} | {n / med(name, 'ingest_s'):,.0f} | {n / med(name, 'push_s'):,.0f} | "
               f"{med(name, 'pulled') / med(name, 'pull_s'):,.0f} | {med(name, 'recall_p50'):.1f} | "
               f"{med(name, 'recall_p95'):.1f} | {med(name, 'recall_hits'):.0f} |")
+    if all("sign_s" in r for r in results["after"]):
+        print("\nOf the signed tree's time (median): what signing adds, timed in place\n")
+        print("| step | total s | per episode µs | share of the step |")
+        print("|---|---|---|---|")
+        for key, step, whole, per in (("sign_s", "push: digests + one signature per batch", "push_s", n),
+                                      ("verify_s", "pull: batches read + verified, digests", "pull_s", n),
+                                      ("vouch_s", "recall: digests of the graph's answers + SQLite check",
+                                       None, QUERIES)):
+            t = med("after", key) if all(key in r for r in results["after"]) else 0.0
+            share = f"{100 * t / med('after', whole):.1f} %" if whole else f"{1000 * t / per:.2f} ms a query"
+            print(f"| {step} | {t:.3f} | {1e6 * t / n:,.0f} | {share} |")
 
 
 if __name__ == "__main__":

@@ -45,10 +45,18 @@ def _norm(value: Any) -> Any:
 
 
 def digest(namespace: str, host: str, episode_id: str, seq: Any, props: Mapping[str, Any]) -> str:
-    """The digest of one episode node (base64 of SHA-256, 43 characters)."""
-    body = [namespace, host or "", episode_id, _norm(seq), [_norm(props.get(k)) for k in FIELDS]]
-    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    return base64.b64encode(hashlib.sha256(raw).digest()).decode().rstrip("=")
+    """The digest of one episode node (base64 of SHA-256, 43 characters): each
+    value typed and length-prefixed (a text is hashed as it is, not JSON-quoted:
+    recall computes this for every answer of the graph)."""
+    h = hashlib.sha256()
+    for v in (namespace, host or "", episode_id, _norm(seq), *(_norm(props.get(k)) for k in FIELDS)):
+        if isinstance(v, str):
+            tag, raw = b"s", v.encode("utf-8", "surrogatepass")
+        else:
+            tag, raw = b"j", json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        h.update(tag + len(raw).to_bytes(8, "big"))
+        h.update(raw)
+    return base64.b64encode(h.digest()).decode().rstrip("=")
 
 
 def batch_text(namespace: str, host: str, items: Mapping[str, str]) -> str:
