@@ -171,7 +171,7 @@ class Neo4jWrites:
             got = tx.run(UPSERT_BATCH, rows=stamped, entities=batch.entities, topics=batch.topics, ns=ns,
                          host=self.host).single()
             renamed.extend(got["renamed"] if got else [])
-            if signed is not None:
+            if signed is not None and signed[2] is not None:
                 tx.run(UPSERT_SIGNED, ns=ns, host=self.host, id=signed[0], signed=signed[1], sig=signed[2],
                        at=_utcnow()).consume()
             if top is not None and self.host:
@@ -193,16 +193,20 @@ class Neo4jWrites:
                 pass
         return list(renamed)
 
-    def _sign(self, stamped: list[dict]) -> "tuple[str, str, str, dict[str, str]] | None":
+    def _sign(self, stamped: list[dict]) -> "tuple[str, str, str | None, dict[str, str]] | None":
         """(batch id, signed text, signature, id -> digest) of a batch of stamped rows,
-        each row's props naming the batch; None for a store with no host key
-        (tests, benchmarks: a peer refuses what it writes)."""
+        each row's props naming the batch. A store with no host key (tests,
+        benchmarks: a peer refuses what it writes) signs nothing (signature None)
+        but still tells ``on_written`` the digests, so its own recall vouches for
+        what it wrote; None when there is nobody to tell either."""
         key = self.host_key
-        if key is None or not self.host or not stamped:
+        if (key is None and self.on_written is None) or not stamped:
             return None
         ns = self.namespace
         items = {r["id"]: team_digest.digest(ns, self.host, r["id"], r["props"]["seq"], r["props"])
                  for r in stamped}
+        if key is None or not self.host:
+            return "", "", None, items
         text = team_digest.batch_text(ns, self.host, items)
         bid = team_digest.batch_id(text)
         for r in stamped:
