@@ -9,7 +9,8 @@ this host pinned them the first time it saw them (core/team/pins.py). A
 ``Forgotten`` node is obeyed only when:
 
 * its host has a pinned supervisor key: the node carries that host's forget
-  decision (core/govern/forget.py) signed by that key, naming the episode; or
+  decision (core/govern/forget.py) signed by that key, naming the episode,
+  and the host key's signature over the node (which names the host); or
 * its host has no supervisor key (its forgets are "unverified" on its own
   side too): the node carries the host key's signature over (namespace,
   host, id, tombstone event) (core/team/digest.py ``tombstone_text``).
@@ -68,7 +69,9 @@ def signed_rows(rows: list[dict[str, Any]], namespace: str, pins: "Pins", refusa
                 decision = json.loads(r.get("decision") or "{}")
             except (TypeError, ValueError):
                 decision = {}
-            why = _names_it(decision, supervisor, str(r["id"]))
+            # and the host key's signature: the decision names ids, not the host, so without
+            # it one host's signed forget could be replayed against another's same id
+            why = _names_it(decision, supervisor, str(r["id"])) or (_host_signed(r, namespace, key) if key else "")
         elif key:
             why = _host_signed(r, namespace, key)
         else:

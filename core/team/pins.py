@@ -127,7 +127,6 @@ def observe(state: Path, ledger: "Ledger", namespace: str, hosts: Iterable[dict[
     """The pins, after pinning what the graph's ``Host`` rows (name, key,
     supervisor, supervisor_sig) declare for hosts seen for the first time;
     a declaration that contradicts a pin is noted, never pinned."""
-    from core.events import TEAM_KEY_EVENT as kind
     from core.ledger.ledger import Event, content_id
     from core.team.declare import supervisor_of
     from core.team.host_key import fingerprint_of
@@ -165,7 +164,7 @@ def observe(state: Path, ledger: "Ledger", namespace: str, hosts: Iterable[dict[
                                   f"{host!r} from {PINS_FILE})")
     if new:
         # the ledger first: a pins file lost later is found again there
-        ledger.append([Event(content_id(kind, h, p.key, p.supervisor), kind,
+        ledger.append([Event(content_id(TEAM_KEY_EVENT, h, p.key, p.supervisor), TEAM_KEY_EVENT,
                              {"host": h, "key": p.key, "fingerprint": fingerprint_of(p.key),
                               "supervisor": p.supervisor}) for h, p in new])
     if new or not found[0]:

@@ -11,7 +11,6 @@ status``, and A's evidence stays."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -265,6 +264,33 @@ def test_a_host_an_older_ars_claimed_declares_its_key_and_signs_its_whole_ledger
         assert a.sync.run().ok  # declares its key and pushes its whole ledger again, signed
         r = b.sync.run()
         assert r.ok and r.pull_refused == [] and all(b.sqlite.has(f"old:{i}") for i in range(3))
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_supervisor_key_made_after_the_first_claim_is_declared_pinned_and_then_required(tmp_path, neo4j_uri):
+    from core.inbox import signing
+
+    passphrase = b"the supervisor's passphrase"
+    a, b = host(tmp_path, "host-a", neo4j_uri), host(tmp_path, "host-b", neo4j_uri)
+    try:
+        a.store([ep(f"ops:{i}", f"ops note {i}: {EVIDENCE}", i=i) for i in range(3)])
+        assert a.sync.run().ok and b.sync.run().ok and b.sqlite.has("ops:0")
+        assert json.loads((tmp_path / "host-b" / PINS_FILE).read_text())["host-a"]["supervisor"] == ""
+        fp = signing.init(tmp_path / "host-a", passphrase)
+        assert a.sync.run().ok  # declares it, signed by the host key
+        assert b.sync.run().ok
+        assert json.loads((tmp_path / "host-b" / PINS_FILE).read_text())["host-a"]["supervisor"] == fp
+        # from now on host A's forgets must be its supervisor's: one the host key alone signed is not obeyed
+        F.forget(a, F.select(a, ids=["ops:0"]), why="no supervisor asked")
+        F.forget(a, F.select(a, ids=["ops:1"]), why="the supervisor decided",
+                 signer=signing.unlock(tmp_path / "host-a", passphrase))
+        assert a.sync.run().ok
+        r = b.sync.run()
+        assert not b.sqlite.has("ops:1") and b.sqlite.has("ops:0") and b.sqlite.has("ops:2")
+        line = refused_for(r, "host-a")
+        assert len(line) == 1 and "1 tombstone not obeyed" in line[0] and "supervisor" in line[0], r.pull_refused
     finally:
         a.close()
         b.close()
