@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from core.config import Settings, load_settings
+from core.context.facade import TurnContextFacade
 from core.errors import BadQuery
 from core.hook_api import HOOK_EXPORTS
 from core.inbox import all_requests, supervisor_key
@@ -64,6 +65,9 @@ REEXPORTED: Table = {
     **each("core.infra.fsutil", "atomic_write", "fsync_dir"),
     **each("core.infra.state_kind", "MARKER", "state_kind"),
     **each("core.config", "config_error"),
+    **each("core.context.models", "TurnContext", "InjectedMemory", "Receipt"),
+    **each("core.context.why", "WhyNot"),
+    **each("core.context.when", "when_text"),
     **each("core.ingest", "FORMATS"),
 }
 
@@ -71,7 +75,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS:
+class ARS(TurnContextFacade):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)

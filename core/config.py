@@ -66,6 +66,11 @@ class Settings(BaseModel):
     recall_daemon: Literal["auto", "off"] = "auto"
     recall_daemon_idle: float = 600.0
 
+    # Memory in the agent's turn (core/context/): the block one turn gets is at most this
+    # many characters, and ARS answers within this many seconds or the turn gets nothing.
+    context_budget: int = Field(default=1500, ge=0, le=100_000)
+    context_deadline: float = Field(default=0.3, gt=0, le=60)
+
     # Each new inbox request is POSTed here (core/inbox/notify.py, which reads the
     # environment itself: the hook path imports no pydantic); declared so a bad value
     # is the usual one-line error.

@@ -14,4 +14,6 @@ LOOP_TRANSITION_EVENT = "loop.transition"  # a loop's state moved (core/loop/tra
 LOOP_RECORD_EVENT = "loop.record"  # a loop iteration's record (core/loop/steps.py)
 HUMAN_DECISION_EVENT = "human.decision"  # a person answered a loop's request (core/loop/decisions.py)
 SUPERVISOR_KEY_EVENT = "supervisor.key"  # a supervisor key was set (core/api.py)
+GATE_POLICY_EVENT = "gate.policy"  # the supervisor signed a gate policy version (core/inbox/policy.py)
+CONTEXT_INJECTED_EVENT = "context.injected"  # what a turn was given from memory (core/context/receipts.py)
 TEAM_KEY_EVENT = "team.key"  # another host's key pinned at first sight (core/team/pins.py)

@@ -1,6 +1,6 @@
 """The supervision dashboard: a Textual app with four modes (views).
 
-* ``1`` Loops, ``2`` Inbox, ``3`` Recall, ``4`` Checkpoints, ``5`` Health
+* ``1`` Loops, ``2`` Inbox, ``3`` Recall, ``4`` Checkpoints, ``5`` Health, ``6`` Context
   (``tui/screens/``); ``n`` from any view selects the next request waiting
   for a person; ``l`` shows the event log (every notification and decision);
 * a new request rings the bell, raises a desktop notification and counts in
@@ -72,6 +72,7 @@ class ArsApp(AppNotices, LoopActions, App[None]):
         "recall": lambda: _screen("recall", "RecallScreen"),
         "checkpoints": lambda: _screen("checkpoints", "CheckpointsScreen"),
         "health": lambda: _screen("health", "HealthScreen"),
+        "context": lambda: _screen("context", "ContextScreen"),
     }
     DEFAULT_MODE = "loops"
     BINDINGS = [
@@ -80,6 +81,7 @@ class ArsApp(AppNotices, LoopActions, App[None]):
         Binding("3", "switch_mode('recall')", "Recall", show=False),
         Binding("4", "switch_mode('checkpoints')", "Checkpoints", show=False),
         Binding("5", "switch_mode('health')", "Health", show=False),
+        Binding("6", "switch_mode('context')", "Context", show=False),
         Binding("n", "next_waiting", "Next waiting", show=True),
         Binding("l", "toggle_log", "Log", show=True),
         Binding("slash", "focus_search", "Search", show=True, key_display="/"),
@@ -385,6 +387,8 @@ class ArsApp(AppNotices, LoopActions, App[None]):
                             lambda: self.switch_mode("checkpoints"))
         yield SystemCommand("Health", "Tiers, breaker, sync backlog, ledger, drift, recall latency (5)",
                             lambda: self.switch_mode("health"))
+        yield SystemCommand("Context", "What each agent turn was given from memory, and why not (6)",
+                            lambda: self.switch_mode("context"))
         yield SystemCommand("Next waiting", "The next request waiting for you (n)", self.action_next_waiting)
         yield SystemCommand("Event log", "Every notification and decision of this session (l)",
                             self.action_toggle_log)

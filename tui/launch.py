@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-VIEWS = ("loops", "inbox", "recall", "checkpoints", "health")
+VIEWS = ("loops", "inbox", "recall", "checkpoints", "health", "context")
 
 
 class Refused(Exception):

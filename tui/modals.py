@@ -30,15 +30,19 @@ class ConfirmModal(ModalScreen[bool]):
         Binding("tab", "to_note", "Note", show=False),
     ]
 
-    def __init__(self, title: str, body: str = "", *, yes: str = "Yes (y)", no: str = "No (n)", note: bool = False):
+    def __init__(self, title: str, body: str = "", *, yes: str = "Yes (y)", no: str = "No (n)", note: bool = False,
+                 request=None):
         super().__init__(classes="confirm")
         self._title, self._body, self._yes, self._no = title, body, yes, no
         self._ask_note = note
+        self._request = request  # an agent's InboxRequest: its risk and its countdown, live
         self.note = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self._title, id="title", markup=False)
+            if self._request is not None:
+                yield Static(self._clock_text(), id="clock")
             if self._body:
                 yield Static(self._body, id="body", markup=False)
             if self._ask_note:
@@ -52,6 +56,25 @@ class ConfirmModal(ModalScreen[bool]):
         for box in self.query(Input):
             box.cursor_blink = getattr(self.app, "blink", True)
         self.query_one("#yes", Button).focus()
+        if self._request is not None:
+            self.set_interval(1.0, self._tick)
+
+    def _clock_text(self) -> str:
+        """Risk and time left, so a person deciding sees the agent's clock run."""
+        from tui.widgets.request_pane import seconds_left
+
+        r = self._request
+        left = seconds_left(r)
+        secs = None if left is None else int(left + 0.999)
+        when = ("no deadline" if secs is None else
+                "its agent has stopped waiting: nothing written now counts" if secs <= 0 else
+                f"⏳{secs // 60}:{secs % 60:02d} left before its agent gives up")
+        style = "$error" if r.risk == "high" else "$warning" if r.risk == "medium" else "$text-muted"
+        return f"[b {style}]risk {escape(r.risk)}[/] · {escape(when)}"
+
+    def _tick(self) -> None:
+        for clock in self.query("#clock"):
+            clock.update(self._clock_text())
 
     def action_answer(self, value: bool) -> None:
         self._close(value)
@@ -301,7 +324,7 @@ def json_object(text: str) -> str | None:
 
 HELP = {
     "Anywhere": [
-        ("1 2 3 4 5", "Loops · Inbox · Recall · Checkpoints · Health"),
+        ("1 2 3 4 5 6", "Loops · Inbox · Recall · Checkpoints · Health · Context"),
         ("n", "the next request waiting for you (from any view)"),
         ("l", "show / hide the event log: every notification and decision"),
         ("/", "this view's filter or search box"),
@@ -343,6 +366,11 @@ HELP = {
     ],
     "Health (5)": [
         ("", "tiers, breaker, sync backlog, ledger and drift, live; recall latency sparkline"),
+    ],
+    "Context (6)": [
+        ("↑ ↓ tab", "sessions that got turn contexts; their turns; what the selected turn was given"),
+        ("e", "pick the memory you expected: per turn, why it was not given (explain's verdict)"),
+        ("g", "read the receipts again"),
     ],
 }
 

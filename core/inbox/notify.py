@@ -26,6 +26,8 @@ held-call path); the sender redacts once more (``redacted``) before anything lea
 
 from __future__ import annotations
 
+import shlex
+
 import json
 import os
 import socket
@@ -85,7 +87,7 @@ def message(req, host: str | None = None) -> dict:
             "summary": req.summary, "runs": runs, "risk": req.risk,
             "deadline": deadline.isoformat() if deadline else None,
             "created_at": created.isoformat() if created else None,
-            "host": host or socket.gethostname(), "decide": f"ars inbox {verb} {req.id}", "text": text}
+            "host": host or socket.gethostname(), "decide": f"ars inbox {verb} {shlex.quote(req.id)}", "text": text}
 
 
 def announce(state_dir: str | os.PathLike, req, gate=None) -> bool:

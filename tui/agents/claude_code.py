@@ -48,12 +48,13 @@ from tui.agents import hook_io
 AGENT = "claude-code"
 INGEST_LOG = "hook-ingest.log"
 INGEST_LOG_MAX = 1 << 20  # bytes; then the log starts again (the previous one kept as .1)
-USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...]  "
+USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...] [--policy-version N]  "
          "(one Claude Code hook event as JSON on stdin)")
 # The supervisor key this hook trusts, from its own command line (`--supervisor`,
 # written by `ars install claude-code`): Claude Code snapshots its hook commands at
 # session start, so a running agent cannot change it. None: no decision is trusted.
 PIN: str | None = None
+FLOOR = 0  # the gate policy version pinned with it (`--policy-version`): an older policy is a rollback
 
 
 _say = hook_io.sayer(AGENT)
@@ -101,9 +102,10 @@ def _guard(event: dict) -> None:
 # -- arguments and state directory ------------------------------------------------
 def _parse_args(argv: list[str]) -> tuple[str | None, str | None]:
     """(state dir or None, error or None); sets ``PIN`` from ``--supervisor``."""
-    global PIN
+    global PIN, FLOOR
     opts, problem = hook_io.parse(argv, USAGE)
     PIN = None if problem else opts["supervisor"]
+    FLOOR = 0 if problem else (opts["policy-version"] or 0)
     return (None, problem) if problem else (opts["state"], None)
 
 
@@ -177,7 +179,7 @@ def _checked(event: dict, state: str):
         return None
     from core.hook_api import gate_policy as policy  # not core.api: a call per process (core/hook_api.py)
 
-    gate, why = policy.load(state, PIN)  # the signed gate.toml, else the built-in defaults
+    gate, why = policy.load(state, PIN, FLOOR)  # the newest signed gate.toml, else the last good one
     if why:
         _say(why)
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None

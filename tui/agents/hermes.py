@@ -41,7 +41,7 @@ from tui.agents import hook_io
 
 AGENT = "hermes"
 LABEL = "Hermes"
-USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--timeout SECONDS]  "
+USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--policy-version N] [--timeout SECONDS]  "
          "(one Hermes shell-hook event as JSON on stdin)")
 HERMES_TIMEOUT = 60   # s: Hermes' default shell-hook timeout, when --timeout is not given
 MARGIN = 5.0          # s: the hook answers this long before Hermes would kill it (a killed hook lets the call run)
@@ -61,12 +61,14 @@ def _block(message: str) -> int:
 
 
 class Args:
-    __slots__ = ("state", "pin", "timeout")
+    __slots__ = ("state", "pin", "timeout", "floor")
 
-    def __init__(self, state: str | None = None, pin: str | None = None, timeout: float = HERMES_TIMEOUT) -> None:
+    def __init__(self, state: str | None = None, pin: str | None = None, timeout: float = HERMES_TIMEOUT,
+                 floor: int = 0) -> None:
         self.state = state
         self.pin = pin
         self.timeout = timeout
+        self.floor = floor  # --policy-version: an older gate policy is a rollback
 
 
 def _timeout(value: str) -> float:
@@ -83,7 +85,7 @@ def parse_args(argv: list[str]) -> tuple[Args, str | None]:
     opts, problem = hook_io.parse(argv, USAGE, values={"--timeout": _timeout})
     if problem:
         return Args(), problem
-    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT), None
+    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT, opts["policy-version"] or 0), None
 
 
 # -- the entry point -------------------------------------------------------------------
@@ -216,7 +218,7 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
         return 0
     from core.hook_api import gate_policy as policy  # not core.api: a call per process (core/hook_api.py)
 
-    gate, why = policy.load(state, args.pin)  # the signed gate.toml, else the built-in defaults
+    gate, why = policy.load(state, args.pin, args.floor)  # the newest signed gate.toml, else the last good one
     if why:
         _say(why)
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) and event.get("cwd") else None

@@ -51,10 +51,10 @@ def guard(seconds: float, fail_closed: dict | None, say: Callable[[str], None]) 
 
 def parse(argv: list[str], usage: str, *, values: dict[str, Callable[[str], object]] | None = None,
           switches: tuple[str, ...] = ()) -> tuple[dict, str | None]:
-    """``--state DIR``, ``--supervisor SHA256:…`` (checked), the hook's own ``values``
+    """``--state DIR``, ``--supervisor SHA256:…`` (checked), ``--policy-version N``, the hook's own ``values``
     (name -> parser raising ValueError with the line to show) and ``switches``;
     ``--name=value`` or ``--name value``. Returns (options by name without dashes, problem)."""
-    values = {"--state": str, "--supervisor": _pin, **(values or {})}
+    values = {"--state": str, "--supervisor": _pin, "--policy-version": _version, **(values or {})}
     opts: dict = {name[2:]: None for name in values} | {name[2:]: False for name in switches}
     i = 0
     while i < len(argv):
@@ -76,6 +76,17 @@ def parse(argv: list[str], usage: str, *, values: dict[str, Callable[[str], obje
         except ValueError as exc:
             return opts, str(exc)
     return opts, None
+
+
+def _version(value: str) -> int:
+    """``--policy-version N``: the gate policy version in force at install (older ones are refused)."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValueError(f"--policy-version {value[:40]!r} is not a policy version (0, 1, 2 ...: `ars gate show`)")
+    return n
 
 
 def _pin(value: str) -> str:

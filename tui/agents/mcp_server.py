@@ -20,6 +20,7 @@ import hmac
 import json
 import logging
 import re
+import shlex
 import threading
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -83,8 +84,9 @@ def request_forget_record(ars: Any, target: str, why: str, *, query: bool = Fals
     target = (target or "").strip()
     if not target:
         raise ValueError("give an episode_id or a query: what should be forgotten")
-    cmd = f"ars forget --query {json.dumps(target)}" if query else f"ars forget {target}"
-    detail = f"{cmd} --why {json.dumps(why or 'asked by an agent')}"
+    # shell-quoted: the supervisor pastes this into a shell, and the agent chose every word of it
+    cmd = f"ars forget --query {shlex.quote(target)}" if query else f"ars forget {shlex.quote(target)}"
+    detail = f"{cmd} --why {shlex.quote(why or 'asked by an agent')}"
     return ars.request_approval(source=source, action=f"forget {'memories matching ' if query else ''}{target[:80]}",
                                 details=detail, risk="medium", kind="approval",
                                 meta={"forget": {"query" if query else "episode_id": target, "why": why}},

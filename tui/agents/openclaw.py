@@ -53,8 +53,13 @@ def _emit(payload: dict) -> None:
     hook_io.answer(payload)
 
 
+FLOOR = 0  # the gate policy version pinned in the plugin's command (`--policy-version`): older is a rollback
+
+
 def _parse_args(argv: list[str]) -> tuple[dict, str | None]:
     opts, problem = hook_io.parse(argv, USAGE, switches=("--serve",))
+    global FLOOR
+    FLOOR = 0 if problem else (opts["policy-version"] or 0)
     return {"state": opts["state"], "pin": opts["supervisor"], "serve": opts["serve"]}, problem
 
 
@@ -124,7 +129,7 @@ def check(event: dict, state: str, pin: str | None):
     from core.hook_api import gate_policy as policy  # not core.api: a call per process (core/hook_api.py)
     from tui.agents import openclaw_tools
 
-    gate, why = policy.load(state, pin)
+    gate, why = policy.load(state, pin, FLOOR)
     if why:
         _say(why)
     tool = event.get("tool")

@@ -38,7 +38,10 @@ def hook_command(agent: AgentArg, state: StateOpt = None,
                      "--supervisor", help="the supervisor key's fingerprint this hook trusts (SHA256:...; "
                                           "written by `ars install`)")] = None,
                  timeout: Annotated[Optional[float], typer.Option(
-                     "--timeout", help="hermes: Hermes' timeout for this hook (s); the hook answers before it")] = None
+                     "--timeout", help="hermes: Hermes' timeout for this hook (s); the hook answers before it")] = None,
+                 policy_version: Annotated[Optional[str], typer.Option(
+                     "--policy-version", help="the gate policy version in force at install: an older one is "
+                                              "refused as a rollback (written by `ars install`)")] = None
                  ) -> None:
     """Answer one hook event (JSON on stdin) as the agent expects: PreToolUse runs the gate
     (a held call waits in the ARS inbox for a signed decision), PostToolUse ends a request its
@@ -54,7 +57,8 @@ def hook_command(agent: AgentArg, state: StateOpt = None,
 
     raise typer.Exit(run((["--state", str(state)] if state is not None else [])
                          + (["--supervisor", supervisor] if supervisor is not None else [])
-                         + (["--timeout", f"{timeout:g}"] if timeout is not None and agent == "hermes" else [])))
+                         + (["--timeout", f"{timeout:g}"] if timeout is not None and agent == "hermes" else [])
+                         + (["--policy-version", policy_version] if policy_version is not None else [])))
 
 
 def install_command(

@@ -7,6 +7,8 @@ what and when), a busy loop, a file that cannot be read.
 
 from __future__ import annotations
 
+import shlex
+
 import json
 import sys
 from pathlib import Path
@@ -44,12 +46,12 @@ def _hints(r) -> list[str]:
         return []
     allowed = r.meta.get("allowed") if r.source == "loop" else None
     allowed = allowed or (["approve", "reject"] if r.kind == "approval" else ["respond", "reject"])
-    hint = {"approve": f"ars inbox approve {r.id} [--note TEXT]",
-            "reject": f"ars inbox reject {r.id} --reason TEXT",
-            "respond": f'ars inbox respond {r.id} "TEXT"'}
+    hint = {"approve": f"ars inbox approve {shlex.quote(r.id)} [--note TEXT]",
+            "reject": f"ars inbox reject {shlex.quote(r.id)} --reason TEXT",
+            "respond": f'ars inbox respond {shlex.quote(r.id)} "TEXT"'}
     lines = [hint[a] for a in allowed if a in hint]
     if "edit" in allowed and r.source == "loop":
-        lines.append(f"ars loop edit {r.meta.get('loop_id', '')} --args JSON")
+        lines.append(f"ars loop edit {shlex.quote(str(r.meta.get('loop_id', '')))} --args JSON")
     return lines
 
 

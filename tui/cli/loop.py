@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import json
 import sys
 from pathlib import Path
@@ -50,10 +52,11 @@ def print_loop(s) -> None:
             cmd = p.action.args.get("cmd") if p.action.tool == "shell" else None
             if isinstance(cmd, str):  # the command exactly as it will run (no JSON escaping)
                 out.print(f"  runs: {_esc(cmd)}", highlight=False, soft_wrap=True)
-        hints = {"approve": f"ars loop approve {s.loop_id} [--note TEXT]",
-                 "edit": f"ars loop edit {s.loop_id} --args JSON",
-                 "reject": f"ars loop reject {s.loop_id} --reason TEXT",
-                 "respond": f'ars loop respond {s.loop_id} "TEXT"'}
+        q = shlex.quote(s.loop_id)  # pasted into a shell: a loop id comes from a goal an agent may write
+        hints = {"approve": f"ars loop approve {q} [--note TEXT]",
+                 "edit": f"ars loop edit {q} --args JSON",
+                 "reject": f"ars loop reject {q} --reason TEXT",
+                 "respond": f'ars loop respond {q} "TEXT"'}
         for kind in p.allowed:
             out.print(f"  [dim]{_esc(hints[kind])}[/]", highlight=False)
     for b in s.blockers:

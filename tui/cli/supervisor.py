@@ -23,6 +23,12 @@ import typer
 from tui.cli.common import JsonTextOpt as JsonOpt
 from tui.cli.common import StateOpt, fail, open_ars, out
 
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
 supervisor_app = typer.Typer(no_args_is_help=True,
                              help="The supervisor's key: decisions an agent cannot make for itself.")
 gate_app = typer.Typer(no_args_is_help=True, help="The gate policy (signed by the supervisor): which agent "
@@ -153,6 +159,12 @@ def gate_show(state: StateOpt = None,
         text = policy.current_text(ars.state_dir) if not why else None
     if why:
         out.print(f"# {why}", highlight=False, soft_wrap=True)
+        good = policy.good_text(ars.state_dir) if why.endswith(policy.LAST_GOOD) else None
+        if good is not None:
+            out.print(f"# in force: the last good policy, version {policy.seen_version(ars.state_dir)}",
+                      highlight=False)
+            out.print(good, highlight=False, markup=False)
+            return
         out.print("# in force: the built-in defaults", highlight=False)
         from core.api import gate_rules as gate_mod
 
@@ -163,7 +175,8 @@ def gate_show(state: StateOpt = None,
         out.print("# no gate.toml: the built-in defaults are in force (`ars gate edit` to widen them)",
                   highlight=False)
     else:
-        out.print(f"# {path}: signed by {fp}", highlight=False)
+        out.print(f"# {path}: version {policy.seen_version(ars.state_dir)}, signed by {fp}", highlight=False,
+                  soft_wrap=True)
     from core.api import gate_rules as gate_mod
 
     out.print(text if os.path.exists(path) else gate_mod.DEFAULT_TOML, highlight=False, markup=False)
@@ -203,11 +216,26 @@ def gate_edit(state: StateOpt = None, passphrase_fd: PassFdOpt = None) -> None:
             if subprocess.call(shlex.split(editor) + [tmp]) != 0:
                 fail(f"{editor} exited with an error: nothing was saved", 1)
             with open(tmp, encoding="utf-8") as fh:
-                after = fh.read()
+                after = fh.read()  # read once: what is shown below is what is signed, whatever the file does next
         finally:
             os.unlink(tmp)
+        if after == before:
+            out.print("nothing changed: nothing was signed", highlight=False)
+            return
+        _show_change(before, after, policy.next_version(ars.state_dir))
         path = _sign(ars, after, passphrase_fd)
     out.print(f"signed {path}", highlight=False)
+
+
+def _show_change(before: str, after: str, version: int) -> None:
+    """The final diff a person confirms with the passphrase: exactly the text that will be signed."""
+    import difflib
+
+    out.print(f"# the change to sign as gate policy version {version} (the passphrase confirms it; Ctrl-C "
+              "cancels):", highlight=False)
+    for line in difflib.unified_diff(before.splitlines(), after.splitlines(), "in force", "to sign", lineterm="", n=2):
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+        out.print(f"[{style}]{_esc(line)}[/]" if style else _esc(line), highlight=False, soft_wrap=True)
 
 
 @gate_app.command("set")

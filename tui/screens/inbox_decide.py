@@ -62,7 +62,7 @@ class InboxDecisions:
 
     async def _decide_agent(self, r: InboxRequest, verdict: str, title: str, body: str, note: str = "",
                             ask_note: bool = False) -> None:
-        modal = ConfirmModal(title, body, note=ask_note)
+        modal = ConfirmModal(title, body, note=ask_note, request=r)
         ok = await self.app.push_screen_wait(modal)
         if not ok:
             self.notify("nothing written")
@@ -235,7 +235,9 @@ class InboxDecisions:
                 InputModal(f"Answer {r.id} from {r.source}", prompt=one_line(r.summary, 400),
                            placeholder="your answer"))
             if text:
-                await self._decide_agent(r, "respond", f"Send this answer to {r.source}?", text, note=text)
+                await self._decide_agent(r, "respond", f"Send this answer to {r.source}?",
+                                         f"answer: {text}\nto: {one_line(r.summary, 300)}\n"
+                                         f"(it does not run: {one_line(r.detail or '-', 200)})", note=text)
             return
         s = self._target("respond")
         if s is None:

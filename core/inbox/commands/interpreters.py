@@ -76,6 +76,7 @@ def script_file(cmd, name, script, ctx):
         ctx.hold("pipe-to-shell", HIGH, f"{name} reads its program from standard input{fed_text(cmd)}", cmd)
         return
     ctx.read(script, cmd)
+    ctx.runs_fetched(script, cmd, name)
 
 
 PYTHON_HELD_MODULES = {"timeit": "runs the statement it is given", "code": "an interactive interpreter",
@@ -243,4 +244,5 @@ def c_source(cmd, name, ctx):
         ctx.hold("pipe-to-shell", HIGH, f"{name} runs commands from standard input{fed_text(cmd)}", cmd)
         return
     ctx.read(w, cmd)
+    ctx.runs_fetched(w, cmd, name)
     ctx.inside(w, cmd, "sources (runs) a file outside the project")

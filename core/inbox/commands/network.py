@@ -45,6 +45,8 @@ def c_curl(cmd, name, ctx):
         elif o in CURL_WRITES and v is not None:
             if v.value != "-":
                 ctx.write(v, cmd)
+                if o in ("-o", "--output"):
+                    ctx.fetched(v, cmd)
         elif o in ("-H", "--header", "--proxy-header", "-b", "--cookie", "--header-file") and v is not None:
             if v.value is None or v.value.startswith("@") or o == "--header-file":
                 ctx.hold("curl-config", HIGH, f"curl {o} reads from a file or a value the gate cannot see", cmd)
@@ -52,6 +54,8 @@ def c_curl(cmd, name, ctx):
             urls.append(v)
         elif o in ("-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name"):
             ctx.in_project(cmd, "curl -O writes into the current directory")
+            for w in pos:
+                ctx.fetched_name(w.value, cmd)
         elif o in ("-E", "--cert", "--key", "--cacert", "--capath") and v is not None:
             ctx.read(v, cmd)
     if not urls:
@@ -101,6 +105,8 @@ def c_wget(cmd, name, ctx):
                 wrote = True
             if v.value != "-":
                 ctx.write(v, cmd)
+                if o in ("-O", "--output-document"):
+                    ctx.fetched(v, cmd)
         elif o in ("-P", "--directory-prefix") and v is not None:
             wrote = True
             ctx.write(v, cmd)
@@ -112,6 +118,8 @@ def c_wget(cmd, name, ctx):
             ctx.hold("dynamic-url", HIGH, "wget --header with a value only known when it runs", cmd)
     if not wrote:
         ctx.in_project(cmd, "wget saves into the current directory")
+        for w in pos:
+            ctx.fetched_name(w.value, cmd)
     for w in pos:
         if w.value is None:
             ctx.hold("dynamic-url", HIGH, f"a URL only known when it runs ({w.text[:60]}): it can carry data out", cmd)

@@ -131,6 +131,38 @@ class Calls(Places):
             if why_s:
                 self.hold("sensitive-path", "high", f"runs inside {why_s}", cmd)
 
+    # -- a file this command line downloads, then runs (curl -o i.sh URL && sh i.sh) -----------
+    def fetched(self, word, cmd) -> None:
+        """``word`` names a file a network client writes: running it later in the same
+        command line runs what the network sent (the ``curl | sh`` hold, in two steps)."""
+        path = self.path_of(word, cmd.cwd) if word.value is not None else None
+        if path is not None:
+            self._fetched().add(path)
+            self._fetched().add(self.realpath(path))
+
+    def fetched_name(self, url: str | None, cmd) -> None:
+        """``curl -O URL`` / ``wget URL``: the file is named after the URL's last part, where it runs."""
+        if not url or cmd.cwd is None:
+            return
+        name = url.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+        if name and "://" not in name and name not in (".", ".."):
+            self._fetched().add(os.path.join(cmd.cwd, name))
+
+    def runs_fetched(self, word, cmd, name: str) -> None:
+        """Hold running a file this same command line fetched from the network."""
+        if word.value is not None and self._was_fetched(self.path_of(word, cmd.cwd)):
+            self.hold("runs-fetched", "high", f"{name} runs {word.value[:80]}, which this same command line "
+                                              "downloads from the network (what the network sends is what runs)", cmd)
+
+    def _was_fetched(self, path: str | None) -> bool:
+        seen = getattr(self, "_fetched_paths", None)
+        return bool(seen) and path is not None and (path in seen or self.realpath(path) in seen)
+
+    def _fetched(self) -> set:
+        if getattr(self, "_fetched_paths", None) is None:
+            self._fetched_paths: set = set()
+        return self._fetched_paths
+
     def url(self, word, cmd) -> None:
         if word.value is None:
             self.hold("dynamic-url", "high", f"a URL only known when it runs ({word.text[:60]})", cmd)
@@ -191,6 +223,10 @@ class Calls(Places):
             any(under(path, os.path.join(self.home, d)) for d in HOME_BIN)
         if known and (system or self._inside_roots(path)):
             return base
+        if self._was_fetched(path):
+            self.hold("runs-fetched", "high", f"runs {name[:80]}, which this same command line downloads from the "
+                                              "network (what the network sends is what runs)", cmd)
+            return None
         if self._inside_roots(path) and self._inside_roots(real):
             self.net(cmd.args, cmd)  # the project's own script: like `python script.py`
             return None

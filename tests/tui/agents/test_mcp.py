@@ -291,7 +291,7 @@ async def test_a_hundred_waiting_approvals_leave_recall_answering_and_each_gets_
                 key = signer(state)
                 for i, rid in step.items():
                     inbox.decide(rid, "approve" if i % 2 == 0 else "reject", note=f"note {i}", by="pytest",
-                                 signer=key)
+                                 signer=key, shown=inbox.get(rid))
 
             await anyio.to_thread.run_sync(decide)
             await wait_until(lambda: len(answers) == n, "every waiting call to answer its decision", 60)

@@ -233,3 +233,25 @@ async def test_a_request_its_hook_gave_up_on_stays_a_minute_marked_expired(demo:
         await wait_for(pilot, lambda: "outcome: expired" in _pane(app), what="the ending in the pane")
         assert "the hook gave up" in _pane(app) and app.screen.allowed() == ()
         assert app.screen.query_one("#inbox-table").cursor_row == app.screen.query_one("#inbox-table").row_count - 1
+
+
+async def test_the_approve_dialog_shows_the_risk_and_a_running_countdown(demo: Path):
+    """What the person confirms: the exact command, its risk, and the agent's clock, ticking."""
+    held = _ask(demo, "Bash: terraform destroy", "terraform destroy -auto-approve", expires_in=120)
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.current_mode == "inbox" and app.screen.selected == held.id,
+                       what="n to select the held call")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm modal")
+
+        def clock() -> str:
+            return str(app.screen.query_one("#clock").render())
+
+        first = clock()
+        assert "risk high" in first and "left before its agent gives up" in first, first
+        assert "terraform destroy -auto-approve" in str(app.screen.query_one("#body").render())
+        await wait_for(pilot, lambda: clock() != first, timeout=5, what="the dialog's countdown to tick")
+        await pilot.press("n")

@@ -80,6 +80,12 @@ class SqliteStore(SqliteSchema, SqliteWrites, SqliteSearch):
         """episode id -> source key of its stored version (to skip unchanged ones)."""
         return dict(self._rows_for_ids("SELECT e.id, e.source_key FROM episodes e", episode_ids))
 
+    def times(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """episode id -> when it happened (ISO: its last message, else its first), for hits
+        a tier answered without one (the dense tier's)."""
+        return {i: t for i, t in self._rows_for_ids("SELECT e.id, coalesce(e.last_ts, e.first_ts) FROM episodes e",
+                                                      episode_ids) if t}
+
     def count(self) -> int:
         return self._conn().execute("SELECT count(*) FROM episodes").fetchone()[0]
 
