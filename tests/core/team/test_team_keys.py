@@ -242,6 +242,15 @@ def test_a_forged_episode_in_a_hosts_name_is_not_pulled_recalled_or_given_at_ses
         b.close()
         ctx = _session_start(tmp_path / "host-b", project, neo4j_uri)
         assert "pre-approved" not in ctx and "orion:0" in ctx, ctx
+        # and the per-turn context (what the agents' prompt hooks inject)
+        from core.api import ARS
+        from core.config import Settings
+
+        with ARS(Settings(state_dir=tmp_path / "host-b", neo4j_uri=neo4j_uri, embedder="off", neo4j_deadline=10.0,
+                          sqlite_deadline=10.0, context_deadline=30.0)) as ars:
+            turn = ars.context("orion deploy approvals before rm of old releases", session="s1")
+        assert turn.memories and "pre-approved" not in turn.text, (turn.text, turn.note)
+        assert not {m.episode_id for m in turn.memories} & {"forged:0", "forged:1"}
     finally:
         a.close()
         b.close()
