@@ -99,6 +99,7 @@ def _timers() -> dict:
     spent: dict = {}
     try:
         from core.consumers import team_pull
+        from core.memory.stores import Stores
         from core.memory.tiers.neo4j.search import Neo4jSearch
         from core.memory.tiers.neo4j.write import Neo4jWrites
     except ImportError:
@@ -118,6 +119,7 @@ def _timers() -> dict:
         setattr(owner, name, wrapper)
 
     timed(Neo4jWrites, "_sign", "sign_s")
+    timed(Stores, "_record_digests", "record_s")
     timed(team_pull._Check, "rows", "verify_s")
     timed(Neo4jSearch, "_vouched", "vouch_s")
     return spent
@@ -215,6 +217,7 @@ def main() -> None:
         print("| step | total s | per episode µs | share of the step |")
         print("|---|---|---|---|")
         for key, step, whole, per in (("sign_s", "push: digests + one signature per batch", "push_s", n),
+                                      ("record_s", "push: the digests kept in SQLite (recall's check)", "push_s", n),
                                       ("verify_s", "pull: batches read + verified, digests", "pull_s", n),
                                       ("vouch_s", "recall: digests of the graph's answers + SQLite check",
                                        None, QUERIES)):
