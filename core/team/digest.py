@@ -25,9 +25,12 @@ import hashlib
 import json
 from typing import Any, Mapping
 
-# The properties covered, as the push writes them on the node (core/memory/tiers/neo4j/batch.py).
-FIELDS = ("source", "session_id", "agent", "channel", "summary", "text", "topics", "terms",
-          "first_ts", "last_ts", "message_count")
+# The properties covered, as the push writes them on the node (core/memory/tiers/neo4j/batch.py):
+# the content (hashed once per episode, where the push builds its batch, in the thread
+# that works while the server commits the batch before), then who and where.
+CONTENT = ("source", "session_id", "channel", "summary", "text", "topics", "terms",
+           "first_ts", "last_ts", "message_count")
+FIELDS = CONTENT + ("agent",)
 
 
 def _norm(value: Any) -> Any:
@@ -44,18 +47,32 @@ def _norm(value: Any) -> Any:
     return str(value)
 
 
-def digest(namespace: str, host: str, episode_id: str, seq: Any, props: Mapping[str, Any]) -> str:
-    """The digest of one episode node (base64 of SHA-256, 43 characters): each
-    value typed and length-prefixed (a text is hashed as it is, not JSON-quoted:
-    recall computes this for every answer of the graph)."""
-    h = hashlib.sha256()
-    for v in (namespace, host or "", episode_id, _norm(seq), *(_norm(props.get(k)) for k in FIELDS)):
+def _feed(h, values) -> None:
+    """Each value typed and length-prefixed; a text as it is, not JSON-quoted."""
+    for v in values:
         if isinstance(v, str):
             tag, raw = b"s", v.encode("utf-8", "surrogatepass")
         else:
             tag, raw = b"j", json.dumps(v, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         h.update(tag + len(raw).to_bytes(8, "big"))
         h.update(raw)
+
+
+def content_hash(props: Mapping[str, Any]) -> bytes:
+    """SHA-256 of an episode's content properties (``CONTENT``)."""
+    h = hashlib.sha256()
+    _feed(h, (_norm(props.get(k)) for k in CONTENT))
+    return h.digest()
+
+
+def digest(namespace: str, host: str, episode_id: str, seq: Any, props: Mapping[str, Any],
+           content: bytes | None = None) -> str:
+    """The digest of one episode node (base64 of SHA-256, 43 characters): where it
+    is (namespace, host, id, push order), its agent, and its content's hash
+    (``content``, when the caller has it already)."""
+    h = hashlib.sha256()
+    _feed(h, (namespace, host or "", episode_id, _norm(seq), _norm(props.get("agent"))))
+    h.update(content if content is not None else content_hash(props))
     return base64.b64encode(h.digest()).decode().rstrip("=")
 
 

@@ -156,13 +156,14 @@ class Neo4jWrites:
         self.ensure_schema()
 
         ns = self.namespace
-        stamped = [{**r, "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0), self.agent,
-                                        self.instance)}
+        stamped = [{"id": r["id"], "mentions": r["mentions"], "topics": r["topics"],
+                    "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0), self.agent, self.instance)}
                    for r in batch.episodes]
+        contents = {r["id"]: r.get("content") for r in batch.episodes}
         top = max((r["props"]["seq"] for r in stamped), default=None)
         fence = batch.fence
         renamed: list[str] = []
-        signed = self._sign(stamped)
+        signed = self._sign(stamped, contents)
 
         def work(tx) -> None:
             renamed.clear()
@@ -193,7 +194,7 @@ class Neo4jWrites:
                 pass
         return list(renamed)
 
-    def _sign(self, stamped: list[dict]) -> "tuple[str, str, str | None, dict[str, str]] | None":
+    def _sign(self, stamped: list[dict], contents: dict) -> "tuple[str, str, str | None, dict[str, str]] | None":
         """(batch id, signed text, signature, id -> digest) of a batch of stamped rows,
         each row's props naming the batch. A store with no host key (tests,
         benchmarks: a peer refuses what it writes) signs nothing (signature None)
@@ -203,8 +204,8 @@ class Neo4jWrites:
         if (key is None and self.on_written is None) or not stamped:
             return None
         ns = self.namespace
-        items = {r["id"]: team_digest.digest(ns, self.host, r["id"], r["props"]["seq"], r["props"])
-                 for r in stamped}
+        items = {r["id"]: team_digest.digest(ns, self.host, r["id"], r["props"]["seq"], r["props"],
+                                             contents.get(r["id"])) for r in stamped}
         if key is None or not self.host:
             return "", "", None, items
         text = team_digest.batch_text(ns, self.host, items)
