@@ -25,7 +25,7 @@ from core.memory.text import index_text
 from core.team.host_key import load as host_key
 from core.team.pins import PINS_FILE
 
-from test_team import ep, graph, host, ids
+from test_team import cli, ep, graph, host, ids
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.neo4j
@@ -158,6 +158,15 @@ def test_an_unsigned_forgotten_for_a_host_is_refused_and_its_evidence_stays(tmp_
         # a second pull reads every tombstone again: still refused, counted once
         r = b.sync.run()
         assert b.sqlite.has("ops:0") and b.sync.status()["hosts"]["host-a"]["refused"]["tombstones"] == 2
+        # as a person sees it: `ars sync pull` says one line per host, `ars sync status` counts them
+        env = {"ARS_NEO4J_URI": neo4j_uri}
+        p = cli("sync", "pull", state=tmp_path / "host-b", env=env)
+        assert p.returncode == 0, p.stderr
+        said = [x for x in p.stderr.splitlines() if x.startswith("host ")]
+        assert len(said) == 2 and said[0].startswith("host ghost:"), p.stderr
+        assert said[1].startswith("host host-a: 2 tombstones not obeyed"), p.stderr
+        p = cli("sync", "status", state=tmp_path / "host-b", env=env)
+        assert p.returncode == 0 and "2 tombstones not obeyed (it is not signed by its host's key" in p.stderr, p.stderr
 
         # host A's own forget (no supervisor key: signed by its host key) is obeyed
         F.forget(a, F.select(a, ids=["ops:2"]), why="a password")
