@@ -243,5 +243,6 @@ if __name__ == "__main__":
     from gate import table
 
     out = team_attacks()
-    table("Team attacks (the intruder: the team's Neo4j credentials, no key)", ["attack", "what ARS did", "outcome"], out)
+    table("Team attacks (the intruder: the team's Neo4j credentials, no key)",
+          ["attack", "what ARS did", "outcome"], out)
     print(f"\n{sum(r[2] == 'BYPASS' for r in out)} bypasses in {sum(r[2] in ('held', 'BYPASS') for r in out)} attacks")

@@ -152,7 +152,8 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=5000)
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1, help="runs of each tree first, not counted (a cold JVM)")
-    ap.add_argument("--baseline", default=None, help="the commit to compare with (default: where this branch left main)")
+    ap.add_argument("--baseline", default=None,
+                    help="the commit to compare with (default: where this branch left main)")
     ap.add_argument("--neo4j-uri", default=None)
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()

@@ -110,7 +110,7 @@ class _Check:
         for host, line in self.pins.problems.items():
             self.refusals.note(host, line)
 
-    def rows(self, host: str, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:
+    def rows(self, host: str, rows: list[dict[str, Any]]) -> tuple[list[dict], list[tuple[dict, str]]]:
         """(the rows its pinned key signed, the others with why)."""
         return signed_rows(self.store, self.namespace, self.pins, host, rows, self.cache)
 

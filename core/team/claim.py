@@ -181,7 +181,8 @@ def _key_state(got: Claim | None, state_dir: Path | None) -> str:
     except OSError as exc:
         return f"declared {declared}; this directory's cannot be read: {exc}"
     if mine is not None and mine.fingerprint != declared:
-        return f"the graph declares {declared}, not this directory's {mine.fingerprint}: the next `ars sync run` puts it back"
+        return (f"the graph declares {declared}, not this directory's {mine.fingerprint}: "
+                "the next `ars sync run` puts it back")
     return f"declared {declared}"
 
 
