@@ -190,7 +190,7 @@ class Neo4jWrites:
         if signed is not None and self.on_written is not None:
             try:
                 self.on_written(signed[3])
-            except Exception:  # noqa: BLE001 - unrecorded: recall leaves them out of the graph's answers (SQLite has them)
+            except Exception:  # noqa: BLE001 - unrecorded: recall leaves them out of the graph's answers
                 pass
         return list(renamed)
 
