@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from core.capture.facade import CaptureMethods
 from core.config import Settings, load_settings
 from core.context.facade import TurnContextFacade
 from core.errors import BadQuery
@@ -20,6 +21,7 @@ from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
 from core.memory import health_report, sync_runs
+from core.memory.episode_text import EpisodePages
 from core.memory.memory import Memory
 from core.memory.remember import MAX_REMEMBER, remembered_episode
 from core.memory.warm import warm_up
@@ -55,11 +57,13 @@ REEXPORTED: Table = {
     **each("core.inbox.store", "new_request_id"),
     **each("core.infra.once", "AlreadyDecided"),
     **each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
-           "unlock", "verify_decision", "public_fingerprint", "has_key"),
+           "unlock", "verify_decision", "public_fingerprint", "has_key", "MIN_PASSPHRASE"),
+    **each("core.inbox.key_memory", "ptrace_warning", "dumpable", "die_with_parent"),
     "inbox_outcome": ("core.inbox.audit", "outcome"),
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),
+    **each("core.memory.episode_text", "EpisodeText", "PAGE_CHARS", "MAX_PAGE_CHARS"),
     **each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),
     **each("core.govern.forget", "ForgetFailed"),
     **each("core.infra.fsutil", "atomic_write", "fsync_dir"),
@@ -75,7 +79,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS(TurnContextFacade):
+class ARS(CaptureMethods, TurnContextFacade, EpisodePages):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Source = Literal["openclaw", "claude-code", "hermes", "loop", "jsonl", "manual"]
+Source = Literal["openclaw", "claude-code", "hermes", "loop", "jsonl", "manual", "inbox"]
 EntityType = Literal[
     "person", "agent", "product", "project", "file", "tool", "technology",
     "channel", "concept", "endpoint", "command",

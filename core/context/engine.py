@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Sequence
 
@@ -31,6 +31,7 @@ CANDIDATES = 20  # hits asked of recall (a 2,000-character block holds about 20 
 RECORD_TIMEOUT = 1.0  # seconds the receipt may wait for the ledger (a held lock: the turn goes on)
 MAX_BUDGET = 100_000
 AGENT_SOURCES = ("openclaw", "claude-code", "hermes", "loop")
+WINDOW_EPISODES = 4  # episodes of the days a message names that join the block unmatched (newest first)
 
 
 @dataclass
@@ -173,14 +174,16 @@ class TurnContexts:
         several budgets and floors, with the hits' ``episodes`` read once)."""
         if episodes is None:
             episodes = self.episodes([h.episode_id for h in result.hits])
-        sel = select(result, given=seen.given(self.state_dir, session), session=session,
+        given = seen.given(self.state_dir, session)
+        sel = select(result, given=given, session=session,
                      floor=floor or self.floor, weights=self.weights(result.tokens), episodes=episodes,
                      named=floors.named_persons(q.text, episodes.values()), terms=self.terms(episodes))
-        if not sel.kept:
-            return TurnContext(note=why_nothing(sel, result))
         kept = list(sel.kept)
         if q.window is not None:  # the days the message names first, in recall's order within
             kept.sort(key=lambda h: not in_window(_ts(h, episodes), q.window))
+            kept = self._with_window(kept, q.window, given, session, episodes)
+        if not kept:
+            return TurnContext(note=why_nothing(sel, result))
         mems = [_memory(h, episodes.get(h.episode_id)) for h in kept]
         tokens = _prompt_tokens(q.prompt) or result.tokens
         text, entries = block.render(mems, tokens, limit, now)
@@ -191,6 +194,37 @@ class TurnContexts:
             InjectedMemory(episode_id=e.memory.episode_id, score=score[e.memory.episode_id],
                            ts=e.memory.ts.isoformat() if e.memory.ts else None, chars=len(e.text),
                            agent=e.memory.agent, session=e.memory.session) for e in entries])
+
+    def _with_window(self, kept: list[Hit], window: tuple[date, date], given: set[str], session: str | None,
+                     episodes: dict) -> list[Hit]:
+        """"继续，把昨天那个项目的结果给我看看" shares no word with yesterday's work, yet names it:
+        the episodes of the days a message names join the block after the ones recall matched in
+        that window (newest first, ``WINDOW_EPISODES`` at most), before the rest. Only when the
+        message names the days itself: recency is a signal there, never a bonus elsewhere."""
+        matched = [h for h in kept if in_window(_ts(h, episodes), window)]
+        rest = [h for h in kept if h not in matched]
+        have = {h.episode_id for h in kept}
+        start = datetime.combine(window[0], datetime.min.time()).astimezone()
+        end = datetime.combine(window[1], datetime.max.time()).astimezone()
+        pad = timedelta(hours=14)  # stored times keep their own zone: compare as text with room, then exactly
+        try:
+            ids = self.memory.sqlite.ids_between((start - pad).isoformat(), (end + pad).isoformat(),
+                                                 WINDOW_EPISODES * 4)
+        except Exception:  # noqa: BLE001 - SQLite down: what recall matched stands
+            return kept
+        extra: list[Hit] = []
+        for i in ids:
+            if i in have or i in given:
+                continue
+            ep = episodes.get(i) if i in episodes else self.episodes([i]).get(i)
+            episodes[i] = ep
+            if ep is None or (session and ep.session_id == session) or not in_window(ep.ts, window):
+                continue
+            extra.append(Hit(episode_id=i, tier="time", rank=len(extra) + 1, score=0.0,
+                             breakdown={"time_window": 0.0}, snippet=""))
+        # an agent's work (and what the supervisor decided of it) before a note or an imported chat
+        extra.sort(key=lambda h: episodes[h.episode_id].source not in AGENT_SOURCES + ("inbox",))
+        return matched + extra[:WINDOW_EPISODES] + rest
 
     def weights(self, tokens: Sequence[str]) -> floors.Weights:
         """The query's terms weighted by the SQLite statistics recall just used (cached)."""

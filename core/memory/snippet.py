@@ -109,8 +109,10 @@ def parts(text: str, tokens: Sequence[str], width: int = WIDTH) -> list[Part]:
     if sum(len(m) for m in msgs) + len(msgs) - 1 <= width:
         return [Part(m, "context") for m in msgs]
     at = best_message(msgs, tokens)
-    if at < 0:
-        return [Part(_window(" ".join(msgs), tokens, width), "match")]
+    if at < 0:  # no word in common (a memory of the day a message names): what was asked, and how it ended
+        at = next((i for i, m in enumerate(msgs) if _USER_RE.match(m)), -1)
+        if at < 0:
+            return [Part(_window(" ".join(msgs), tokens, width), "match")]
     follow = outcome_of(msgs, at)
     if not follow:
         return [Part(_window(msgs[at], tokens, width), "match")]

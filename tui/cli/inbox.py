@@ -62,6 +62,9 @@ def _print_request(r) -> None:
     out.print(f"asks: {_esc(r.summary)}", highlight=False, soft_wrap=True)
     if r.detail:
         out.print(f"runs: {_esc(r.detail)}", highlight=False, soft_wrap=True)
+        from tui.cli.passphrase import short_hash
+
+        out.print(f"exact hash: {short_hash(r.exact_hash())}  (the passphrase prompt names the same)", highlight=False)
     for k, v in r.meta.items():
         if k in ("allowed",):
             continue
@@ -152,7 +155,7 @@ def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_jso
         r = _call(lambda: ars.inbox_get(request_id))
         runs = f" (runs: {' '.join(r.detail.split())[:120]})" if r.detail else ""
         # no passphrase for a request that is no longer pending: deciding it says who decided, or that it ended
-        signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}") if r.status == "pending" else None
+        signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}", r) if r.status == "pending" else None
         shown = r  # what the passphrase prompt named: the signature covers this copy, never a re-read
         r = _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=signer, shown=shown))
     if signer is None and r.source != "loop" and verdict == "approve":

@@ -75,6 +75,9 @@ def _root() -> None:
 
 def main() -> None:
     private_umask()
+    from tui.cli.passphrase import take_early
+
+    take_early(sys.argv[1:])  # (tui/entry.py did it already when `ars` is the console script)
     code: int | str | None = 0
     try:
         (_lean_app(sys.argv[1:2]) or app)()  # usage errors and typer.Exit end in sys.exit inside

@@ -213,3 +213,15 @@ def test_a_message_naming_a_person_needs_a_memory_about_that_person(tmp_path: Pa
         assert about_alice.text == "" and "person the message names" in about_alice.note
     finally:
         a.close()
+
+
+def test_a_message_naming_yesterday_gets_yesterdays_work_even_with_no_word_in_common(ars: ARS):
+    """The article's first failure: "continue, show me yesterday's project's results" shares no
+    word with the scraper's turn, yet names its day: yesterday's agent work comes in, 137 with it."""
+    for prompt in ("继续，把昨天那个项目的具体执行结果给我看看", "Go on: show me the concrete results of yesterday's project."):
+        got = ars.context(prompt, session=f"day2-{len(prompt)}", agent="openclaw", record=False)
+        assert "137" in got.text, (prompt, got.note, got.text)
+        assert "(yesterday)" in got.text
+    # without a day named, recency is no bonus: nothing clears the floor for the same vague words
+    vague = ars.context("show me the concrete results of that project", session="day2-vague", record=False)
+    assert "137" not in vague.text
