@@ -83,9 +83,16 @@ def _said(report, host: str, words: str) -> str:
 def _session_start(state: Path, project: Path, uri: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARS_", "CLAUDE_"))}
     env.update({"ARS_NEO4J_URI": uri, "PYTHONPATH": str(ROOT), "ARS_EMBEDDER": "off", "ARS_RECALL_DAEMON": "off",
-                "ARS_NEO4J_DEADLINE": "10", "ARS_SQLITE_DEADLINE": "10"})
-    event = {"session_id": "s", "transcript_path": str(project / "t.jsonl"), "cwd": str(project),
-             "permission_mode": "default", "hook_event_name": "SessionStart", "source": "startup"}
+                "ARS_NEO4J_DEADLINE": "10", "ARS_SQLITE_DEADLINE": "10",
+                "ARS_CONTEXT_DEADLINE": "30"})
+    # a session resumed: it is given the context of what it was about (its last prompt and reply)
+    transcript = project / "t.jsonl"
+    transcript.write_text("\n".join(json.dumps(x) for x in (
+        {"type": "user", "message": {"role": "user", "content": "orion deploy approvals before rm of old releases"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Checking."}]}},
+    )) + "\n")
+    event = {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project),
+             "permission_mode": "default", "hook_event_name": "SessionStart", "source": "resume"}
     p = subprocess.run([sys.executable, "-m", "tui.cli.main", "hook", "claude-code", "--state", str(state)],
                        input=json.dumps(event).encode(), capture_output=True, timeout=180, env=env, cwd=ROOT)
     try:
@@ -168,8 +175,8 @@ def _attacks(t: Team) -> list[list[str]]:
     ctx = _session_start(t.tmp / "host-b", project, t.uri)
     t.b = t._host("host-b")
     b = t.b
-    rows.append(["the forged episodes, at the peer's SessionStart (Claude Code hook, project `orion`)",
-                 "not in the startup context; host A's genuine `orion:0` is" if "orion:0" in ctx
+    rows.append(["the forged episodes, at the peer's SessionStart (Claude Code hook, a session about orion resumed)",
+                 "not in the startup context; host A's genuine memory of it is" if "two approvals" in ctx
                  else "startup context without host A's genuine memory",
                  "held" if "pre-approved" not in ctx else "BYPASS"])
 

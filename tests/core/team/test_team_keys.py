@@ -183,9 +183,16 @@ def test_an_unsigned_forgotten_for_a_host_is_refused_and_its_evidence_stays(tmp_
 def _session_start(state: Path, project: Path, uri: str) -> str:
     """Claude Code's SessionStart hook, run as Claude Code runs it, on ``state``."""
     env = {**env_without_ars(("ARS_", "CLAUDE_")), "ARS_NEO4J_URI": uri, "PYTHONPATH": str(ROOT),
-           "ARS_EMBEDDER": "off", "ARS_RECALL_DAEMON": "off", "ARS_NEO4J_DEADLINE": "10", "ARS_SQLITE_DEADLINE": "10"}
-    event = {"session_id": "s", "transcript_path": str(project / "t.jsonl"), "cwd": str(project),
-             "permission_mode": "default", "hook_event_name": "SessionStart", "source": "startup"}
+           "ARS_EMBEDDER": "off", "ARS_RECALL_DAEMON": "off", "ARS_NEO4J_DEADLINE": "10",
+           "ARS_SQLITE_DEADLINE": "10", "ARS_CONTEXT_DEADLINE": "30"}
+    # a session resumed: it is given the context of what it was about (its last prompt and reply)
+    transcript = project / "t.jsonl"
+    transcript.write_text("\n".join(json.dumps(x) for x in (
+        {"type": "user", "message": {"role": "user", "content": "orion deploy approvals before rm of old releases"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Checking."}]}},
+    )) + "\n")
+    event = {"session_id": "s", "transcript_path": str(transcript), "cwd": str(project),
+             "permission_mode": "default", "hook_event_name": "SessionStart", "source": "resume"}
     p = subprocess.run([sys.executable, "-m", "tui.cli.main", "hook", "claude-code", "--state", str(state)],
                        input=json.dumps(event).encode(), capture_output=True, timeout=120, env=env, cwd=ROOT)
     assert p.returncode == 0, p.stderr
@@ -250,7 +257,7 @@ def test_a_forged_episode_in_a_hosts_name_is_not_pulled_recalled_or_given_at_ses
         project.mkdir()
         b.close()
         ctx = _session_start(tmp_path / "host-b", project, neo4j_uri)
-        assert "pre-approved" not in ctx and "orion:0" in ctx, ctx
+        assert "pre-approved" not in ctx and "two approvals before rm" in ctx, ctx  # A's genuine one is given
         # and the per-turn context (what the agents' prompt hooks inject)
         from core.api import ARS
         from core.config import Settings
