@@ -17,3 +17,4 @@ SUPERVISOR_KEY_EVENT = "supervisor.key"  # a supervisor key was set (core/api.py
 GATE_POLICY_EVENT = "gate.policy"  # the supervisor signed a gate policy version (core/inbox/policy.py)
 CONTEXT_INJECTED_EVENT = "context.injected"  # what a turn was given from memory (core/context/receipts.py)
 INBOX_OUTCOME_EVENT = "inbox.outcome"  # what a gated call did once decided (core/inbox/call_episode.py)
+TEAM_KEY_EVENT = "team.key"  # another host's key pinned at first sight (core/team/pins.py)

@@ -45,4 +45,5 @@ class SyncReport(BaseModel):
     pulled: int = 0  # other hosts' episodes pulled into SQLite (core/consumers/team_pull.py)
     shared: int = 0  # episodes pushed whose id another host wrote first: both kept (core/team/names.py)
     pull_error: str = ""
+    pull_refused: list[str] = []  # other hosts' episodes and tombstones not signed by their pinned keys: a line per host
     embeddings: Any = None  # core.consumers.embeddings.EmbedReport of `ars sync run` (None: embedding off)

@@ -237,9 +237,11 @@ class Neo4jPush:
                     return False
                 time.sleep(min(backoff * 2 ** (attempt - 1), 5.0))
         st = self.state()
-        if got.fresh and st.offset:
+        if (got.fresh or got.keyless) and st.offset:
             # the graph records no push of this host (its part was cleared, or the
-            # graph lost): the whole ledger goes out again (MERGEs: nothing doubles)
+            # graph lost), or an older ARS pushed it unsigned (its key is declared
+            # now: core/team/declare.py): the whole ledger goes out again, signed
+            # (MERGEs: nothing doubles)
             st.offset, st.last_event_id = 0, ""
             self.save(st)
         return True

@@ -21,6 +21,7 @@ from core.ledger.cursors import PullCursors, PushCursorFile, VectorCursors
 from core.memory.tiers.base import one_line
 from core.memory.tiers.neo4j import WRITE_BATCH
 from core.team.identity import HostClaimed
+from core.team.refusals import Refusals
 
 if TYPE_CHECKING:
     from core.memory.stores import Stores
@@ -113,6 +114,7 @@ class Orchestrator:
             return report
         deadline = t0 + max_seconds
         wrote = False
+        refused = Refusals()  # what the pull turns refused of other hosts: one line per host for the run
         # one pusher per state directory, across processes too: a host's commits
         # reach the graph in ledger order, which the other hosts' pull cursors rely on
         with push.lock, push_lock(self.stores.state_dir):
@@ -136,9 +138,10 @@ class Orchestrator:
                     break
                 t = time.monotonic()
                 # at least one page, even when the push used up the run's time
-                pulled = self.pull.run(max_seconds=max(min(turn_seconds, deadline - t), 0.0))
+                pulled = self.pull.run(max_seconds=max(min(turn_seconds, deadline - t), 0.0), refusals=refused)
                 report.pull_seconds += time.monotonic() - t
                 report.pulled += pulled.pulled
+                report.pull_refused = pulled.refused  # the run's so far: its turns share ``refused``
                 if not pulled.ok:
                     report.pull_error = pulled.error
                     report.ok, report.error = False, f"pull: {pulled.error}"
@@ -183,7 +186,7 @@ class Orchestrator:
             try:
                 from core.team.claim import status as claim_status
 
-                claim_st = claim_status(store, ident, self.stores.ledger)
+                claim_st = claim_status(store, ident, self.stores.ledger, self.stores.state_dir)
             except Exception as exc:  # noqa: BLE001
                 errors.append(f"claim: {one_line(exc)}")
         hosts: dict[str, Any] = {}

@@ -15,6 +15,12 @@ Two hosts may write the same episode id: both episodes arrive, each under
 the name this host gives it (``names.py``: the team name, or ``id@host``
 when this host wrote that id too); a pulled episode never replaces one of
 this host's own.
+
+Only what a host signed arrives as that host's: each page is checked against
+the key this host pinned for it (core/team/pins.py, core/team/verify.py),
+and so is each tombstone (core/govern/trusted.py). What is refused is said
+in one line per host and counted for ``ars sync status`` (core/team/refusals.py);
+a host that has declared no key is not read at all (its cursor waits).
 """
 
 from __future__ import annotations
@@ -33,7 +39,10 @@ from core.memory.tiers.base import one_line
 from core.memory.tiers.neo4j import is_transient
 from core.models import Episode
 from core.team import graph, local
+from core.team import pins as team_pins
 from core.team.names import candidates, local_name
+from core.team.refusals import Refusals, load as refused_counts
+from core.team.verify import BatchCache, signed_rows
 
 if TYPE_CHECKING:
     from core.ledger.ledger import Ledger
@@ -53,7 +62,8 @@ class PullReport(BaseModel):
     error: str = ""
     caught_up: bool = False  # every other host read to its end (not stopped by max_seconds)
     dropped: int = 0  # pulled copies deleted: their writer forgot them (core/govern/graph_forget.py)
-    refused: list[str] = []  # tombstones not obeyed, a line per host (core/govern/trusted.py)
+    refused: list[str] = []  # episodes and tombstones refused (not signed by their host's pinned keys): a line per host
+    refused_episodes: int = 0  # of them, episodes (core/team/verify.py)
 
 
 def to_episode(row: dict[str, Any], host: str, namespace: str, name: str, prev: str | None = None) -> Episode:
@@ -88,8 +98,34 @@ def _pages(store, todo: dict[str, tuple[int, str]], page: int) -> Iterator[tuple
                 del todo[name]
 
 
-def pull(stores: "Stores", max_seconds: float = 60.0, page: int = PAGE) -> PullReport:
-    """Pull every other host's new episodes (until caught up or ``max_seconds``)."""
+class _Check:
+    """What a pull checks rows against: the pinned keys, the batches verified so far, the refusals."""
+
+    def __init__(self, stores: "Stores", hosts: list[dict[str, Any]], refusals: Refusals | None = None):
+        self.store = stores.neo4j
+        self.namespace = stores.identity.namespace
+        self.pins = team_pins.observe(stores.state_dir, stores.ledger, self.namespace, hosts)
+        self.cache = BatchCache()
+        self.refusals = refusals if refusals is not None else Refusals()
+        for host, line in self.pins.problems.items():
+            self.refusals.note(host, line)
+
+    def rows(self, host: str, rows: list[dict[str, Any]]) -> tuple[list[dict], list[tuple[dict, str]]]:
+        """(the rows its pinned key signed, the others with why)."""
+        return signed_rows(self.store, self.namespace, self.pins, host, rows, self.cache)
+
+    def close(self, stores: "Stores", report: PullReport) -> None:
+        report.refused = self.refusals.lines()
+        report.refused_episodes = sum(h.episodes for h in self.refusals.hosts.values())
+        try:
+            self.refusals.save(stores.state_dir)
+        except OSError:
+            pass  # the counts of `sync status`; the report has the lines
+
+
+def pull(stores: "Stores", max_seconds: float = 60.0, page: int = PAGE, refusals: Refusals | None = None) -> PullReport:
+    """Pull every other host's new episodes (until caught up or ``max_seconds``).
+    ``refusals``: shared by the pull turns of one sync run (one line per host for the run)."""
     report = PullReport()
     store = stores.neo4j
     if store is None:
@@ -99,12 +135,17 @@ def pull(stores: "Stores", max_seconds: float = 60.0, page: int = PAGE) -> PullR
     sqlite = stores.sqlite
     cursors = PullCursors(lambda: sqlite)
     until = time.monotonic() + max_seconds
+    check: _Check | None = None
     try:
         store.breaker.before_call()
+        hosts = graph.hosts(store, me.host)
+        check = _Check(stores, hosts, refusals)  # the other hosts' keys, pinned at first sight
         # what the other hosts forgot goes from here first (core/govern/graph_forget.py)
-        report.dropped = drop_pulled(stores, store, report.refused)
+        report.dropped = drop_pulled(stores, store, check.pins, check.refusals)
         todo: dict[str, tuple[int, str]] = {}
-        for h in graph.hosts(store, me.host):
+        for h in hosts:
+            if h["name"] in check.pins.unkeyed:
+                continue  # no key to check it by: read once it declares one (its cursor waits)
             seq, last = cursors.of(h["name"])
             if h["seq"] is not None and seq > h["seq"]:
                 continue  # nothing after the cursor (or a graph rebuilt behind it: ars sync pull --reset)
@@ -116,7 +157,7 @@ def pull(stores: "Stores", max_seconds: float = 60.0, page: int = PAGE) -> PullR
         try:
             report.caught_up = True
             for name, rows in pages:
-                report.pulled += _store(sqlite, me, name, rows, report)
+                report.pulled += _store(sqlite, me, name, rows, report, check)
                 if time.monotonic() >= until:
                     report.caught_up = False
                     break
@@ -127,12 +168,16 @@ def pull(stores: "Stores", max_seconds: float = 60.0, page: int = PAGE) -> PullR
         if not is_transient(exc):
             store.breaker.failure(one_line(exc))
         report.ok, report.error = False, one_line(exc)
+    if check is not None:
+        check.close(stores, report)
     return report
 
 
-def _named(sqlite, me, host: str, rows: list[dict[str, Any]], report: PullReport) -> tuple[list[Episode], dict[str, str]]:
-    """``host``'s rows as the episodes this host stores (names.py), and the
-    index terms their writer stored, by name."""
+def _named(sqlite, me, host: str, rows: list[dict[str, Any]],
+           report: PullReport) -> tuple[list[Episode], dict[str, str], dict[str, str]]:
+    """``host``'s rows (checked: core/team/verify.py) as the episodes this host
+    stores (names.py), and the index terms their writer stored and the digests
+    it signed, by name."""
     keyed = [r for r in rows if r.get("id")]
     prevs = [(p[0], p[1] if len(p) > 1 else None) for p in (r.get("prev") for r in keyed)
              if isinstance(p, list) and p and p[0]]
@@ -144,7 +189,7 @@ def _named(sqlite, me, host: str, rows: list[dict[str, Any]], report: PullReport
         second = {candidates(r["id"], r.get("team_id"), host)[1] for r in keyed if (r.get("team_id") or r["id"]) in own}
         second |= {candidates(p, t, host)[1] for p, t in prevs if (t or p) in own}
         own |= local.own_ids(sqlite.team(), sorted(second), me)
-    eps, terms = [], {}
+    eps, terms, digests = [], {}, {}
     for r in keyed:
         name = local_name(r["id"], r.get("team_id"), host, own)
         if name is None:
@@ -162,17 +207,32 @@ def _named(sqlite, me, host: str, rows: list[dict[str, Any]], report: PullReport
             report.shared += 1
         if isinstance(r.get("terms"), str):
             terms[name] = r["terms"]  # the index terms the writing host stored
-    return eps, terms
+        if r.get("digest"):
+            digests[name] = r["digest"]
+    return eps, terms, digests
 
 
-def _store(sqlite, me, name: str, rows: list[dict[str, Any]], report: PullReport) -> int:
-    """One page of ``name``'s episodes into SQLite, with its cursor, in one transaction."""
-    eps, terms = _named(sqlite, me, name, rows, report)
+def _store(sqlite, me, name: str, rows: list[dict[str, Any]], report: PullReport, check: _Check) -> int:
+    """One page of ``name``'s episodes into SQLite (those it signed), with its
+    cursor, in one transaction. The cursor moves to the last row taken, not
+    past the page: a row refused after it (one written in the host's name
+    with a far ``seq``) must not carry the cursor past the host's next
+    episodes; it is read again, and refused again, by the next pull."""
+    ok, bad = check.rows(name, rows)
+    eps, terms, digests = _named(sqlite, me, name, ok, report)
     gone = forgotten_set(sqlite.path.parent)
     if gone.ids:  # forgotten here (by its writer, or on this host): never stored again
         eps = [ep for ep in eps if ep.id not in gone.ids]
-    seq, last = rows[-1]["seq"], rows[-1]["id"]
-    apply_pulled(sqlite, name, eps, terms, seq, last)
+    taken = {(r["id"], r.get("seq")) for r in ok}
+    last_at = max((i for i, r in enumerate(rows) if (r.get("id"), r.get("seq")) in taken), default=-1)
+    at = {(r.get("id"), r.get("seq")): i for i, r in enumerate(rows)}
+    for r, why in bad:
+        key = (r["id"], r.get("seq"))
+        check.refusals.episode(name, key, why, passed=at.get(key, len(rows)) < last_at)
+    if last_at < 0:
+        return 0  # nothing taken: the cursor stays
+    seq, last = rows[last_at]["seq"], rows[last_at]["id"]
+    apply_pulled(sqlite, name, eps, terms, seq, last, digests)
     report.hosts[name] = report.hosts.get(name, 0) + len(eps)
     return len(eps)
 
@@ -189,20 +249,22 @@ def partners(stores: "Stores", ids: list[str]) -> int:
     me = stores.identity
     report = PullReport()
     stored = 0
-    pushed = {h["name"]: h["seq"] or 0 for h in graph.hosts(store, me.host)}
+    hosts = graph.hosts(store, me.host)
+    check = _Check(stores, hosts)
+    pushed = {h["name"]: h["seq"] or 0 for h in hosts}
     for i in range(0, len(ids), PAGE):
         rows = graph.partners(store, sorted(set(ids[i : i + PAGE])))
         by_host: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             by_host.setdefault(r.get("host") or "", []).append(r)
         for host, page in by_host.items():
-            eps, terms = _named(stores.sqlite, me, host, page, report)
+            eps, terms, digests = _named(stores.sqlite, me, host, check.rows(host, page)[0], report)
             # labelled just after that host's last push: the embedding pass of pulled
             # episodes (core/consumers/embed_pulled.py) reads each host's after the last it embedded,
             # and these may be older; its next push ends further on in its ledger
             seq = max([pushed.get(host, 0)] + [r.get("seq") or 0 for r in page]) + 1
-            stored += apply_pulled(stores.sqlite, host, eps, terms, seq)
-    return stored
+            stored += apply_pulled(stores.sqlite, host, eps, terms, seq, digests=digests)
+    return stored  # what it refused is refused, and counted, by the pull as well
 
 
 def reset(stores: "Stores") -> None:
@@ -227,7 +289,8 @@ def status(stores: "Stores") -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001
             store.breaker.failure(one_line(exc))
             there = None
-    names = set(here) | set(there or {}) | set(cur)
+    refused = refused_counts(stores.state_dir)
+    names = set(here) | set(there or {}) | set(cur) | set(refused)
     names.discard("")
     for name in sorted(names):
         g = ((there or {}).get(name) or {}).get("n") if there is not None else None
@@ -239,8 +302,11 @@ def status(stores: "Stores") -> dict[str, Any]:
         if name == me.host:
             row["self"] = True
         else:
-            row["lag"] = None if g is None else max(g - n, 0)
+            bad = int((refused.get(name) or {}).get("episodes") or 0)  # in the graph, never to be here
+            row["lag"] = None if g is None else max(g - n - bad, 0)
             row["last_pull"] = (cur.get(name) or {}).get("at")
+            if name in refused:  # not signed by its pinned keys (core/team/refusals.py)
+                row["refused"] = refused[name]
         out[name] = row
     if there and there.get(""):
         out["(no host)"] = {"graph": there[""]["n"], "local": None,
@@ -257,8 +323,8 @@ class TeamPull:
     def __init__(self, ledger: "Ledger", stores: "Stores", cursor: PullCursors):
         self.ledger, self.stores, self.cursor = ledger, stores, cursor
 
-    def run(self, max_seconds: float = 60.0, page: int = PAGE) -> PullReport:
-        return pull(self.stores, max_seconds=max_seconds, page=page)
+    def run(self, max_seconds: float = 60.0, page: int = PAGE, refusals: Refusals | None = None) -> PullReport:
+        return pull(self.stores, max_seconds=max_seconds, page=page, refusals=refusals)
 
     def reset(self) -> None:
         self.cursor.reset()

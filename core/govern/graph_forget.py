@@ -4,9 +4,11 @@
   ledger, deletes this host's forgotten episodes from Neo4j (with the
   entities and topics only they held), re-sends the session context of
   their neighbours (it held the forgotten terms), and leaves a
-  ``Forgotten`` node per episode: (namespace, host, id, team_id), no text.
+  ``Forgotten`` node per episode: (namespace, host, id, team_id), no text,
+  with the supervisor's signed decision and the host key's signature.
 * The pull (core/consumers/team_pull.py) of every other host reads the ``Forgotten``
-  nodes of its namespace and deletes its pulled copies (SQLite rows, FTS
+  nodes of its namespace, keeps those their host's pinned keys signed
+  (core/govern/trusted.py), and deletes its pulled copies (SQLite rows, FTS
   entries, vectors) at its next pull, and remembers them as forgotten so a
   later pull (or ``ars sync pull --reset``) never stores them again.
 """
@@ -19,13 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.infra.fsutil import atomic_write
-from core.inbox.signing import public_fingerprint
+from core.team.digest import tombstone_text
 from core.team.names import qualified
 from core.govern import scrub, tombstone, trusted
 
 if TYPE_CHECKING:
     from core.memory.stores import Stores
     from core.memory.tiers.neo4j import Neo4jStore
+    from core.team.pins import Pins
+    from core.team.refusals import Refusals
 
 DROP = """
 UNWIND $ids AS id
@@ -36,15 +40,12 @@ WITH collect(e) AS eps, collect([e.id, e.team_id]) AS names, reduce(a = [], t IN
 FOREACH (x IN eps | DETACH DELETE x)
 RETURN size(eps) AS c, names, touched
 """
+# ``sig``: the host key's signature, which peers check when the host has no
+# supervisor key (core/govern/trusted.py); the keys were declared with the claim
 MARK = """
 UNWIND $rows AS r
 MERGE (f:Forgotten {namespace: $ns, host: $me, id: r.id})
-SET f.team_id = r.team_id, f.at = $at, f.event_id = $event, f.decision = $decision
-"""
-# the host's supervisor key, declared with each tombstone push: peers pin it at first sight
-DECLARE = """
-MATCH (h:Host {namespace: $ns, name: $me})
-SET h.supervisor = $fp
+SET f.team_id = r.team_id, f.at = $at, f.event_id = $event, f.decision = $decision, f.sig = r.sig
 """
 CONTEXT = """
 UNWIND $rows AS r
@@ -53,8 +54,8 @@ SET e.context = r.context
 """
 TOMBSTONES = """
 MATCH (f:Forgotten {namespace: $ns}) WHERE f.host <> $me
-OPTIONAL MATCH (h:Host {namespace: $ns, name: f.host})
-RETURN f.host AS host, f.id AS id, f.team_id AS team_id, f.decision AS decision, h.supervisor AS supervisor
+RETURN f.host AS host, f.id AS id, f.team_id AS team_id, f.decision AS decision, f.sig AS sig,
+       f.event_id AS event
 """
 
 
@@ -67,11 +68,11 @@ def drop(memory: "Stores", store: "Neo4jStore", event_id: str, data: dict[str, A
         return 0
     row = store._run(DROP, write=True, ids=own)[0]
     names = {i: t for i, t in row["names"]}
-    store._run(MARK, write=True, rows=[{"id": i, "team_id": names.get(i) or i} for i in own],
+    key = store.host_key  # set by the claim, which every push makes before it writes
+    store._run(MARK, write=True, rows=[{"id": i, "team_id": names.get(i) or i,
+                                        "sig": key.sign(tombstone_text(store.namespace, store.host, i, event_id))
+                                        if key is not None else None} for i in own],
                at=data.get("at", ""), event=event_id, decision=json.dumps(data.get("decision") or {}))
-    fp = public_fingerprint(memory.state_dir)
-    if fp:
-        store._run(DECLARE, write=True, fp=fp)
     touched = sorted(set(row["touched"]))
     for i in range(0, len(touched), 5000):
         try:
@@ -101,14 +102,14 @@ def _resend_contexts(memory: "Stores", store: "Neo4jStore", event_id: str) -> No
     atomic_write(path, json.dumps(noted))
 
 
-def drop_pulled(memory: "Stores", store: "Neo4jStore", refused: list[str] | None = None) -> int:
-    """Delete this host's pulled copies of episodes their writer's supervisor forgot
-    (core/govern/trusted.py: signed); returns how many. Tombstones not obeyed: a line
-    each in ``refused``."""
+def drop_pulled(memory: "Stores", store: "Neo4jStore", pins: "Pins", refusals: "Refusals") -> int:
+    """Delete this host's pulled copies of episodes their writer forgot, as
+    its pinned keys signed it (core/govern/trusted.py); returns how many.
+    Tombstones not obeyed are counted per host in ``refusals``."""
     rows = store._rows(TOMBSTONES, timeout=60)
     if not rows:
         return 0
-    rows = trusted.signed_rows(Path(memory.state_dir), rows, refused)
+    rows = trusted.signed_rows(rows, store.namespace, pins, refusals)
     if not rows:
         return 0
     conn = memory.sqlite.team()

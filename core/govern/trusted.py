@@ -1,43 +1,32 @@
 """Which peers' tombstones this host obeys.
 
-A pulled copy is deleted because its writer's supervisor forgot it, and only
-then: anyone holding the team's Neo4j credentials (an agent on any host reads
-them from its config) could otherwise write ``Forgotten`` nodes and erase
-what an agent did from every other host. So each ``Forgotten`` node carries
-the signed forget decision of its host (core/govern/forget.py), and a peer
-obeys it only when:
+A pulled copy is deleted because its writer forgot it, and only then: anyone
+holding the team's Neo4j credentials (an agent on any host reads them from
+its config) could otherwise write ``Forgotten`` nodes and erase what an agent
+did from every other host. Each host declares its key when it first claims
+its host id, and its supervisor's key with it or later (core/team/declare.py);
+this host pinned them the first time it saw them (core/team/pins.py). A
+``Forgotten`` node is obeyed only when:
 
-* the signature verifies against that host's supervisor key as this host
-  pinned it: the key the host declared on its ``Host`` node (``supervisor``,
-  written by its sync) when this host first saw one (``team-supervisors.json``,
-  trust on first use, as SSH does); and
-* the signed selection names the episode.
+* its host has a pinned supervisor key: the node carries that host's forget
+  decision (core/govern/forget.py) signed by that key, naming the episode,
+  and the host key's signature over the node (which names the host); or
+* its host has no supervisor key (its forgets are "unverified" on its own
+  side too): the node carries the host key's signature over (namespace,
+  host, id, tombstone event) (core/team/digest.py ``tombstone_text``).
 
-A host that has declared no key has decisions that are "unverified" on its own
-side too (no ``ars supervisor init``): its tombstones are obeyed as such,
-until it declares a key; from then on they must be signed. A host whose
-declared key differs from the pinned one (rotated, or someone wrote the
-graph) is not obeyed, and the pull says so: after a real rotation the person
-removes that host's line from ``team-supervisors.json``.
+A host with no pinned key has none of its tombstones obeyed. A declared key
+that differs from the pinned one changes nothing: the pinned one counts.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.infra.fsutil import atomic_write
-
-PINS_FILE = "team-supervisors.json"
-
-
-def _pins(state: Path) -> dict[str, str]:
-    try:
-        data = json.loads((state / PINS_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+if TYPE_CHECKING:
+    from core.team.pins import Pins
+    from core.team.refusals import Refusals
 
 
 def _names_it(decision: dict, pin: str, episode_id: str) -> str:
@@ -56,35 +45,39 @@ def _names_it(decision: dict, pin: str, episode_id: str) -> str:
     return ""
 
 
-def signed_rows(state: Path, rows: list[dict[str, Any]], refused: list[str] | None = None) -> list[dict[str, Any]]:
-    """The ``Forgotten`` rows this host obeys; one line per refused host goes to ``refused``."""
-    pins = _pins(state)
-    pinned_now = False
+def _host_signed(row: dict[str, Any], namespace: str, key: str) -> str:
+    """"" when the host key ``key`` signed this ``Forgotten`` node, else why not."""
+    from core.team.digest import tombstone_text
+    from core.team.host_key import verify
+
+    sig = row.get("sig")
+    if not sig:
+        return "it is not signed by its host's key (written by someone else with the graph's credentials)"
+    if not verify(key, tombstone_text(namespace, row["host"], str(row["id"]), str(row.get("event") or "")), sig):
+        return "its signature is not by the host's pinned key"
+    return ""
+
+
+def signed_rows(rows: list[dict[str, Any]], namespace: str, pins: "Pins", refusals: "Refusals") -> list[dict[str, Any]]:
+    """The ``Forgotten`` rows this host obeys; the others are counted per host in ``refusals``."""
     keep: list[dict[str, Any]] = []
-    why_not: dict[str, tuple[int, str]] = {}
     for r in rows:
-        host, declared = r["host"], r.get("supervisor") or ""
-        if host not in pins and declared:
-            pins[host], pinned_now = declared, True
-        pin = pins.get(host)
-        if pin is None:  # no key on either side: unverified there, unverified here
-            keep.append(r)
-            continue
-        if declared and declared != pin:
-            why = f"it now declares key {declared}, pinned {pin} (after a real rotation remove it from {PINS_FILE})"
-        else:
+        host = r["host"]
+        key, supervisor = pins.key_of(host), pins.supervisor_of(host)
+        if supervisor:
             try:
                 decision = json.loads(r.get("decision") or "{}")
-            except ValueError:
+            except (TypeError, ValueError):
                 decision = {}
-            why = _names_it(decision, pin, str(r["id"]))
-        if not why:
+            # and the host key's signature: the decision names ids, not the host, so without
+            # it one host's signed forget could be replayed against another's same id
+            why = _names_it(decision, supervisor, str(r["id"])) or (_host_signed(r, namespace, key) if key else "")
+        elif key:
+            why = _host_signed(r, namespace, key)
+        else:
+            why = pins.problems.get(host) or "its host has no pinned key"
+        if why:
+            refusals.tombstone(host, str(r["id"]), why)
+        else:
             keep.append(r)
-            continue
-        n, _ = why_not.get(host, (0, why))
-        why_not[host] = (n + 1, why)
-    if pinned_now:
-        atomic_write(state / PINS_FILE, json.dumps(pins, indent=1, sort_keys=True))
-    if refused is not None:
-        refused.extend(f"{n} tombstones of host {h} not obeyed: {why}" for h, (n, why) in sorted(why_not.items()))
     return keep

@@ -26,6 +26,7 @@ from core.ledger.ledger import BadEvent, Ledger
 from core.memory.tiers.base import one_line
 from core.memory.tiers.sqlite import SqliteStore
 from core.models import Episode
+from core.team import local as team_local
 
 BATCH = 1000  # episodes per SQLite transaction while catching up
 
@@ -77,14 +78,18 @@ def apply_ledger(ledger: Ledger, store: SqliteStore, problems: list[BadEvent], t
 
 
 def apply_pulled(store: SqliteStore, host: str, episodes: Sequence[Episode], terms: Mapping[str, str],
-                 seq: int, last_id: str | None = None) -> int:
+                 seq: int, last_id: str | None = None, digests: Mapping[str, str] | None = None) -> int:
     """A page of ``host``'s episodes, stored under the page's event id. With
     ``last_id`` the host's pull cursor moves to (``seq``, ``last_id``) in the
-    same transaction; without, the cursor stays (episodes pulled again, not new)."""
-    def move_cursor(conn) -> None:
-        at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        cursors.move_pull_cursor(conn, host, seq, last_id, len(episodes), at)
+    same transaction; without, the cursor stays (episodes pulled again, not new).
+    ``digests``: name -> what their host signed (core/team/local.py), kept with them."""
+    def also(conn) -> None:
+        if digests:
+            team_local.record_digests(conn, host, digests)
+        if last_id is not None:
+            at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            cursors.move_pull_cursor(conn, host, seq, last_id, len(episodes), at)
 
     store.upsert(episodes, [cursors.pulled_event_id(host, seq)] * len(episodes), terms=terms,
-                 also=move_cursor if last_id is not None else None)
+                 also=also if digests or last_id is not None else None)
     return len(episodes)

@@ -65,7 +65,19 @@ class Stores:
                 namespace=self.identity.namespace, host=self.identity.host, agent=self.identity.agent,
                 bookmarks_path=str(self.state_dir / "neo4j-bookmarks.json"),
             )
+            # what this host wrote and what the pull verified, as recall's check of
+            # the graph's answers (core/team/local.py)
+            self._neo4j.on_written = self._record_digests
+            self._neo4j.vouch = self._vouch
         return self._neo4j
+
+    def _record_digests(self, digests) -> None:
+        self.sqlite.record_digests(self.identity.host, digests, own=True)
+
+    def _vouch(self, rows) -> set[str]:
+        from core.team import local as team_local
+
+        return team_local.vouched(self.sqlite.team(), rows, self.identity)
 
     def neo4j_opened(self):
         """The Neo4j store if this process created its driver (None: not yet, or not configured)."""

@@ -21,6 +21,10 @@ two have diverged they are indistinguishable (they hold the same events),
 and the first of them to push new events keeps the claim. Inside every write
 the store checks the claim and the fence again, in the same transaction, so
 two copies pushing at the same moment cannot both pass.
+
+The claim also declares the directory's host key (core/team/declare.py): the
+statement that takes a free host id writes the key with it, so the first
+sight any peer has of a host carries the key it pins (core/team/pins.py).
 """
 
 from __future__ import annotations
@@ -40,20 +44,22 @@ if TYPE_CHECKING:
 # Claim the host id for ``$instance`` unless an instance holds it already;
 # ``fresh``: the graph records no push of this host (a new host, or one whose
 # part of the graph was cleared or lost: its whole ledger goes out again).
+# (the host key goes in with a free claim: core/team/declare.py)
+_CLAIM_RETURN = """
+RETURN h.instance AS instance, h.since AS since, h.claimed_by AS by, h.fence_at AS fence_at,
+       h.fence_id AS fence_id, h.seq IS NULL AS fresh, h.key AS key, h.supervisor AS supervisor,
+       h.supervisor_sig AS supervisor_sig"""
 CLAIM = """
 MERGE (h:Host {namespace: $ns, name: $host})
 WITH h, h.instance IS NULL AS free
 SET h.instance = CASE WHEN free THEN $instance ELSE h.instance END,
     h.since = CASE WHEN free THEN $now ELSE h.since END,
-    h.claimed_by = CASE WHEN free THEN $by ELSE h.claimed_by END
-RETURN h.instance AS instance, h.since AS since, h.claimed_by AS by, h.fence_at AS fence_at,
-       h.fence_id AS fence_id, h.seq IS NULL AS fresh, free
-"""
+    h.claimed_by = CASE WHEN free THEN $by ELSE h.claimed_by END,
+    h.key = CASE WHEN free THEN $key ELSE h.key END
+""" + _CLAIM_RETURN + ", free"
 READ = """
 MATCH (h:Host {namespace: $ns, name: $host})
-RETURN h.instance AS instance, h.since AS since, h.claimed_by AS by, h.fence_at AS fence_at,
-       h.fence_id AS fence_id, h.seq IS NULL AS fresh, false AS free
-"""
+""" + _CLAIM_RETURN + ", false AS free"
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,9 @@ class Claim:
     fence: tuple[int, str] | None
     fresh: bool  # no push of this host in the graph
     acquired: bool  # claimed by this call
+    key: str = ""  # the host key declared on the node (base64 raw public key)
+    keyless: bool = False  # claimed by an older ARS, which declared no host key: its episodes are unsigned
+    note: str = ""  # for the person: the graph held another key for this host id (core/team/declare.py)
 
 
 def _now() -> str:
@@ -90,7 +99,8 @@ def ensure_instance(state_dir: Path, ident: Identity) -> Identity:
 def _claim_of(row: dict[str, Any], host: str) -> Claim:
     fence = (row["fence_at"], row["fence_id"]) if row["fence_at"] is not None else None
     return Claim(host=host, instance=row["instance"] or "", since=row["since"], by=row["by"] or "",
-                 fence=fence, fresh=bool(row["fresh"]), acquired=bool(row["free"]))
+                 fence=fence, fresh=bool(row["fresh"]), acquired=bool(row["free"]), key=row.get("key") or "",
+                 keyless=not row.get("key"))
 
 
 def read(store: "Neo4jStore", host: str) -> Claim | None:
@@ -105,19 +115,27 @@ def claim(store: "Neo4jStore", ident: Identity, ledger: "Ledger", state_dir: Pat
     """Claim ``ident.host`` for this state directory, or raise HostClaimed
     (nothing written but the claim itself). On success the store is set up
     to write as the holder: every write re-checks claim and fence."""
+    from core.team.declare import declare
+    from core.team.host_key import load as host_key
+
     store.ensure_schema()
+    key = host_key(state_dir, create=True)
     rows = store._run(READ, host=ident.host, timeout=10)
     if rows and rows[0]["instance"]:
-        got = _claim_of(rows[0], ident.host)  # held already (by this directory, on every run but the first)
+        row = rows[0]  # held already (by this directory, on every run but the first)
     else:  # claimed now, or found claimed by another at this very moment
         row = store._run(CLAIM, write=True, host=ident.host, instance=ident.instance, now=_now(),
-                         by=where(state_dir))[0]
-        got = _claim_of(row, ident.host)
+                         by=where(state_dir), key=key.public)[0]
+    got = _claim_of(row, ident.host)
     problem = conflict(got, ident, ledger)
     if problem:
         raise HostClaimed(problem)
-    store.instance, store.fence = ident.instance, got.fence
-    return got
+    note = declare(store, state_dir, ident.host, ident.instance, key, row.get("key"), row.get("supervisor"),
+                   row.get("supervisor_sig"))
+    if note and note not in store.notices:
+        store.notices.append(note)
+    store.instance, store.fence, store.host_key = ident.instance, got.fence, key
+    return replace(got, note=note)
 
 
 def conflict(got: Claim | None, ident: Identity, ledger: "Ledger") -> str:
@@ -149,6 +167,25 @@ def has_event(ledger: "Ledger", at: int, event_id: str) -> bool:
     return first is not None and first.offset == at and first.event_id == event_id
 
 
+def _key_state(got: Claim | None, state_dir: Path | None) -> str:
+    """For ``sync status``: this host's key as the graph declares it."""
+    from core.team.host_key import fingerprint_of, load as host_key
+
+    if got is None:
+        return "declared with the claim, at the first `ars sync run`"
+    if got.keyless:
+        return "not declared (an older ARS claimed this id): the next `ars sync run` declares it"
+    declared = fingerprint_of(got.key)
+    try:
+        mine = host_key(state_dir) if state_dir is not None else None
+    except OSError as exc:
+        return f"declared {declared}; this directory's cannot be read: {exc}"
+    if mine is not None and mine.fingerprint != declared:
+        return (f"the graph declares {declared}, not this directory's {mine.fingerprint}: "
+                "the next `ars sync run` puts it back")
+    return f"declared {declared}"
+
+
 def release(store: "Neo4jStore", ident: Identity, ledger: "Ledger") -> bool:
     """On a rename: if this directory holds ``ident.host`` (its instance, its
     fence), delete that host's part of the graph and the claim, so the host id
@@ -162,12 +199,12 @@ def release(store: "Neo4jStore", ident: Identity, ledger: "Ledger") -> bool:
     return True
 
 
-def status(store: "Neo4jStore", ident: Identity, ledger: "Ledger") -> dict[str, Any]:
+def status(store: "Neo4jStore", ident: Identity, ledger: "Ledger", state_dir: Path | None = None) -> dict[str, Any]:
     """For ``ars sync status``: the claim on this host id and any conflict."""
     got = read(store, ident.host)
     out: dict[str, Any] = {"host": ident.host, "instance": ident.instance or None,
                            "holder": got.instance if got else None, "since": got.since if got else None,
-                           "by": got.by if got else None}
+                           "by": got.by if got else None, "key": _key_state(got, state_dir)}
     if got is None:
         out["state"], out["conflict"] = "unclaimed", ""
         out["note"] = "the next `ars sync run` claims it"

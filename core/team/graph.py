@@ -73,7 +73,13 @@ RETURN count(*) AS c
 
 HOSTS = """
 MATCH (h:Host {namespace: $ns}) WHERE h.name <> $me
-RETURN h.name AS name, h.seq AS seq, h.last_push AS at ORDER BY name
+RETURN h.name AS name, h.seq AS seq, h.last_push AS at, h.key AS key, h.supervisor AS supervisor,
+       h.supervisor_sig AS supervisor_sig ORDER BY name
+"""
+# The signed batches a page of one host's episodes names (core/team/verify.py).
+BATCHES = """
+MATCH (b:Batch {namespace: $ns, host: $host}) WHERE b.id IN $ids
+RETURN b.id AS id, b.signed AS signed, b.sig AS sig
 """
 # One page of a host's episodes after the cursor (seq, then id for ties), in
 # push order. The index on (namespace, host, seq, id) finds the start and hands
@@ -90,7 +96,7 @@ WITH e ORDER BY e.namespace, e.host, e.seq, e.id LIMIT $limit
 RETURN collect({id: e.id, team_id: e.team_id, host: e.host, seq: e.seq, source: e.source,
        session_id: e.session_id, agent: e.agent,
        channel: e.channel, summary: e.summary, text: e.text, topics: e.topics, terms: e.terms,
-       first_ts: e.first_ts, last_ts: e.last_ts, message_count: e.message_count,
+       first_ts: e.first_ts, last_ts: e.last_ts, message_count: e.message_count, batch: e.batch,
        entities: [(e)-[:MENTIONS]->(n) | [n.name, n.type]],
        prev: [(a:Episode)-[:FOLLOWED_BY]->(e) | [a.id, a.team_id]][0]}) AS rows
 """
@@ -157,6 +163,12 @@ MATCH (h:Host {namespace: $ns, name: $host})
 REMOVE h.seq, h.fence_at, h.fence_id, h.last_push
 """
 RELEASE_HOST_NODE = "MATCH (h:Host {namespace: $ns, name: $host}) DELETE h"
+CLEAR_BATCHES = """
+MATCH (b:Batch {namespace: $ns, host: $host})
+WITH b LIMIT $batch
+DELETE b
+RETURN count(*) AS c
+"""
 
 
 def migrate(store: "GraphStore", old_constraints: tuple[str, ...], force: bool = False) -> list[str]:
@@ -222,6 +234,8 @@ def clear_host(store: "GraphStore", host: str, release: bool = False, batch: int
             store._run(CLEAR_ORPHANS, write=True, ids=ids[i : i + batch])
         except ClientError:
             pass  # another host linked one of them meanwhile: these stay
+    while store._run(CLEAR_BATCHES, write=True, host=host, batch=batch)[0]["c"]:
+        pass  # the signatures of what is gone (the next push signs what it writes again)
     store._run(RELEASE_HOST_NODE if release else CLEAR_HOST_NODE, write=True, host=host)
     return deleted
 
@@ -234,6 +248,11 @@ def partners(store: "GraphStore", ids: list[str]) -> list[dict[str, Any]]:
 
 def hosts(store: "GraphStore", me: str) -> list[dict[str, Any]]:
     return store._run(HOSTS, me=me)
+
+
+def batches(store: "GraphStore", host: str, ids: list[str]) -> list[dict[str, Any]]:
+    """``host``'s signed batches of these ids (id, signed, sig)."""
+    return store._run(BATCHES, timeout=60, host=host, ids=ids) if ids else []
 
 
 def page(store: "GraphStore", host: str, seq: int, last_id: str, limit: int) -> list[dict[str, Any]]:

@@ -3,6 +3,12 @@ episode store (``memory.sqlite``):
 
 * ``episode_origin``: each episode's namespace and host (this host's own, or
   the host a pulled episode came from);
+* ``episode_origin.digest``: what its host signed of it (core/team/digest.py):
+  set for a pulled episode when the pull verified it, and for this host's
+  own when the push wrote it; recall serves a graph answer only when its
+  digest is this one (``vouched``), so an episode written into the graph by
+  someone else (with any host's name on it), or altered there, is never
+  served as that host's memory. Cleared when the episode changes here;
 * ``pull_cursor``: per other host, how far this store has pulled its episodes
   (``seq``, the ledger offset that host pushed the episode from, then ``id``
   for ties), written in the same transaction as the pulled episodes, so a
@@ -13,7 +19,7 @@ episode store (``memory.sqlite``):
 from __future__ import annotations
 
 from core.infra.sqlite_lib import sqlite3
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from core.infra.sqlite_in import rows_in
 
@@ -40,13 +46,38 @@ CREATE TABLE IF NOT EXISTS pull_cursor (
 
 def ensure(conn: sqlite3.Connection) -> None:
     conn.executescript(SCHEMA)
+    if "digest" not in {r[1] for r in conn.execute("PRAGMA table_info(episode_origin)")}:
+        with conn:
+            conn.execute("ALTER TABLE episode_origin ADD COLUMN digest TEXT")
+            # what was pulled before hosts signed their episodes is pulled again, and checked
+            conn.execute("DELETE FROM pull_cursor")
 
 
 def record(conn: sqlite3.Connection, episodes: Iterable["Episode"]) -> None:
     conn.executemany(
         "INSERT INTO episode_origin (id, namespace, host) VALUES (?, ?, ?)"
-        " ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, host = excluded.host",
+        " ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, host = excluded.host, digest = NULL",
         [(e.id, e.namespace, e.host) for e in episodes])
+
+
+def record_digests(conn: sqlite3.Connection, host: str, digests: Mapping[str, str], own: bool = False) -> None:
+    """What ``host`` signed of these episodes (name -> digest), in the caller's
+    transaction; ``own``: this host's, whose rows from before hosts were recorded say ''."""
+    conn.executemany("UPDATE episode_origin SET digest = ? WHERE id = ? AND host IN (?, ?)",
+                     [(d, name, host, "" if own else host) for name, d in digests.items()])
+
+
+def vouched(conn: sqlite3.Connection, rows: Sequence[tuple[str, str, str]], me: "Identity") -> set[str]:
+    """Of graph answers (name, host, digest), the names this store holds from
+    that host with that digest: what its host signed (or this host wrote)."""
+    want = {name: (host, d) for name, host, d in rows}
+    out = set()
+    for eid, host, d in rows_in(conn, "SELECT id, host, digest FROM episode_origin WHERE id IN ({in})", list(want)):
+        w_host, w_digest = want[eid]
+        same_host = host == w_host or (not host and w_host == me.host)
+        if same_host and d is not None and d == w_digest:
+            out.add(eid)
+    return out
 
 
 def origin_of(conn: sqlite3.Connection, episode_id: str) -> tuple[str, str] | None:

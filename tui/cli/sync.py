@@ -40,6 +40,7 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         if row.get("shared"):
             out.print(f"    {row['shared']} of {name}'s episodes have ids another host wrote first: both kept, "
                       f"these named ID@{name}", highlight=False)
+        _print_refused(name, row.get("refused"))
     led = st["ledger"]
     out.print(f"ledger: {led['events']} events, {led['corrupt']} corrupt, torn tail: {led['torn_tail']}")
     if st["last_error"]:
@@ -57,6 +58,17 @@ def sync_status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
             out.print(f"[yellow]embeddings last error:[/] {emb['last_error']}", highlight=False)
 
 
+def _print_refused(name: str, refused: dict | None) -> None:
+    """What the pulls refused of another host: not signed by the keys pinned for it (core/team/refusals.py)."""
+    if not refused:
+        return
+    e, t = refused.get("episodes") or 0, refused.get("tombstones") or 0
+    what = ", ".join(x for x in (f"{e} episode{'s' * (e != 1)} refused" if e else "",
+                                 f"{t} tombstone{'s' * (t != 1)} not obeyed" if t else "") if x)
+    line = "; ".join(x for x in (what and f"{what} ({refused.get('why', '')})", refused.get("note", "")) if x)
+    err.print(f"    [yellow]{_esc(line)}[/]", highlight=False, soft_wrap=True)
+
+
 def _print_claim(claim: dict | None) -> None:
     """This host id's claim in the graph (core/team/claim.py), and any conflict."""
     if not claim:
@@ -69,6 +81,8 @@ def _print_claim(claim: dict | None) -> None:
         return
     out.print(f"claim: host {claim['host']} held by this state directory (instance {claim['holder']}, "
               f"since {claim.get('since') or '?'}, {claim.get('by') or ''})", highlight=False)
+    if claim.get("key"):
+        out.print(f"  host key: {claim['key']}", highlight=False)
 
 
 def _print_sync(report, what: str) -> None:
@@ -85,6 +99,8 @@ def _print_sync(report, what: str) -> None:
         out.print(f"neo4j: {report.neo4j}")
         if report.ok:
             return
+    for line in getattr(report, "pull_refused", None) or []:  # one per host (core/team/refusals.py)
+        err.print(f"[yellow]{_esc(line)}[/]", highlight=False, soft_wrap=True)
     if report.ok:
         pulled = getattr(report, "pulled", 0)
         out.print(f"{what}: {report.applied} applied in {report.seconds:.1f}s, {report.pending} pending"

@@ -60,7 +60,7 @@ def _search(where: str) -> str:
     return f"""
 CALL db.index.vector.queryNodes('{INDEX}', $limit, $vec) YIELD node, score
 WITH node, score WHERE node.embed_model = $model{where}
-RETURN {name} AS id, score, node.summary AS summary, node.text AS text
+RETURN {name} AS id, score, node.summary AS summary, node.text AS text, node.host AS host
 LIMIT $k
 """
 

@@ -472,8 +472,8 @@ def test_a_peer_obeys_only_tombstones_its_writers_supervisor_signed(tmp_path, ne
     """An agent holding the team's Neo4j credentials writes a Forgotten node for another
     of host A's episodes, to erase it from every peer: host B pinned A's supervisor key
     at first sight and keeps the copy; A's signed forget is obeyed."""
-    from core.govern.trusted import PINS_FILE
     from core.inbox import signing
+    from core.team.pins import PINS_FILE
 
     a_state, b_state = tmp_path / "a", tmp_path / "b"
     a_state.mkdir(mode=0o700)
@@ -505,12 +505,15 @@ def test_a_peer_obeys_only_tombstones_its_writers_supervisor_signed(tmp_path, ne
         assert not b.sqlite.has("manual:s1:0"), "the signed forget is obeyed"
         assert b.sqlite.has("manual:s1:1") and b.sqlite.has("manual:s2:0"), "the forged ones are not"
         assert len(rep.refused) == 1 and "host-a" in rep.refused[0] and "2 tombstones" in rep.refused[0], rep.refused
-        assert json.loads((b_state / PINS_FILE).read_text()) == {"host-a": fp}
-        # the graph now declares another key for host A: nothing of A's is obeyed until the person says so
-        a.neo4j._run("MATCH (h:Host {namespace: $ns, name: 'host-a'}) SET h.supervisor = $fp", write=True,
-                      fp=signing.public_fingerprint(other))
+        pins = json.loads((b_state / PINS_FILE).read_text())
+        assert pins["host-a"]["supervisor"] == fp and pins["host-a"]["key"]  # declared with A's claim, pinned then
+        # the graph now declares other keys for host A: the pinned ones still count, and the pull says so
+        a.neo4j._run("MATCH (h:Host {namespace: $ns, name: 'host-a'}) SET h.supervisor = $fp, h.key = $key",
+                     write=True, fp=signing.public_fingerprint(other),
+                     key=(other / "supervisor" / "key.pub").read_text().strip())
         rep = pull(b)
         assert b.sqlite.has("manual:s1:1") and any("now declares key" in line for line in rep.refused), rep.refused
+        assert json.loads((b_state / PINS_FILE).read_text()) == pins
     finally:
         a.close()
         b.close()

@@ -172,8 +172,21 @@ class DenseTier:
             store.breaker.failure(one_line(exc))
             raise OSError(f"vectors.sqlite unreadable ({local_error}); neo4j: {one_line(exc)}") from exc
         store.breaker.success()
-        texts = {r["id"]: "\n".join(p for p in (r["summary"], r["text"]) if p) for r in rows}
+        rows, texts = self._vouched(store, rows)
         return [(r["id"], neo4j_vectors.cosine(r["score"]), i) for i, r in enumerate(rows, 1)], n, texts
+
+    def _vouched(self, store, rows: list[dict]) -> tuple[list[dict], dict[str, str]]:
+        """The graph's vector answers SQLite holds, with SQLite's text: a node
+        written into the graph by someone else (any host's name on it) is not
+        served as memory, nor text altered there (core/team/local.py). With
+        SQLite unreadable: this host's own answers, with the graph's text."""
+        try:
+            held = {eid: "\n".join(p for p in (summary, text) if p)
+                    for eid, summary, text in self._sqlite().summaries_and_texts([r["id"] for r in rows])}
+        except Exception:  # noqa: BLE001 - SQLite down too
+            own = [r for r in rows if r.get("host") == getattr(store, "host", None)]
+            return own, {r["id"]: "\n".join(p for p in (r["summary"], r["text"]) if p) for r in own}
+        return [r for r in rows if r["id"] in held], held
 
     def _not_embedded(self, n_vectors: int) -> int:
         """Episodes stored with no vector of this model (SQLite's count; 0 when it cannot be read)."""

@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 from core.memory.context import CONTEXT_NEIGHBOURS, context_of, order_key
 from core.memory.text import index_text
 from core.models import Episode
+from core.team.digest import content_hash
 
 
 def stamp(props: dict[str, Any], namespace: str, host: str, seq: int, agent: str = "",
@@ -49,7 +50,7 @@ class GraphBatch:
     them (index terms, de-duplication) is pure Python, so the sync worker builds
     the next batch while the server commits this one."""
 
-    episodes: list[dict[str, Any]]  # id, props, mentions and topics as positions in the lists below
+    episodes: list[dict[str, Any]]  # id, props, mentions and topics as positions in the lists below, content hash
     entities: list[dict[str, str]]  # distinct by key: the first name and type seen
     topics: list[str]
     relations: list[dict[str, str]]
@@ -96,8 +97,11 @@ class GraphBatch:
             # positions, once each (the write CREATEs the edges), in the episode's own order
             mentions = dict.fromkeys(entity_at[ent.name.lower()] for ent in e.entities)
             tags = dict.fromkeys(topic_at[t] for t in e.topics if t)
-            rows.append({"id": e.id, "props": episode_props(e, terms.get(e.id), contexts.get(e.id, "")),
-                         "mentions": list(mentions), "topics": list(tags)})
+            props = episode_props(e, terms.get(e.id), contexts.get(e.id, ""))
+            # its content's hash for the signature (core/team/digest.py), made here: the push
+            # builds the next batch while the server commits this one
+            rows.append({"id": e.id, "props": props, "mentions": list(mentions), "topics": list(tags),
+                         "content": content_hash(props)})
         return cls(
             episodes=rows,
             entities=entities,

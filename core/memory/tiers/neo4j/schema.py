@@ -28,6 +28,8 @@ SCHEMA = [
     "CREATE CONSTRAINT entity_ns_key IF NOT EXISTS FOR (n:Entity) REQUIRE (n.namespace, n.key) IS UNIQUE",
     "CREATE CONSTRAINT topic_ns_name IF NOT EXISTS FOR (t:Topic) REQUIRE (t.namespace, t.name) IS UNIQUE",
     "CREATE CONSTRAINT host_ns_name IF NOT EXISTS FOR (h:Host) REQUIRE (h.namespace, h.name) IS UNIQUE",
+    # A host's signed batches of episodes (core/team/digest.py), read by id by the pull.
+    "CREATE CONSTRAINT batch_ns_host_id IF NOT EXISTS FOR (b:Batch) REQUIRE (b.namespace, b.host, b.id) IS UNIQUE",
     # The pull reads one host's episodes in push order (core/consumers/team_pull.py):
     # seq, then id for ties, both in the index, so the index hands a page over
     # in its order and nothing is sorted (with seq alone the planner sometimes

@@ -62,7 +62,9 @@ UNWIND text_hits + expanded AS h
 WITH h.e AS e, h.s AS s, h.c AS c
 RETURN """ + named("e") + """ AS id, s AS score, c AS context, e.summary AS summary, e.text AS text, e.terms AS terms,
        e.source AS source, coalesce(e.last_ts, e.first_ts) AS ts, e.host AS host, e.agent AS agent,
-       [(e)-[:MENTIONS]->(n) | [n.name, n.type]] AS entities
+       [(e)-[:MENTIONS]->(n) | [n.name, n.type]] AS entities,
+       e.id AS eid, e.seq AS seq, e.session_id AS session_id, e.channel AS channel, e.topics AS topics,
+       e.first_ts AS first_ts, e.last_ts AS last_ts, e.message_count AS message_count
 """
 
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
@@ -163,7 +165,7 @@ class Neo4jSearch:
         self.breaker.before_call()
         if not self.has(episode_id):
             return Lookup(stored=False)
-        hits, n = self._ranked(q, 100_000, deadline, None)
+        hits, n, _left_out = self._ranked(q, 100_000, deadline, None)
         for h in hits:
             if h.episode_id == episode_id:
                 return Lookup(True, h.score, h.rank, None, n, breakdown=dict(h.breakdown))
@@ -180,15 +182,38 @@ class Neo4jSearch:
         return " ".join(must) + f" +({text_query})"
 
     def _search(self, q: Query, k: int, deadline: float) -> TierReport:
-        hits, n = self._ranked(q, max(k * CANDIDATE_FACTOR, MIN_CANDIDATES), deadline, k)
-        return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n)
+        hits, n, left_out = self._ranked(q, max(k * CANDIDATE_FACTOR, MIN_CANDIDATES), deadline, k)
+        note = (f"{left_out} answer{'s' * (left_out != 1)} left out: not what their host signed, or not "
+                "pulled here yet" if left_out else "")
+        return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n, error=note)
+
+    def _vouched(self, rows: list[dict]) -> tuple[list[dict], int]:
+        """The rows this host's SQLite vouches for (core/team/local.py ``vouched``):
+        its own as its push wrote them, another host's as the pull verified them
+        (signed by that host's pinned key). Anything else in the graph (an
+        episode written there under some host's name, or altered there) is left
+        out. A store no state directory stands behind (tests, benchmarks) has no
+        ``vouch`` and keeps every row; with SQLite unreadable, this host's own
+        rows are kept and no other host's. Returns (kept, left out)."""
+        if self.vouch is None or not rows:
+            return rows, 0
+        from core.team.digest import digest
+
+        asked = [(r["id"], r["host"] or "", digest(self.namespace, r["host"] or "", r["eid"], r["seq"], r))
+                 for r in rows if r["id"] is not None and r["eid"] is not None]
+        try:
+            ok = self.vouch(asked)
+        except Exception:  # noqa: BLE001 - SQLite cannot say: this host's own answers only
+            ok = {r["id"] for r in rows if r["host"] == self.host}
+        kept = [r for r in rows if r["id"] in ok]
+        return kept, len(rows) - len(kept)
 
     def _ranked(self, q: Query, limit: int, deadline: float, k: int | None):
         import time
 
         terms = q.terms[:MAX_QUERY_TERMS]
         if not terms:
-            return [], 0
+            return [], 0, 0
         budget = deadline - time.monotonic()
         if budget <= 0:
             raise DeadlineExceeded("no time left before the neo4j deadline")
@@ -209,6 +234,7 @@ class Neo4jSearch:
             expand=EXPAND,
             max_degree=EXPAND_MAX_DEGREE,
         )
+        rows, left_out = self._vouched(rows)
         cands = [
             Candidate(
                 episode_id=r["id"],
@@ -228,4 +254,4 @@ class Neo4jSearch:
                   for r in rows if r["id"] is not None}
         for h in hits:
             h.origin = origin.get(h.episode_id, {})
-        return hits, len(cands)
+        return hits, len(cands), left_out

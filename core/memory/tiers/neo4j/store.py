@@ -40,6 +40,13 @@ class Neo4jStore(Neo4jConnection, Neo4jSchema, Neo4jWrites, Neo4jSearch):
         self.instance = ""
         self.fence: "tuple[int, str] | None" = None
         self.refused = ""  # the claim's refusal in this process: other writers (the vector copy) stop too
+        # This host's key (core/team/host_key.py), set with the claim: every write batch is
+        # signed with it, and ``on_written(id -> digest)`` is told what went out, so
+        # ``vouch`` (core/team/local.py, given by the stores) can tell, at recall, a
+        # graph answer that is what its host wrote from one somebody else put there.
+        self.host_key = None
+        self.on_written = None
+        self.vouch = None
         self.notices: list[str] = []  # one line each, for the person (a graph migrated)
         # Causal consistency: every session of this driver carries the bookmarks
         # of the writes before it, so on a cluster (neo4j://) a read sent to a

@@ -10,6 +10,7 @@ from typing import Iterable
 from core.memory.tiers.neo4j.batch import GraphBatch, stamp
 from core.memory.tiers.neo4j.connection import again_after_deadlock, save_bookmarks
 from core.models import Episode
+from core.team import digest as team_digest
 from core.team.graph import clear_host
 
 # One statement per batch. The batch's distinct entities and topics are MERGEd
@@ -106,6 +107,12 @@ MERGE (h:Host {namespace: $ns, name: $host})
 SET h.seq = CASE WHEN h.seq IS NULL OR h.seq < $seq THEN $seq ELSE h.seq END, h.last_push = $at,
     h.fence_at = coalesce($fence_at, h.fence_at), h.fence_id = coalesce($fence_id, h.fence_id)
 """
+# The signature of a batch by this host's key (core/team/digest.py): its
+# episodes' ids and digests, checked by every peer that pulls them.
+UPSERT_SIGNED = """
+MERGE (b:Batch {namespace: $ns, host: $host, id: $id})
+SET b.signed = $signed, b.sig = $sig, b.at = $at
+"""
 # Inside every write of a claimed store, first: lock this host's claim and
 # read it, so a copy of this state directory pushing at the same moment
 # waits, then finds the fence moved and is refused before it writes.
@@ -149,12 +156,14 @@ class Neo4jWrites:
         self.ensure_schema()
 
         ns = self.namespace
-        stamped = [{**r, "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0), self.agent,
-                                        self.instance)}
+        stamped = [{"id": r["id"], "mentions": r["mentions"], "topics": r["topics"],
+                    "props": stamp(r["props"], ns, self.host, batch.seqs.get(r["id"], 0), self.agent, self.instance)}
                    for r in batch.episodes]
+        contents = {r["id"]: r.get("content") for r in batch.episodes}
         top = max((r["props"]["seq"] for r in stamped), default=None)
         fence = batch.fence
         renamed: list[str] = []
+        signed = self._sign(stamped, contents)
 
         def work(tx) -> None:
             renamed.clear()
@@ -163,6 +172,9 @@ class Neo4jWrites:
             got = tx.run(UPSERT_BATCH, rows=stamped, entities=batch.entities, topics=batch.topics, ns=ns,
                          host=self.host).single()
             renamed.extend(got["renamed"] if got else [])
+            if signed is not None and signed[2] is not None:
+                tx.run(UPSERT_SIGNED, ns=ns, host=self.host, id=signed[0], signed=signed[1], sig=signed[2],
+                       at=_utcnow()).consume()
             if top is not None and self.host:
                 tx.run(UPSERT_HOST, ns=ns, host=self.host, seq=top, at=_utcnow(),
                        fence_at=fence[0] if fence else None, fence_id=fence[1] if fence else None).consume()
@@ -175,7 +187,32 @@ class Neo4jWrites:
         if fence is not None and self.instance:
             self.fence = fence  # what the next write expects to find
         save_bookmarks(self._bookmarks_file, self._bookmarks)
+        if signed is not None and self.on_written is not None:
+            try:
+                self.on_written(signed[3])
+            except Exception:  # noqa: BLE001 - unrecorded: recall leaves them out of the graph's answers
+                pass
         return list(renamed)
+
+    def _sign(self, stamped: list[dict], contents: dict) -> "tuple[str, str, str | None, dict[str, str]] | None":
+        """(batch id, signed text, signature, id -> digest) of a batch of stamped rows,
+        each row's props naming the batch. A store with no host key (tests,
+        benchmarks: a peer refuses what it writes) signs nothing (signature None)
+        but still tells ``on_written`` the digests, so its own recall vouches for
+        what it wrote; None when there is nobody to tell either."""
+        key = self.host_key
+        if (key is None and self.on_written is None) or not stamped:
+            return None
+        ns = self.namespace
+        items = {r["id"]: team_digest.digest(ns, self.host, r["id"], r["props"]["seq"], r["props"],
+                                             contents.get(r["id"])) for r in stamped}
+        if key is None or not self.host:
+            return "", "", None, items
+        text = team_digest.batch_text(ns, self.host, items)
+        bid = team_digest.batch_id(text)
+        for r in stamped:
+            r["props"]["batch"] = bid
+        return bid, text, key.sign(text), items
 
     def _check_claim(self, tx) -> None:
         """Inside a write: this host's claim is still this store's instance and

@@ -128,6 +128,13 @@ class SqliteStore(SqliteSchema, SqliteWrites, SqliteSearch):
         """The connection, for core/team/local.py's queries."""
         return self._conn()
 
+    def record_digests(self, host: str, digests, own: bool = False) -> None:
+        """What ``host`` signed of these episodes (core/team/local.py), in a transaction of its own."""
+        with self._write_lock:
+            conn = self._conn()
+            with conn:
+                team_local.record_digests(conn, host, digests, own)
+
     def ids(self) -> list[str]:
         return [r[0] for r in self._conn().execute("SELECT id FROM episodes ORDER BY rowid")]
 
