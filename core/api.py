@@ -15,6 +15,7 @@ from core.config import Settings, load_settings
 from core.errors import BadQuery
 from core.hook_api import HOOK_EXPORTS
 from core.inbox import all_requests, supervisor_key
+from core.inbox.audit_facade import AuditMethods
 from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
@@ -56,6 +57,8 @@ REEXPORTED: Table = {
     **each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
            "unlock", "verify_decision", "public_fingerprint", "has_key"),
     "inbox_outcome": ("core.inbox.audit", "outcome"),
+    **each("core.inbox.audit_text", "AuditRecord", "audit_lines", "audit_text"),
+    **each("core.infra.local_time", "local_time", "local_short", "local_zone"),
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),
@@ -71,7 +74,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS:
+class ARS(AuditMethods):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)
@@ -353,7 +356,8 @@ class ARS:
 
     def inbox_get(self, request_id: str) -> "InboxRequest":
         """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""
-        return all_requests.get_request(self.inbox, self.state_dir, request_id, self.loop_show)
+        return all_requests.get_request(self.inbox, self.state_dir, request_id, self.loop_show,
+                                        lambda: self.loops.store)
 
     def inbox_decide(self, request_id: str, verdict: str, note: str = "", signer: Any = None,
                      shown: "InboxRequest | None" = None) -> "InboxRequest":

@@ -35,6 +35,7 @@ from core.api import ARS, InboxRequest, LoopState
 
 from tui import event_journal
 from tui.idle_gc import IdleCollector
+from tui.app_audit import AppAudit
 from tui.app_engine import LoopActions
 from tui.app_notices import AppNotices
 from tui.messages import LoopsArriving, LoopsChanged, LoopsListed, StoreChanged
@@ -62,7 +63,7 @@ def _screen(module: str, name: str) -> Screen:
     return getattr(import_module(f"tui.screens.{module}"), name)()
 
 
-class ArsApp(AppNotices, LoopActions, App[None]):
+class ArsApp(AppAudit, AppNotices, LoopActions, App[None]):
     TITLE = "ARS"
     SUB_TITLE = "supervision dashboard"
     CSS_PATH = [STYLES / "app.tcss"]
@@ -110,6 +111,7 @@ class ArsApp(AppNotices, LoopActions, App[None]):
         self.problems: list[str] = []
         self.agent_requests: dict[str, InboxRequest] = {}  # agents' pending requests, by id
         self.ended_requests: dict[str, InboxRequest] = {}  # agents' decided, expired, withdrawn ones (audit)
+        self.audit_init()  # every ended request's record, for the Inbox's decided filter (tui/app_audit.py)
         self.announced: str | None = None  # the row key of the request announced last (n goes there)
         self.term = TerminalNotifier(self)  # bell, desktop notification, window title
         self._agents_seen = False  # the first listing is not news

@@ -64,7 +64,9 @@ def from_pending(state: "LoopState") -> InboxRequest | None:
 
 def decided(state: "LoopState", request_id: str, d: "Decision", before: InboxRequest | None = None) -> InboxRequest:
     """A loop request that has its decision (``before``: the request as it was pending)."""
-    dec = InboxDecision(verdict=d.kind, note=d.note, decided_by=d.decided_by, decided_at=d.decided_at)
+    # the signature goes with it: an audit verifies it (core/inbox/audit.py), wherever it was signed
+    dec = InboxDecision(verdict=d.kind, note=d.note, decided_by=d.decided_by, decided_at=d.decided_at,
+                        signed=d.signed, signature=d.signature, key=d.key)
     base = before or InboxRequest(
         id=inbox_id(state.loop_id, request_id), source="loop", kind="approval",
         summary=f"request {request_id} of loop {state.loop_id} (goal: {' '.join(state.goal.goal.split())})",

@@ -29,13 +29,13 @@ from textual.widgets import DataTable, Input, Static
 from core.api import InboxRequest, LoopState
 
 from tui.widgets.header import ArsHeader
-from tui.widgets.request_pane import is_open, request_markup
+from tui.widgets.request_pane import audit_markup, is_open, request_markup
 from tui.widgets.table import KeyedTable
 from tui.screens.base import DashboardView
 from tui.screens.inbox_context import InboxContext
 from tui.screens.inbox_decide import KEY_OF, InboxDecisions
 from tui.screens.inbox_filter import InboxFilter
-from tui.screens.inbox_rows import (COLUMNS, decided_order, decided_row, loop_decided, shorts, urgency, waiting_loop_request,
+from tui.screens.inbox_rows import (COLUMNS, decided_order, decided_row, shorts, urgency, waiting_loop_request,
                          waiting_row, when_cell)
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
@@ -77,7 +77,6 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         self.decided = False  # the audit filter (d): decided, expired and withdrawn requests
         self.deciding: str | None = None  # the row key a decision dialog is open for
         self._order: list[str] = []
-        self._loop_decided: dict[str, tuple[int, dict[str, InboxRequest]]] = {}  # loop id -> (version, requests)
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
@@ -149,17 +148,10 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         return out
 
     def decided_items(self) -> dict[str, InboxRequest]:
-        """Every decided, expired or withdrawn request: agents' and loops', by request id."""
-        out: dict[str, InboxRequest] = dict(getattr(self.app, "ended_requests", {}))
-        versions = self.store.versions
-        for loop_id, s in self.store.states.items():
-            if not s.decisions:
-                continue
-            cached = self._loop_decided.get(loop_id)
-            if cached is None or cached[0] != versions.get(loop_id):
-                cached = self._loop_decided[loop_id] = (versions.get(loop_id, 0), loop_decided(s))
-            out.update(cached[1])
-        return out
+        """Every decided, expired or withdrawn request, agents' and loops', by request id: as it
+        was asked (its audit record, built in a thread: tui/app_audit.py)."""
+        return {rid: rec.request for rid, rec in getattr(self.app, "audits", {}).items()
+                if rec.request.status != "pending"}
 
     def wanted(self) -> dict[str, InboxRequest]:
         return self.decided_items() if self.decided else self.waiting()
@@ -181,6 +173,8 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
                 del self.busy[loop_id]
         for loop_id in gone:
             self.seen.pop(loop_id, None)
+        if self.decided:
+            self.app.load_audit()  # type: ignore[attr-defined]  (a thread; posts only what changed)
         everything = self.wanted()
         items = {k: r for k, r in everything.items() if self.matches(r)}
         drop = [k for k in self.cells if k not in items]
@@ -377,9 +371,23 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         if r is None:
             body.update("")
             return
+        if self.decided or r.decision is not None:
+            body.update(audit_markup(self.record_of(r)))
+            return
         s = self.current() if r.source == "loop" else None
         text = request_markup(r, s, self.allowed(), s is not None and s.loop_id in self.busy)
         body.update(text + self.context_for(self.current_key() or "", r, s))
+
+    def record_of(self, r: InboxRequest):
+        """The request's audit record; until the thread has built it (tui/app_audit.py), what the
+        request itself says (no signature check, no outcome yet)."""
+        rec = getattr(self.app, "audits", {}).get(r.id)
+        if rec is not None and rec.request.status == r.status:
+            return rec
+        from core.api import AuditRecord, inbox_outcome
+
+        self.app.load_audit()  # type: ignore[attr-defined]
+        return AuditRecord(request=r, kind=r.kind, outcome=inbox_outcome(r))
 
     def decision_failed(self, loop_id: str) -> None:
         """The app could not record our decision: the row is live again."""

@@ -37,18 +37,6 @@ def decided_order(key: str, r: InboxRequest) -> tuple:
     return (-at.timestamp(), key)
 
 
-def loop_decided(s: LoopState) -> dict[str, InboxRequest]:
-    """A loop's decided requests as inbox requests, by their inbox id."""
-    from core.api import decided
-
-    out: dict[str, InboxRequest] = {}
-    for d in s.decisions:
-        r = decided(s, d.request_id, d)
-        r.meta.setdefault("goal_id", s.goal_id)
-        out[r.id] = r
-    return out
-
-
 def waiting_loop_request(s: LoopState) -> InboxRequest | None:
     if s.status not in ("waiting_human", "blocked"):
         return None

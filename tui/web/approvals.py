@@ -87,7 +87,8 @@ class Approvals:
         return tuple(r.allowed())
 
     def card(self, r, s: Session) -> str:
-        return cards.card(r, s.csrf, self.verdicts(r), self.can_decide)
+        """``r``: a request, or a decided one's audit record (its card shows the whole record)."""
+        return cards.card(r, s.csrf, self.verdicts(getattr(r, "request", r)), self.can_decide)
 
     async def pending(self) -> list:
         """The pending requests, most urgent first. Every open page polls every few seconds and
@@ -136,7 +137,7 @@ class Approvals:
                 if rid in shown:
                     continue
                 try:
-                    out.append(a.inbox_get(rid))
+                    out.append(a.inbox_audit(rid))  # a decided card shows its audit record
                 except BadInput:
                     out.append(None)  # gone: no such request any more
                 except Exception:  # noqa: BLE001 - an unreadable file: leave the card as it is
@@ -146,7 +147,8 @@ class Approvals:
         rest = await self.read(others)
         payload = {"count": len(items), "key": {"line": self.key_line(s), "left": s.seconds_left()},
                    "cards": [{"id": r.id, "status": r.status, "html": self.card(r, s)} for r in items]}
-        payload["cards"] += [{"id": r.id, "status": r.status, "html": self.card(r, s)} for r in rest if r is not None]
+        payload["cards"] += [{"id": r.request.id, "status": r.request.status, "html": self.card(r, s)}
+                             for r in rest if r is not None]
         return web.json_response(payload)
 
     # -- POST /lock -----------------------------------------------------------------------------

@@ -14,7 +14,10 @@ import json
 from datetime import datetime, timezone
 from html import escape
 
+from core.api import local_time
+
 KIND_LABEL = {"approval": "Approval needed", "question": "Question", "blocker": "Blocked"}
+DECIDED_LABEL = {"approval": "Approval request", "question": "Question", "blocker": "Blocker"}
 VERB = {"approve": "Approve", "reject": "Reject", "respond": "Respond"}
 PAST = {"approved": "approved", "rejected": "rejected", "answered": "answered", "expired": "expired",
         "withdrawn": "withdrawn"}
@@ -40,10 +43,10 @@ def urgency(r) -> tuple:
 def decided_line(r) -> str:
     d = r.decision
     if r.status == "expired" and d is None:
-        return f"expired: nobody waits for it any more (its deadline passed at {r.expires_at:%H:%M:%S} UTC)"
+        return f"expired: nobody waits for it any more (its deadline passed at {local_time(r.expires_at)})"
     if d is None:
         return r.status
-    when = d.decided_at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    when = local_time(d.decided_at)
     by = f" by {d.decided_by}" if d.decided_by and not d.ended else ""
     note = f" ({_one_line(d.note, 200)})" if d.note else ""
     return f"{PAST.get(r.status, r.status)} at {when}{by}{note}"
@@ -59,15 +62,34 @@ def _meta_rows(r) -> str:
     return f"<dl class=\"meta\">{''.join(rows)}</dl>" if rows else ""
 
 
+def audit_list(rec) -> str:
+    """A decided request's audit record (core/inbox/audit_text.py): the lines every view shows."""
+    from core.api import audit_lines
+
+    rows = "".join(f"<dt>{escape(label)}</dt><dd class=\"a-{escape(label)}\">{escape(str(text))}</dd>"
+                   for label, text in audit_lines(rec))
+    return f"<dl class=\"audit sig-{escape(rec.signature or 'none')}\">{rows}</dl>"
+
+
 def card(r, csrf: str, verdicts: tuple[str, ...], can_decide: bool) -> str:
-    """One request as an ``<article>``: pending with its decision form, or decided with who decided."""
+    """One request as an ``<article>``: pending with its decision form, or decided with its audit
+    record (``r`` an ``AuditRecord``; a bare request says who decided in one line)."""
+    rec = r if hasattr(r, "request") else None
+    r = rec.request if rec is not None else r
     pending = r.status == "pending"
     risk = escape(r.risk)
-    head = (f"<div class=\"head\"><span class=\"kind kind-{escape(r.kind)}\">{KIND_LABEL.get(r.kind, escape(r.kind))}"
+    label = KIND_LABEL.get(r.kind, escape(r.kind)) if pending else \
+        f"{DECIDED_LABEL.get(r.kind, escape(r.kind))}: {escape(PAST.get(r.status, r.status))}"
+    head = (f"<div class=\"head\"><span class=\"kind kind-{escape(r.kind)}\">{label}"
             f"</span><span class=\"risk risk-{risk}\">risk {risk}</span>"
             f"<span class=\"source\">{escape(r.source)}</span>"
             + (f"<span class=\"countdown\" data-deadline=\"{_ms(r.expires_at)}\"></span>" if r.expires_at and pending
                else "") + "</div>")
+    if rec is not None and not pending:
+        parts = [head, audit_list(rec)]
+        status = escape(r.status)
+        return (f"<article class=\"card risk-{risk} status-{status}\" id=\"card-{escape(r.id)}\" "
+                f"data-id=\"{escape(r.id)}\" data-status=\"{status}\">{''.join(parts)}</article>")
     parts = [head, f"<p class=\"summary\">{escape(r.summary)}</p>"]
     if r.detail:
         shown = r.detail[:MAX_RUNS]
@@ -78,7 +100,7 @@ def card(r, csrf: str, verdicts: tuple[str, ...], can_decide: bool) -> str:
                         if more > 0 else ""))
     parts.append(_meta_rows(r))
     parts.append(f"<p class=\"ids\">{escape(r.id)} · asked <time data-at=\"{_ms(r.created_at)}\">"
-                 f"{r.created_at:%H:%M:%S} UTC</time></p>")
+                 f"{escape(local_time(r.created_at))}</time></p>")
     if pending:
         parts.append(_form(r, csrf, verdicts, can_decide))
     else:

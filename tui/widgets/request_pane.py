@@ -21,9 +21,8 @@ HEAD = {"approval": "[b $warning]Approval needed[/]", "question": "[b $warning]Q
 DECIDED_HEAD = {"approval": "[b]Approval request[/]", "question": "[b]Question[/]", "blocker": "[b]Blocker[/]"}
 KEYS = {"approve": "[b]a[/] approve (optional note)", "reject": "[b]r[/] reject (reason)",
         "edit": "[b]e[/] edit args", "respond": "[b]enter[/] respond"}
-OUTCOME = {"approved": "[b $success]approved[/]", "rejected": "[b $error]rejected[/]",
-           "answered": "[b $success]answered[/]", "expired": "[b $text-muted]expired[/]",
-           "withdrawn": "[b $text-muted]withdrawn[/]"}
+OUTCOME_STYLE = {"approved": "b $text-success", "rejected": "b $text-error", "answered": "b $text-success",
+                 "expired": "b $text-muted", "withdrawn": "b $text-muted"}
 META_SKIPPED = ("transcript_path",)  # shown as the agent's last turns instead
 
 
@@ -82,7 +81,6 @@ def request_markup(r: InboxRequest, s: LoopState | None, allowed: tuple[str, ...
                 continue
             text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
             out.append(f"[dim]{escape(k)}: {escape(one_line(text, 200))}[/]")
-    out += ["", *_audit(r)] if r.decision is not None else []
     if r.decision is None and not is_open(r):
         out += ["", "[b $text-muted]expired: its agent stopped waiting; it cannot be decided any more[/]"]
     elif allowed:
@@ -105,18 +103,25 @@ def _deadline(r: InboxRequest) -> list[str]:
     return [f"[b $text-muted]its agent gave up at {stamp(r.expires_at)} UTC[/]"]
 
 
-def _audit(r: InboxRequest) -> list[str]:
-    d = r.decision
-    assert d is not None
-    outcome = OUTCOME.get(r.status, escape(r.status))
-    by = escape(d.decided_by) if d.decided_by else "[dim]unknown[/]"
-    lines = [f"[b]outcome:[/] {outcome}  [dim]at[/] {stamp(d.decided_at)} UTC "
-             f"[dim]({age(d.decided_at)} ago)[/]",
-             f"[b]by:[/] {by}" + ("  [$text-success]signed[/]" if d.is_signed else
-                                  ("" if d.ended else "  [$text-warning]unverified[/]"))]
-    if d.note:
-        lines.append(f"[b]note:[/] {escape(one_line(d.note, 600))}")
-    return lines
+AUDIT_STYLE = {"verified": "$text-success", "invalid": "b $text-error", "unsigned": "$text-warning",
+               "unchecked": "$text-warning"}
+
+
+def audit_markup(rec) -> str:
+    """A request's audit record (core/inbox/audit_text.py): the lines ``ars inbox show`` prints."""
+    from core.api import audit_lines
+
+    out = []
+    for label, text in audit_lines(rec):
+        body = escape(str(text)) if label in ("runs", "output") else escape(one_line(str(text), 2000))
+        if label == "outcome":
+            body = f"[{OUTCOME_STYLE.get(rec.request.status, 'b')}]{body}[/]"
+        elif label == "signature" and rec.signature in AUDIT_STYLE:
+            body = f"[{AUDIT_STYLE[rec.signature]}]{body}[/]"
+        elif label == "risk" and rec.request.risk == "high":
+            body = f"[b $error]{body}[/]"
+        out.append(f"[b]{label}:[/] {body}")
+    return "\n".join(out)
 
 
 def context_markup(turns: list[str], memories: list[str], loop: bool = False) -> str:

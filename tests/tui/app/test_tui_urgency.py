@@ -130,7 +130,7 @@ async def test_the_decided_filter_shows_who_decided_when_and_the_note(demo: Path
         select_row(app.screen.query_one("#inbox-table"), r.id)
         await wait_for(pilot, lambda: "not on a Friday" in _pane(app), what="the audit pane")
         pane = _pane(app)
-        assert "outcome: rejected" in pane and "by: " in pane and " UTC" in pane
+        assert "outcome: denied" in pane and "decided: rejected at " in pane and " UTC by " in pane
         assert app.screen.allowed() == ()
         assert "decided" in str(app.screen.query_one("#inbox-badge").render())
         await pilot.press("d")
@@ -231,6 +231,7 @@ async def test_a_request_its_hook_gave_up_on_stays_a_minute_marked_expired(demo:
         await wait_for(pilot, lambda: _cell(app, r.id, "kind") == "expired", timeout=8, what="the row to expire")
         select_row(app.screen.query_one("#inbox-table"), r.id)
         await wait_for(pilot, lambda: "outcome: expired" in _pane(app), what="the ending in the pane")
+        await wait_for(pilot, lambda: "never ran" in _pane(app), what="its whole record")
         assert "the hook gave up" in _pane(app) and app.screen.allowed() == ()
         assert app.screen.query_one("#inbox-table").cursor_row == app.screen.query_one("#inbox-table").row_count - 1
 
