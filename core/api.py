@@ -59,6 +59,7 @@ REEXPORTED: Table = {
     "inbox_outcome": ("core.inbox.audit", "outcome"),
     **each("core.inbox.audit_text", "AuditRecord", "audit_lines", "audit_text"),
     **each("core.infra.local_time", "local_time", "local_short", "local_zone"),
+    "inbox_urgency": ("core.inbox.urgency", "urgency"),
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),

@@ -47,6 +47,14 @@ def action_detail(p: "PendingApproval") -> str:
     return f"{a.tool} {json.dumps(a.args, ensure_ascii=False, sort_keys=True)}"
 
 
+def _risk(state: "LoopState", p: "PendingApproval") -> str:
+    """A risky tool's approval is high; otherwise the goal's own risk level (never below medium for
+    an action a person must approve)."""
+    if p.kind == "approval" and "risky" in p.risk or state.goal.risk_level == "high":
+        return "high"
+    return "medium"
+
+
 def from_pending(state: "LoopState") -> InboxRequest | None:
     """The loop's open request as an inbox request, or None when it has none."""
     p = state.pending_approval
@@ -55,7 +63,7 @@ def from_pending(state: "LoopState") -> InboxRequest | None:
     return InboxRequest(
         id=inbox_id(state.loop_id, p.request_id), source="loop", kind=KIND[p.kind],  # type: ignore[arg-type]
         summary=" ".join(p.prompt.split()) or f"loop {state.loop_id} waits for a person",
-        detail=action_detail(p), risk="high" if p.kind == "approval" and "risky" in p.risk else "medium",
+        detail=action_detail(p), risk=_risk(state, p),
         created_at=p.created_at, status="pending",
         meta={"loop_id": state.loop_id, "request_id": p.request_id, "goal": state.goal.goal,
               "loop_status": state.status, "allowed": list(p.allowed), "iteration": p.iteration,

@@ -71,12 +71,13 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         self.seen: dict[str, int] = {}
         self.cells: dict[str, tuple] = {}
         self.items: dict[str, InboxRequest] = {}  # row key (loop id, or an agent's request id) -> the request
-        self.busy: dict[str, str] = {}  # loop id -> request id decided, until the loop moves on
+        self.busy: dict[str, str] = {}  # loop id -> request id decided, until the loop moves on (an agent's: its id)
         self.filter = ""
         self.selected: str | None = None
         self.decided = False  # the audit filter (d): decided, expired and withdrawn requests
         self.deciding: str | None = None  # the row key a decision dialog is open for
         self._order: list[str] = []
+        self._n_at: str | None = None  # the row the last n selected (n again walks on from it)
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
@@ -176,6 +177,9 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         if self.decided:
             self.app.load_audit()  # type: ignore[attr-defined]  (a thread; posts only what changed)
         everything = self.wanted()
+        for key in [k for k in self.busy if k.startswith("req-")]:  # an agent's: until it shows decided
+            if key not in everything or everything[key].decision is not None:
+                del self.busy[key]
         items = {k: r for k, r in everything.items() if self.matches(r)}
         drop = [k for k in self.cells if k not in items]
         if drop:
@@ -204,6 +208,10 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         self.count_shown(len(items), len(everything))
         self.empty_state()
         if keep is None or not table.go_to(keep):
+            # the selected request is gone (decided here or elsewhere, withdrawn): the most urgent open one
+            rest = self.open_order() if not self.decided else order
+            if rest and table.go_to(rest[0]):
+                self._n_at = rest[0]
             keep = table.cursor_key()
         self.selected = keep
         self.show_request()
@@ -262,28 +270,46 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         key = self.current_key()
         return self.items.get(key) if key is not None else None
 
+    def open_order(self) -> list[str]:
+        """The open requests' row keys, most urgent first (a decision already sent: left out)."""
+        return [k for k in self._order if k in self.items and k not in self.busy and is_open(self.items[k])]
+
     def select_next(self, first: bool = False) -> None:
-        """``n``: the request just announced while it waits, else the most urgent one (first), else
-        the one after the selected one (wrapping)."""
+        """``n``: the most urgent open request (the nearest deadline, then the higher risk, then the
+        oldest); pressed again at once, the one after it in that order (wrapping). A cursor moved
+        by hand, a decision or another view in between: the most urgent one again."""
         if self.decided:
             self.action_toggle_decided()
             first = True
         table = self.table
-        if not table.row_count:
+        keys = self.open_order()
+        if not keys:
             self.notify("nothing is waiting for you", timeout=3)
             return
-        announced = getattr(self.app, "announced", None)
         self.app.announced = None  # type: ignore[attr-defined]
-        r = self.items.get(announced) if announced else None
-        if r is not None and is_open(r) and table.go_to(announced):
-            pass
-        else:
-            index = 0 if first or self.current_key() is None else (table.cursor_row + 1) % table.row_count
-            table.move_cursor(row=index, animate=False)
-        self.selected = table.cursor_key()
+        current = self.current_key()
+        walking = not first and current is not None and current == self._n_at and current in keys
+        target = keys[(keys.index(current) + 1) % len(keys)] if walking else keys[0]
+        self.select(target)
+        self._n_at = target
+
+    def select(self, key: str) -> None:
+        table = self.table
+        if table.go_to(key):
+            self.selected = key
         table.focus()
         self.show_request()
         self.bindings_follow()
+
+    def after_decision(self, key: str) -> None:
+        """A decision on ``key`` was sent: select the most urgent request still open (focus stays
+        on the list, so the next key acts on it)."""
+        rest = [k for k in self.open_order() if k != key]
+        if rest:
+            self.select(rest[0])
+        else:
+            self.table.focus()
+        self._n_at = rest[0] if rest else None  # as if n had selected it: n walks on from there
 
     def action_toggle_decided(self) -> None:
         """``d``: the decided requests (the audit) instead of the waiting ones, and back."""

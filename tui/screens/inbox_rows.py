@@ -7,9 +7,10 @@ from datetime import datetime, timezone
 
 from rich.text import Text
 
-from core.api import ARS, InboxRequest, LoopState
+from core.api import ARS, InboxRequest, LoopState, inbox_urgency
 
 from tui.widgets.request_pane import countdown, is_open, seconds_left
+from tui.widgets import status
 from tui.widgets.status import age, one_line, theme_style, unique_prefixes
 
 COLUMNS = (("id", "id", 8), ("source", "source", 18), ("kind", "kind", 9), ("risk", "risk", 6),
@@ -22,13 +23,9 @@ FAR = datetime.max.replace(tzinfo=timezone.utc)
 
 
 def urgency(key: str, r: InboxRequest) -> tuple:
-    """Sort key, most urgent first: an agent held on a deadline (soonest first), then
-    the rest oldest first, then requests whose waiter is gone (they cannot be decided)."""
-    if not is_open(r):
-        return (2, r.created_at, key)
-    if r.expires_at is not None:
-        return (0, r.expires_at, key)
-    return (1, r.created_at, key)
+    """Sort key, most urgent first (core/inbox/urgency.py: the nearest deadline, then the higher
+    risk, then the oldest; those nobody can decide any more last), as every view sorts."""
+    return (*inbox_urgency(r, status.clock()), key)
 
 
 def decided_order(key: str, r: InboxRequest) -> tuple:
@@ -68,7 +65,7 @@ def waiting_row(app, r: InboxRequest, short: str, busy: bool) -> tuple:
     else:
         runs = Text(one_line(r.summary, 200))
     if busy:
-        runs = Text("… decision sent, waiting for the loop", style="dim")
+        runs = Text("… decision sent" + (", waiting for the loop" if r.source == "loop" else ""), style="dim")
     kind = Text(KIND_LABEL.get(r.kind, r.kind), style=theme_style(app, kind_var, bold=True)) if open_ else \
         Text("withdrawn" if r.status == "withdrawn" else "expired", style="dim")
     if not open_:

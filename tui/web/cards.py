@@ -35,9 +35,11 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def urgency(r) -> tuple:
-    """Most urgent first: a request whose agent waits on a deadline (soonest first), then the oldest."""
-    far = datetime.max.replace(tzinfo=timezone.utc)
-    return (r.expires_at is None, r.expires_at or far, r.created_at, r.id)
+    """Most urgent first, as the dashboard sorts (core/inbox/urgency.py): the nearest deadline,
+    then the higher risk, then the oldest."""
+    from core.api import inbox_urgency
+
+    return inbox_urgency(r)
 
 
 def decided_line(r) -> str:
