@@ -89,7 +89,10 @@ def print_explain(ex: Explanation) -> None:
     out.print(table)
     if ex.tiers and ex.tiers[0].missing_tokens:
         out.print(f"missing query tokens: {' '.join(ex.tiers[0].missing_tokens)}", highlight=False)
-    out.print(f"[bold]verdict:[/] {ex.verdict}", highlight=False)
+    fused = (f"fused rank {ex.fused_rank}" if ex.fused_rank is not None else
+             f"in the fusion of no tier's top {ex.depth}" if ex.depth else "not fused")
+    out.print(f"{fused} · k={ex.tiers[0].k if ex.tiers else '?'}", highlight=False)
+    out.print(f"[bold]verdict:[/] {_esc(ex.verdict)}", highlight=False)
 
 
 def recall(

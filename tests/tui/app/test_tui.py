@@ -332,7 +332,7 @@ async def test_explain_names_the_cut_off(demo: Path):
         sqlite = next(t for t in ex.tiers if t.tier == "sqlite")
         assert sqlite.stored and sqlite.rank > 1 and "below the cut-off k=1" in sqlite.verdict
         shown = str(app.screen.query_one("#explain-verdict").render())
-        assert shown.startswith("verdict:") and "cut off" in shown and "k=1" in shown
+        assert shown.startswith("verdict:") and "below the cut-off k=1" in shown and "matched but ranked" in shown
         assert app.screen.query_one("#explain-pane").display
 
 
