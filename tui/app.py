@@ -36,6 +36,7 @@ from core.api import ARS, InboxRequest, LoopState
 from tui import event_journal
 from tui.idle_gc import IdleCollector
 from tui.app_audit import AppAudit
+from tui.app_endings import AppEndings
 from tui.app_engine import LoopActions
 from tui.app_notices import AppNotices
 from tui.messages import LoopsArriving, LoopsChanged, LoopsListed, StoreChanged
@@ -63,7 +64,7 @@ def _screen(module: str, name: str) -> Screen:
     return getattr(import_module(f"tui.screens.{module}"), name)()
 
 
-class ArsApp(AppAudit, AppNotices, LoopActions, App[None]):
+class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
     TITLE = "ARS"
     SUB_TITLE = "supervision dashboard"
     CSS_PATH = [STYLES / "app.tcss"]
@@ -112,6 +113,7 @@ class ArsApp(AppAudit, AppNotices, LoopActions, App[None]):
         self.agent_requests: dict[str, InboxRequest] = {}  # agents' pending requests, by id
         self.ended_requests: dict[str, InboxRequest] = {}  # agents' decided, expired, withdrawn ones (audit)
         self.audit_init()  # every ended request's record, for the Inbox's decided filter (tui/app_audit.py)
+        self.endings_init()  # requests that end elsewhere are told (tui/app_endings.py)
         self.announced: str | None = None  # the row key of the request announced last (n goes there)
         self.term = TerminalNotifier(self)  # bell, desktop notification, window title
         self._agents_seen = False  # the first listing is not news
@@ -314,6 +316,7 @@ class ArsApp(AppAudit, AppNotices, LoopActions, App[None]):
 
     def _after_change(self, changes) -> None:
         self._count()
+        self.tell_loop_endings(changes)
         for c in changes:
             if c.new in ATTENTION and c.old != c.new:
                 s = c.state

@@ -60,6 +60,7 @@ class AppNotices:
         fresh = [r for r in msg.pending if r.id not in self.agent_requests and is_open(r)]
         self.agent_requests = now
         self.ended_requests = ended
+        self.tell_agent_endings([*msg.pending, *msg.ended])  # decided elsewhere, expired, withdrawn: told
         self._count()
         for r in fresh if self._agents_seen else []:
             self.announce(r.id, "Waiting for you (n)", f"{r.source}: {r.summary}", "warning")

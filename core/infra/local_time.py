@@ -30,11 +30,12 @@ def local_time(dt: datetime, *, seconds: bool = True, date: bool = True) -> str:
     return f"{t.strftime(fmt)} {local_zone(dt)}"
 
 
-def local_short(dt: datetime, now: datetime | None = None) -> str:
-    """A compact local time for a table cell: ``20:07 CET`` today, ``12-04 20:07 CET`` before."""
+def local_short(dt: datetime, now: datetime | None = None, *, with_zone: bool = True) -> str:
+    """A compact local time for a table cell: ``20:07 CET`` today, ``12-04 20:07 CET`` before
+    (``with_zone=False``: the zone goes in the column's header instead)."""
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     t = dt.astimezone()
     today = (now or datetime.now(timezone.utc)).astimezone().date()
     fmt = "%H:%M" if t.date() == today else "%m-%d %H:%M" if t.year == today.year else "%Y-%m-%d"
-    return f"{t.strftime(fmt)} {local_zone(dt)}"
+    return f"{t.strftime(fmt)} {local_zone(dt)}" if with_zone else t.strftime(fmt)

@@ -78,6 +78,7 @@ class InboxDecisions:
     def _send_agent(self, request_id: str, verdict: str, note: str, signer=None, shown=None) -> None:
         from core.api import BadInput
 
+        self.app.decided_here(request_id)  # type: ignore[attr-defined]  (told below, not as "elsewhere")
         try:  # shown: the request as the dialog showed it; the signature covers that copy, never a re-read
             done = self.app.ars.inbox_decide(request_id, verdict, note, signer=signer,  # type: ignore[attr-defined]
                                              shown=shown)

@@ -61,7 +61,7 @@ def request_markup(r: InboxRequest, s: LoopState | None, allowed: tuple[str, ...
     else:
         out += [f"[b]{escape(r.source)}[/]  [dim]{escape(r.id)}[/]", ""]
     head = HEAD[r.kind] if r.decision is None else DECIDED_HEAD[r.kind]
-    out.append(f"{head}  [dim]risk[/] {risk}  [dim]· asked {age(r.created_at)} ago · "
+    out.append(f"{head}  [dim]risk[/] {risk}  [dim]· asked {stamp(r.created_at)} ({age(r.created_at)} ago) · "
                f"{escape(str(r.meta.get('request_id', r.id)))}[/]")
     out.extend(_deadline(r))
     out.append(escape(r.summary))
@@ -99,8 +99,8 @@ def _deadline(r: InboxRequest) -> list[str]:
     left = seconds_left(r)
     if left is not None and left > 0:
         return [f"[b $text-warning]its agent waits {int(left + 0.999)} s more[/] [dim](gives up at "
-                f"{stamp(r.expires_at)} UTC)[/]"]
-    return [f"[b $text-muted]its agent gave up at {stamp(r.expires_at)} UTC[/]"]
+                f"{stamp(r.expires_at)})[/]"]
+    return [f"[b $text-muted]its agent gave up at {stamp(r.expires_at)}[/]"]
 
 
 AUDIT_STYLE = {"verified": "$text-success", "invalid": "b $text-error", "unsigned": "$text-warning",
@@ -113,6 +113,7 @@ def audit_markup(rec) -> str:
 
     out = []
     for label, text in audit_lines(rec):
+        text = status.still_local(str(text))
         body = escape(str(text)) if label in ("runs", "output") else escape(one_line(str(text), 2000))
         if label == "outcome":
             body = f"[{OUTCOME_STYLE.get(rec.request.status, 'b')}]{body}[/]"
