@@ -132,6 +132,12 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
 
     # -- start and stop -----------------------------------------------------------------------
     def on_mount(self) -> None:
+        from tui import prefs
+
+        theme = prefs.load(self.ars.state_dir).get("theme")
+        if isinstance(theme, str) and theme in self.available_themes and theme != self.theme:
+            self.theme = theme  # the one chosen last time
+        self.watch(self, "theme", lambda name: prefs.save(self.ars.state_dir, theme=name), init=False)
         self.live_status = self._where("loading…")
         self.trust_status = self._trust()
         if self._initial_mode and self._initial_mode != self.DEFAULT_MODE:
@@ -159,6 +165,14 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
         if len(state) > 40:
             state = "…" + state[-39:]
         return f"{what} · {state}"  # the path last: a narrow header cuts it first
+
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's, with every text colour made readable on this theme (tui/widgets/contrast.py)."""
+        from tui.widgets.contrast import readable
+
+        variables = readable(super().get_css_variables(), self.current_theme.dark)
+        self.theme_variables = variables
+        return variables
 
     # -- the supervisor's key ----------------------------------------------------------------
     def _trust(self) -> str:

@@ -54,16 +54,16 @@ def entry_text(e: HistoryEntry, prev: HistoryEntry | None, pos: int, total: int)
              f"{stamp(e.ts)} · {age(e.ts)} ago)[/]",
              f"{e.kind}: {e.from_status or '-'}/{e.from_step or '-'} → [b]{e.to_status}/{e.to_step}[/] · "
              f"iteration {e.iteration}",
-             f"[b $accent]reason[/] {escape(one_line(e.reason, 300))}"]
+             f"[b $text-accent]reason[/] {escape(one_line(e.reason, 300))}"]
     rec = e.detail.get("recall")
     if rec:
         hits = ", ".join(f"{h['episode_id']} {h['score']:.3f}" for h in rec.get("hits", [])[:5]) or "no hits"
-        lines.append(f"[b $accent]recall[/] {escape(one_line(rec.get('query', ''), 80))}: {escape(hits)}"
+        lines.append(f"[b $text-accent]recall[/] {escape(one_line(rec.get('query', ''), 80))}: {escape(hits)}"
                      + (" [$text-error](degraded)[/]" if rec.get("degraded") else ""))
     for key in ("action", "question", "result", "verification", "decision"):
         v = e.detail.get(key)
         if v:
-            lines.append(f"[b $accent]{key}[/] "
+            lines.append(f"[b $text-accent]{key}[/] "
                          f"{escape(still(one_line(json.dumps(v, ensure_ascii=False, default=str), 240)))}")
     failed = [c for c in e.detail.get("checks", []) if not c["result"]["passed"]]
     for c in failed:

@@ -45,6 +45,7 @@ COUNTDOWN_S = 1.0  # a deadline's countdown is redrawn this often (only while on
 
 class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
     MODE = "inbox"
+    DETAIL = "#request"
     AUTO_FOCUS = "#inbox-table"
     CSS_PATH = [STYLES / "inbox.tcss"]
     BINDINGS = [
@@ -78,6 +79,7 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         self.deciding: str | None = None  # the row key a decision dialog is open for
         self._order: list[str] = []
         self._n_at: str | None = None  # the row the last n selected (n again walks on from it)
+        self.source_width = 18  # the source column's width: 11 under NARROW_BELOW columns
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
@@ -127,6 +129,9 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         if column is not None and column.width != width:
             column.width = width
             table._require_update_dimensions = True
+            if width != self.source_width:
+                self.source_width = width
+                self.sync(theme=True)  # the sources abbreviated anew for the width
         table.fit()
 
     # -- drawing -------------------------------------------------------------------------
@@ -134,9 +139,10 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         return waiting_loop_request(s)
 
     def row(self, key: str, r: InboxRequest, short: str) -> tuple:
+        width = self.source_width
         if self.decided:
-            return decided_row(self.app, r, short)
-        return waiting_row(self.app, r, short, key in self.busy)
+            return decided_row(self.app, r, short, width)
+        return waiting_row(self.app, r, short, key in self.busy, width)
 
     def waiting(self) -> dict[str, InboxRequest]:
         """Every request waiting now (and agents' just expired), by row key (a loop's: its loop id)."""

@@ -43,8 +43,26 @@ def waiting_loop_request(s: LoopState) -> InboxRequest | None:
     return r
 
 
-def source_of(r: InboxRequest) -> str:
-    return r.source if r.source != "loop" else f"loop:{r.meta.get('goal_id') or ''}"
+AGENT_SHORT = {"claude-code": "claude", "openclaw": "openclaw", "hermes": "hermes", "mcp": "mcp"}
+SOURCE_WIDTH = 18  # the source column (11 under 100 columns: inbox.py)
+
+
+def source_of(r: InboxRequest, width: int = SOURCE_WIDTH) -> str:
+    """Who asks, in ``width`` columns without losing its sense: a loop's goal (nightly-ci…), an agent
+    and the head of its session (claude:9a1b2c); the Request pane shows it whole."""
+    if r.source == "loop":  # narrow: the goal alone (the loop's short id beside it says it is a loop)
+        goal = str(r.meta.get("goal_id") or "loop")
+        return _fit(goal if width < 14 else "↻ " + goal, width)
+    agent, sep, session = r.source.partition(":")
+    short = AGENT_SHORT.get(agent, agent)
+    if not sep:
+        return _fit(short, width)
+    room = width - len(short) - 1
+    return f"{short}:{session[:room]}" if room >= 4 else _fit(f"{short}:{session}", width)
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def when_cell(r: InboxRequest) -> Text | str:
@@ -57,7 +75,7 @@ def when_cell(r: InboxRequest) -> Text | str:
     return age(r.created_at)
 
 
-def waiting_row(app, r: InboxRequest, short: str, busy: bool) -> tuple:
+def waiting_row(app, r: InboxRequest, short: str, busy: bool, width: int = SOURCE_WIDTH) -> tuple:
     open_ = is_open(r)
     kind_var = "text-error" if r.kind == "blocker" else "text-warning"
     if r.detail and r.kind == "approval":
@@ -70,19 +88,19 @@ def waiting_row(app, r: InboxRequest, short: str, busy: bool) -> tuple:
         Text("withdrawn" if r.status == "withdrawn" else "expired", style="dim")
     if not open_:
         runs.stylize("dim")
-    return (short, one_line(source_of(r), 60), kind,
+    return (short, source_of(r, width), kind,
             Text(r.risk, style=theme_style(app, RISK_VAR.get(r.risk, "foreground"), r.risk == "high")),
             runs, when_cell(r))
 
 
-def decided_row(app, r: InboxRequest, short: str) -> tuple:
+def decided_row(app, r: InboxRequest, short: str, width: int = SOURCE_WIDTH) -> tuple:
     d = r.decision
     by = d.decided_by.split(" (", 1)[0] if d is not None and d.decided_by else "?"
     what = one_line(r.detail or r.summary, 120)
     note = f" — {one_line(d.note, 80)}" if d is not None and d.note else ""
     runs = Text(what) + Text(f"  by {by}{note}", style="dim")
     status = r.status
-    return (short, one_line(source_of(r), 60),
+    return (short, source_of(r, width),
             Text(status, style=theme_style(app, OUTCOME_VAR.get(status, "foreground"), bold=True)),
             Text(r.risk, style=theme_style(app, RISK_VAR.get(r.risk, "foreground"), r.risk == "high")),
             runs, age(d.decided_at if d is not None else r.created_at))

@@ -38,6 +38,7 @@ COLUMNS = (("loop", "loop", 6), ("status", "status", 13), ("step", "step", 7), (
 
 class LoopsScreen(DashboardView):
     MODE = "loops"
+    DETAIL = "#loop-detail"
     AUTO_FOCUS = "#loops-table"
     CSS_PATH = [STYLES / "loops.tcss"]
     BINDINGS = [

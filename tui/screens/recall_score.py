@@ -80,7 +80,7 @@ def score_tables(h: Hit, names: list[str]):
                 continue
             w = TIER_WEIGHT.get(t, 1.0)
             how = f"{w:.2f}/({RRF_K}+{th.rank})" if FUSION == "rrf" else f"{w:.2f} × {v / w if w else 0:.3f}"
-            fused.add_row(key, f"#{th.rank}", how, f"{v:.4f}")
+            fused.add_row(t, f"#{th.rank}", how, f"{v:.4f}")  # the tier's name whole (fuse_s… said nothing)
     for c, v in others.items():  # a component core adds to fusion later
         fused.add_row(c, "", "", f"{v:.4f}")
     fused.add_row(Text("= fused", style="bold"), "", "", Text(f"{h.score:.4f}", style="bold"))

@@ -16,8 +16,8 @@ from core.api import InboxRequest, LoopState
 from tui.widgets import status
 from tui.widgets.status import age, one_line, stamp
 
-HEAD = {"approval": "[b $warning]Approval needed[/]", "question": "[b $warning]Question[/]",
-        "blocker": "[b $error]Blocked[/]"}
+HEAD = {"approval": "[b $text-warning]Approval needed[/]", "question": "[b $text-warning]Question[/]",
+        "blocker": "[b $text-error]Blocked[/]"}
 DECIDED_HEAD = {"approval": "[b]Approval request[/]", "question": "[b]Question[/]", "blocker": "[b]Blocker[/]"}
 KEYS = {"approve": "[b]a[/] approve (optional note)", "reject": "[b]r[/] reject (reason)",
         "edit": "[b]e[/] edit args", "respond": "[b]enter[/] respond"}
@@ -53,7 +53,7 @@ def is_open(r: InboxRequest) -> bool:
 
 def request_markup(r: InboxRequest, s: LoopState | None, allowed: tuple[str, ...], busy: bool) -> str:
     out: list[str] = []
-    risk = "[b $error]high[/]" if r.risk == "high" else escape(r.risk)
+    risk = "[b $text-error]high[/]" if r.risk == "high" else escape(r.risk)
     if s is not None:
         out += [f"[b]{escape(s.goal.name or s.goal_id)}[/]  [dim]{escape(s.loop_id)} · iteration "
                 f"{s.iteration}/{s.budget.max_iterations} · step {s.current_step}[/]",
@@ -86,7 +86,7 @@ def request_markup(r: InboxRequest, s: LoopState | None, allowed: tuple[str, ...
     elif allowed:
         out += ["", "keys: " + " · ".join(KEYS[k] for k in allowed if k in KEYS) + " · [b]n[/] next"]
     if s is not None and s.blockers and r.decision is None:
-        out += ["", "[b $error]blockers[/]"]
+        out += ["", "[b $text-error]blockers[/]"]
         out.extend(f"  ■ {escape(one_line(b, 200))}" for b in s.blockers)
     if busy:
         out += ["", "[$text-primary]decision sent; the loop is resuming…[/]"]
@@ -120,7 +120,7 @@ def audit_markup(rec) -> str:
         elif label == "signature" and rec.signature in AUDIT_STYLE:
             body = f"[{AUDIT_STYLE[rec.signature]}]{body}[/]"
         elif label == "risk" and rec.request.risk == "high":
-            body = f"[b $error]{body}[/]"
+            body = f"[b $text-error]{body}[/]"
         out.append(f"[b]{label}:[/] {body}")
     return "\n".join(out)
 

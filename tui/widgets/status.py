@@ -24,7 +24,7 @@ STATUS_VAR: dict[str, tuple[str, bool]] = {
     "waiting_human": ("text-warning", True),
     "blocked": ("text-error", True),
     "done": ("text-success", False),
-    "aborted": ("error", False),
+    "aborted": ("text-error", False),
     "paused": ("text-muted", False),  # active on disk, but no process runs it (R resumes it)
 }
 TIER_VAR: dict[str, tuple[str, bool]] = {

@@ -56,12 +56,19 @@ async def test_the_header_at_80_columns_keeps_whose_decisions_count_whole(demo: 
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         await pilot.pause()
-        where = app.screen.query_one("#where")
-        text = _text(where)
+        trust = app.screen.query_one("#trust")
+        text = _text(trust)
         assert text == "⚠ unverified"
-        assert where.region.right <= 80 and where.content_region.width >= len(text)
+        assert trust.region.right <= 80 and trust.content_region.width >= len(text)
         badge = app.screen.query_one("#inbox-badge")
-        assert "3 waiting" in _text(badge) and badge.region.right <= where.region.x
+        assert "3 waiting" in _text(badge) and badge.region.right <= trust.region.x
+        await pilot.press("slash")  # a filter that leaves one loop shown: the badge says so, the trust stays
+        for ch in "hotfix":
+            await pilot.press(ch)
+        await wait_for(pilot, lambda: "shown" in _text(badge), what="the filter's count")
+        await pilot.pause(0.2)
+        assert "1/8 shown" in _text(badge) and _text(trust) == "⚠ unverified"
+        assert badge.region.right <= trust.region.x and trust.region.right <= 80
 
 
 async def test_health_at_120_columns_shows_every_value_whole_and_no_last_ok_without_neo4j(demo: Path):
