@@ -297,7 +297,8 @@ async def test_recall_shows_per_tier_ranks_and_components(demo: Path):
         console = Console(file=io.StringIO(), width=120)
         console.print(screen.score_tables(h))
         text = console.file.getvalue()
-        assert all(c in text for c in ("bm25", "scan", "token_match", "= tier score", "fuse_sqlite", "= fused"))
+        assert all(c in text for c in ("bm25", "scan", "token_match", "= tier score", "sqlite", "= fused"))
+        assert "fuse_" not in text  # each tier named whole (at 80 columns "fuse_s…" said nothing)
 
 
 async def test_recall_says_degraded_plainly(demo: Path):
