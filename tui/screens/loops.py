@@ -170,7 +170,11 @@ class LoopsScreen(DashboardView):
             self.reorder()
         self.empty_state()
         hidden = self.filter or self.needs_you  # the header says what the filter leaves, not only the total
-        self.query_one(ArsHeader).set_shown(f"{len(self.cells)} of {len(store.states)} loops shown" if hidden else "")
+        shown = f"{len(self.cells)} of {len(store.states)} loops shown" if hidden else ""
+        self.query_one(ArsHeader).set_shown(shown)
+        if shown != self.__dict__.get("_shown_line"):
+            self.__dict__["_shown_line"] = shown
+            self.mode_line()  # the mode line says it too (at 80 columns the header gives it up first)
         self.follow(keep)
         if theme or self.selected in changed or self.shown != self.selected:
             self.show_detail()
@@ -241,6 +245,8 @@ class LoopsScreen(DashboardView):
         parts = [f"sorted by [b]{name}[/] ({order[0] if self.reverse else order[1]}) · s next · S reverse"]
         if self.needs_you:
             parts.append("[b $text-warning]only waiting/blocked[/] · w all")
+        if self.__dict__.get("_shown_line"):
+            parts.insert(0, f"[b]{self.__dict__['_shown_line']}[/]")
         self.query_one("#loops-mode", Static).update("[dim]" + "   ".join(parts) + "[/]")
 
     def retime(self) -> None:

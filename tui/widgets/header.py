@@ -67,10 +67,12 @@ class ArsHeader(Horizontal):
         badge = self.query_one("#inbox-badge", Label)
         text = f" {count} waiting " if count else ""
         shown = self.shown
-        if shown and self.has_class("-narrow"):  # "1 of 9 loops shown" -> "1/9 shown": the trust stays whole
-            shown = re.sub(r"^(\d+) of (\d+) [\w ]+? shown$", r"\1/\2 shown", shown)
-        if shown:
-            text = f" {shown} " + (f"· {count} waiting " if count and "waiting" not in self.shown else "")
+        if self.has_class("-narrow"):
+            # 80 columns leave ~13 here: what waits first (the view says what its filter leaves)
+            shown = re.sub(r"^(\d+) of (\d+) [\w ]*?shown$", r"\1/\2 shown", shown)
+            text = text or (f" {shown} " if shown else "")
+        elif shown:
+            text = f" {shown} " + (f"· {count} waiting " if count and "waiting" not in shown else "")
         badge.update(text)
         badge.set_class(bool(count), "-attention")
         badge.set_class(bool(text) and not count, "-shown")
