@@ -71,10 +71,10 @@ class Explain:
     def _explain_tier(self, name: str, q: Query, episode_id: str, k: int, depth: int, report: TierReport | None,
                       matched: list[str], missing: list[str]) -> TierExplanation:
         base = dict(tier=name, k=k, matched_tokens=matched, missing_tokens=missing)
-        if report is None or report.status == "skipped":
-            why = report.error if report is not None and report.error else "not asked"
-            return TierExplanation(status="skipped", stored=None, verdict=f"{name} skipped ({why}): not asked",
-                                   **base)
+        if report is None or report.status == "skipped":  # not asked: it claims nothing about the episode
+            why = report.error if report is not None and report.error else ""
+            return TierExplanation(status="skipped", stored=None,
+                                   verdict=f"{name} skipped, not asked" + (f": {why}" if why else ""), **base)
         if report.status in FAILED and not report.hits:
             return TierExplanation(status=report.status, stored=None,
                                    verdict=f"{name} {report.status}: {report.error}", **base)

@@ -10,7 +10,7 @@ from textual.markup import escape
 
 from core.api import HistoryEntry, LoopState
 
-from tui.diff import diff
+from tui.diff import bookkeeping, diff
 from tui.widgets import status
 from tui.widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, still, theme_style
 
@@ -73,10 +73,13 @@ def entry_text(e: HistoryEntry, prev: HistoryEntry | None, pos: int, total: int)
     if prev is None:
         lines.append("[b]first entry kept[/] [dim](nothing before it to compare)[/]")
     else:
-        changes = diff(prev.state.model_dump(mode="json"), s.model_dump(mode="json"))
+        before, after = prev.state.model_dump(mode="json"), s.model_dump(mode="json")
+        changes = diff(before, after)
         gap = f" [dim]({e.index - prev.index - 1} entries between were dropped by retention)[/]" \
             if e.index - prev.index > 1 else ""
-        lines.append(f"[b]changes since #{prev.index}[/]{gap}  [dim]{len(changes)} fields[/]")
+        kept = bookkeeping(before, after)
+        lines.append(f"[b]changes since #{prev.index}[/]{gap}  [dim]{len(changes)} fields"
+                     + (f" (and the bookkeeping: {', '.join(kept)})" if kept else "") + "[/]")
         for c in changes[:MAX_DIFF_LINES]:
             style = {"+": "$text-success", "-": "$text-error", "~": "$text-warning"}[c.op]
             dim = "dim " if c.bookkeeping else ""

@@ -122,7 +122,8 @@ def explanation_text(ex: Explanation) -> tuple[str, str]:
         st = f"[{status_var.get(t.status, 'b $text-error')}]{t.status}[/]"
         rank = (f"{t.rank} of {t.candidates}" if t.candidates else str(t.rank)) if t.rank else "-"
         raw = f"{t.raw_score:.3f}" if t.raw_score is not None else "-"
+        matched = f" · matched {escape(' '.join(t.matched_tokens)) or '-'}" if t.stored else ""  # a tier not asked
         lines.append(f"[b]{escape(t.tier)}[/] {st} · stored {stored_word[t.stored]} · rank [b]{rank}[/] · "
-                     f"raw {raw} · matched {escape(' '.join(t.matched_tokens)) or '-'}")
+                     f"raw {raw}{matched}")
         lines.append(f"  → {escape(t.verdict)}")
     return verdict, "\n".join(lines)

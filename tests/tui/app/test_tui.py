@@ -356,6 +356,9 @@ async def test_history_steps_with_brackets_and_shows_the_diff(demo: Path):
         assert screen.selected_entry().index == entries[-1].index
         body = str(screen.query_one("#entry-body").render())
         assert "status: active → waiting_human" in body and "pending_approval" in body
+        changed = [line.split(":")[0].split()[-1] for line in body.splitlines() if line.startswith("  ")]
+        assert not {"elapsed_s", "seq", "ledger_mark", "updated_at"} & set(changed), changed  # no bookkeeping
+        assert "(and the bookkeeping: seq" in body  # only counted
         for _ in range(len(entries) + 2):
             await pilot.press("left_square_bracket")
         await pilot.pause()
