@@ -22,7 +22,7 @@ VERB = {"approve": "Approve", "reject": "Reject", "respond": "Respond"}
 PAST = {"approved": "approved", "rejected": "rejected", "answered": "answered", "expired": "expired",
         "withdrawn": "withdrawn"}
 MAX_RUNS = 6000  # characters of "runs" drawn on a phone; the rest is counted
-HIDDEN_META = ("allowed", "loop_status")
+HIDDEN_META = ("allowed", "loop_status", "transcript_path")  # the transcript: its last turns are shown instead
 
 
 def _ms(dt: datetime | None) -> str:
@@ -73,7 +73,18 @@ def audit_list(rec) -> str:
     return f"<dl class=\"audit sig-{escape(rec.signature or 'none')}\">{rows}</dl>"
 
 
-def card(r, csrf: str, verdicts: tuple[str, ...], can_decide: bool) -> str:
+TURNS = 4  # the agent's last turns shown on a card (the dashboard shows 6; a phone has less room)
+
+
+def _turns(r, turns: list[str]) -> str:
+    if not turns:
+        return ""
+    what = "the loop's last steps" if r.source == "loop" else "the agent's last turns"
+    items = "".join(f"<li>{escape(_one_line(t, 300))}</li>" for t in turns[-TURNS:])
+    return f"<details class=\"turns\" open><summary>before asking ({what})</summary><ol>{items}</ol></details>"
+
+
+def card(r, csrf: str, verdicts: tuple[str, ...], can_decide: bool, turns: list[str] | None = None) -> str:
     """One request as an ``<article>``: pending with its decision form, or decided with its audit
     record (``r`` an ``AuditRecord``; a bare request says who decided in one line)."""
     rec = r if hasattr(r, "request") else None
@@ -87,8 +98,8 @@ def card(r, csrf: str, verdicts: tuple[str, ...], can_decide: bool) -> str:
             f"<span class=\"source\">{escape(r.source)}</span>"
             + (f"<span class=\"countdown\" data-deadline=\"{_ms(r.expires_at)}\"></span>" if r.expires_at and pending
                else "") + "</div>")
-    if rec is not None and not pending:
-        parts = [head, audit_list(rec)]
+    if rec is not None and not pending:  # one line of what became of it, then its whole record
+        parts = [head, f"<p class=\"decided\">{escape(decided_line(r))}</p>", audit_list(rec)]
         status = escape(r.status)
         return (f"<article class=\"card risk-{risk} status-{status}\" id=\"card-{escape(r.id)}\" "
                 f"data-id=\"{escape(r.id)}\" data-status=\"{status}\">{''.join(parts)}</article>")
@@ -101,6 +112,7 @@ def card(r, csrf: str, verdicts: tuple[str, ...], can_decide: bool) -> str:
                      + (f"<p class=\"more\">… and {more:,} more characters (ars inbox show {escape(r.id)})</p>"
                         if more > 0 else ""))
     parts.append(_meta_rows(r))
+    parts.append(_turns(r, turns or []))
     parts.append(f"<p class=\"ids\">{escape(r.id)} · asked <time data-at=\"{_ms(r.created_at)}\">"
                  f"{escape(local_time(r.created_at))}</time></p>")
     if pending:
@@ -139,7 +151,8 @@ def page(*, cards_html: str, count: int, csrf: str, key_line: str, notice: str, 
               "autocomplete=\"off\" spellcheck=\"false\"></label>"
               "<label class=\"keep\"><input type=\"checkbox\" id=\"keep\" checked> keep the key unlocked on this "
               "page for 10 minutes</label>"
-              "<button type=\"button\" id=\"lock\">lock now</button></section>")
+              f"<button type=\"button\" id=\"lock\"{'' if unlocked_seconds else ' hidden'}>lock now</button>"
+              "</section>")
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<meta name=\"csrf\" content=\"{escape(csrf)}\"><meta name=\"server-now\" content=\"{now_ms}\">"
