@@ -65,7 +65,7 @@ def from_pending(state: "LoopState") -> InboxRequest | None:
         summary=" ".join(p.prompt.split()) or f"loop {state.loop_id} waits for a person",
         detail=action_detail(p), risk=_risk(state, p),
         created_at=p.created_at, status="pending",
-        meta={"loop_id": state.loop_id, "request_id": p.request_id, "goal": state.goal.goal,
+        meta={"loop_id": state.loop_id, "request_id": p.request_id, "goal_id": state.goal_id, "goal": state.goal.goal,
               "loop_status": state.status, "allowed": list(p.allowed), "iteration": p.iteration,
               "risk_reason": p.risk, **({"tool": p.action.tool, "args": p.action.args} if p.action else {})})
 
@@ -78,6 +78,6 @@ def decided(state: "LoopState", request_id: str, d: "Decision", before: InboxReq
     base = before or InboxRequest(
         id=inbox_id(state.loop_id, request_id), source="loop", kind="approval",
         summary=f"request {request_id} of loop {state.loop_id} (goal: {' '.join(state.goal.goal.split())})",
-        created_at=d.decided_at, meta={"loop_id": state.loop_id, "request_id": request_id})
+        created_at=d.decided_at, meta={"loop_id": state.loop_id, "request_id": request_id, "goal_id": state.goal_id})
     meta = {**base.meta, "loop_status": state.status}
     return base.model_copy(update={"status": STATUS_OF[d.kind], "decision": dec, "meta": meta})

@@ -114,5 +114,5 @@ def shorts(items: dict[str, InboxRequest]) -> dict[str, str]:
     out = {**unique_prefixes(loop_rows), **agents}
     for k in decided_loops:  # loop:<loop>:<request>: the loop's short id, the request after it
         loop_id, _, req = k[len("loop:"):].rpartition(":")
-        out[k] = f"{loop_id.removeprefix('loop-')[:6]}:{req[-3:]}"
+        out[k] = f"{loop_id.removeprefix('loop-')[:5]}:{req.removeprefix('req-')[-2:]}"
     return out

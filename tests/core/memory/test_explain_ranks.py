@@ -106,3 +106,7 @@ def test_a_role_label_is_not_a_word(corpus):
         assert sqlite.rank is None and "not matched" in sqlite.verdict, (eid, sqlite)
     hits = mem.recall("user", k=50, tiers="sqlite").hits
     assert not {h.episode_id for h in hits} & set(labelled_only)
+    # the raw files tier reads the transcripts themselves: a line's role and type ("type": "user") are no
+    # words either
+    raw = mem.recall("user", k=50, tiers="files").hits
+    assert not {h.episode_id for h in raw} & set(labelled_only), [h.episode_id for h in raw]
