@@ -353,7 +353,7 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
         seen = []
         with ARS(settings(state)) as ars:
             for i in range(max(3, presses // 3)):
-                mark = f"bench-visible-{time.time_ns() % 10**9}-{i}"
+                mark = f"bv{time.time_ns() % 10**6}x{i}"  # short: the runs column is ~25 wide at 80 columns
                 t0 = time.perf_counter()
                 ars.inbox.create(source="claude-code:bench", kind="approval", summary=f"Bash: {mark}",
                                  detail=mark, risk="high", binds="Bash", expires_in=50)
