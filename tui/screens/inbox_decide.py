@@ -84,10 +84,10 @@ class InboxDecisions:
                                              shown=shown)
         except BadInput as exc:  # AlreadyDecided says who decided what and when
             self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
-            self.app.call_from_thread(self.busy.pop, request_id, None)
+            self.app.call_from_thread(lambda: self.busy.pop(request_id, None))
         except Exception as exc:  # noqa: BLE001 - an unreadable file: say so, keep the dashboard
             self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
-            self.app.call_from_thread(self.busy.pop, request_id, None)
+            self.app.call_from_thread(lambda: self.busy.pop(request_id, None))
         else:
             unverified = done.decision is not None and not done.decision.is_signed and verdict == "approve"
             self.app.call_from_thread(self.notify, f"{request_id}: {done.status}"
