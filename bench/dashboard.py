@@ -222,8 +222,11 @@ class Term:
         self.sock = f"ars-bench-keys-{os.getpid()}-{abs(hash(str(root))) % 10000}"
         self.T = ["tmux", "-L", self.sock]
         self.t0 = time.perf_counter()
+        # the tree measured is the one imported: its folder first on the path (a PYTHONPATH set for
+        # this script would otherwise make the baseline run this tree's code)
+        env = {**os.environ, "PYTHONPATH": str(root)}
         subprocess.run([*self.T, "new-session", "-d", "-s", "k", "-x", str(size[0]), "-y", str(size[1]),
-                        f"{sys.executable} -m tui.entry tui --state {state}"], check=True, cwd=root)
+                        f"{sys.executable} -m tui.entry tui --state {state}"], check=True, cwd=root, env=env)
         self.pid = subprocess.run([*self.T, "display", "-p", "-t", "k", "#{pane_pid}"], capture_output=True,
                                   text=True).stdout.strip()
 
@@ -285,12 +288,13 @@ def _region(raw: str, top: int, bottom: int) -> str:
     return "\n".join(re.sub(r"\x1b\[[0-9;]*m", "", ln) for ln in raw.splitlines()[top:bottom])
 
 
-def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, word: str = "bench-07") -> dict:
-    """Keypress -> answered on screen, in a real terminal, for each key a person
+def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, word: str = "bench-07",
+              size: tuple[int, int] = (160, 48)) -> dict:
+    """Keypress -> answered on screen, in a real terminal of ``size``, for each key a person
     leans on: cursor, history [ ], view switch, n, the filter; first paint; RSS."""
     if shutil.which("tmux") is None:
         return {}
-    term = Term(state, root)
+    term = Term(state, root, size)
     out: dict = {}
     stat = lambda v: (p(v, .5), p(v, .95), max(v))  # noqa: E731
     try:
@@ -300,9 +304,15 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
         first_row = lambda: re.search(r"\s\d+/\d+\s", (term.screen().splitlines() + [""] * 5)[4])  # noqa: E731
         term.until(first_row, 120)
         out["first paint: process start -> first loops drawn (ms)"] = since_start()
-        # "N loops · live" (while loading, the header says "60 of N loops · loading…")
-        term.until(lambda: re.search(rf"(?<!of ){loops} loops · (live|not watching)", term.screen()), 120)
-        out["first paint: process start -> every loop listed (ms)"] = since_start()
+        # "N loops · live" (while loading, the header says "60 of N loops · loading…"); at 80 columns the
+        # header gives that up and the Loops mode line says "N loops" once every loop is listed
+        try:
+            term.until(lambda: re.search(rf"(?<!of ){loops} loops( · (live|not watching)|  +sorted)",
+                                         term.screen()), 120)
+            out["first paint: process start -> every loop listed (ms)"] = since_start()
+        except RuntimeError:  # a tree whose 80-column screen never says how many loops it listed
+            out["first paint: process start -> every loop listed (ms)"] = "not shown at this size"
+            term.until(lambda: "it/max" in term.screen(), 60)
         time.sleep(1.0)
         out["rss after load (MB)"] = term.rss_mb()
         span = max(1, min(loops - 1, 20))  # down through the rows, then back up (a short table has an end)
@@ -343,7 +353,7 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
         seen = []
         with ARS(settings(state)) as ars:
             for i in range(max(3, presses // 3)):
-                mark = f"bench-visible-{time.time_ns() % 10**9}-{i}"
+                mark = f"bv{time.time_ns() % 10**6}x{i}"  # short: the runs column is ~25 wide at 80 columns
                 t0 = time.perf_counter()
                 ars.inbox.create(source="claude-code:bench", kind="approval", summary=f"Bash: {mark}",
                                  detail=mark, risk="high", binds="Bash", expires_in=50)
@@ -440,6 +450,7 @@ def main() -> None:
     ap.add_argument("--presses", type=int, default=30)
     ap.add_argument("--headless", action="store_true", help="also the in-process (Pilot) measures")
     ap.add_argument("--large-only", action="store_true", help="only the large state")
+    ap.add_argument("--sizes", default="160x48", help="terminal sizes for tmux, e.g. 80x24,160x48")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ars-bench-"))
     base = baseline_tree(args.baseline) if args.baseline else None
@@ -463,11 +474,13 @@ def main() -> None:
         runs = [("demo state (8 loops)", demo, 8),
                 (f"large state: {args.loops} loops, {total} history entries ({size:.0f} MB of checkpoints, "
                  "12 agents' requests waiting)", big, args.loops)]
+        sizes = [tuple(int(x) for x in sz.split("x")) for sz in args.sizes.split(",") if sz]
         for name, state, loops in runs[1:] if args.large_only else runs:
             word = "nightly" if loops == 8 else "bench-07"
-            after = tmux_keys(state, loops, args.presses, word=word)
-            before = tmux_keys(state, loops, args.presses, root=base, word=word) if base else {}
-            side_by_side(f"{name}, real terminal (tmux 160x48), keypress -> screen answered", before, after)
+            for w, h in sizes:
+                after = tmux_keys(state, loops, args.presses, word=word, size=(w, h))
+                before = tmux_keys(state, loops, args.presses, root=base, word=word, size=(w, h)) if base else {}
+                side_by_side(f"{name}, real terminal (tmux {w}x{h}), keypress -> screen answered", before, after)
         if args.headless:
             show("demo state, headless 160x48 (key times include Pilot's idle wait, ~85 ms)",
                  asyncio.run(headless(demo, 8)))

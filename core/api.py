@@ -17,6 +17,7 @@ from core.context.facade import TurnContextFacade
 from core.errors import BadQuery
 from core.hook_api import HOOK_EXPORTS
 from core.inbox import all_requests, supervisor_key
+from core.inbox.audit_facade import AuditMethods
 from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
@@ -60,6 +61,9 @@ REEXPORTED: Table = {
            "unlock", "verify_decision", "public_fingerprint", "has_key", "MIN_PASSPHRASE"),
     **each("core.inbox.key_memory", "ptrace_warning", "dumpable", "die_with_parent"),
     "inbox_outcome": ("core.inbox.audit", "outcome"),
+    **each("core.inbox.audit_text", "AuditRecord", "audit_lines", "audit_text"),
+    **each("core.infra.local_time", "local_time", "local_short", "local_zone"),
+    "inbox_urgency": ("core.inbox.urgency", "urgency"),
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),
@@ -79,7 +83,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS(CaptureMethods, TurnContextFacade, EpisodePages):
+class ARS(CaptureMethods, TurnContextFacade, EpisodePages, AuditMethods):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)
@@ -361,7 +365,8 @@ class ARS(CaptureMethods, TurnContextFacade, EpisodePages):
 
     def inbox_get(self, request_id: str) -> "InboxRequest":
         """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""
-        return all_requests.get_request(self.inbox, self.state_dir, request_id, self.loop_show)
+        return all_requests.get_request(self.inbox, self.state_dir, request_id, self.loop_show,
+                                        lambda: self.loops.store)
 
     def inbox_decide(self, request_id: str, verdict: str, note: str = "", signer: Any = None,
                      shown: "InboxRequest | None" = None) -> "InboxRequest":
@@ -382,8 +387,13 @@ class ARS(CaptureMethods, TurnContextFacade, EpisodePages):
                                  binds=binds, expires_in=expires_in, exact=exact, request_id=request_id)
 
     def inbox_end(self, request_id: str, how: str, why: str = "") -> bool:
-        """End a request nobody waits for (``expire``/``withdraw``) once; False: already settled."""
-        return self.inbox.end(request_id, how, why)
+        """End a request nobody waits for (``expire``/``withdraw``) once; False: already settled.
+        An expiry is told where new requests are (core/inbox/notify.py): nothing ends silently."""
+        ended = self.inbox.end(request_id, how, why)
+        if ended and how == "expire":
+            from core.inbox.notify import announce
+            announce(self.state_dir, self.inbox.get(request_id), ended=True)
+        return ended
 
     def inbox_withdraw(self, request_id: str, why: str = "") -> bool:
         """The waiter went away (a client disconnected, the call ran, the session stopped)."""

@@ -136,6 +136,7 @@ class TierExplanation(Model):
     breakdown: dict[str, float] = Field(default_factory=dict)
     k: int
     verdict: str  # one sentence for a person
+    candidates: int | None = None  # how many episodes the tier ranked (the "of" in "rank 39 of 41")
 
 
 class Explanation(Model):
@@ -143,8 +144,9 @@ class Explanation(Model):
     episode_id: str
     tokens: list[str]
     tiers: list[TierExplanation]
-    fused_rank: int | None
+    fused_rank: int | None  # its place in the fusion of every tier's top ``depth`` (None: in no tier's)
     verdict: str
+    depth: int = 0  # how many hits each tier gives to fusion (scoring.FUSION_DEPTH, or k when larger)
 
 
 # -- loops at a glance --------------------------------------------------------------

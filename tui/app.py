@@ -35,6 +35,8 @@ from core.api import ARS, InboxRequest, LoopState
 
 from tui import event_journal
 from tui.idle_gc import IdleCollector
+from tui.app_audit import AppAudit
+from tui.app_endings import AppEndings
 from tui.app_engine import LoopActions
 from tui.app_notices import AppNotices
 from tui.messages import LoopsArriving, LoopsChanged, LoopsListed, StoreChanged
@@ -63,7 +65,7 @@ def _screen(module: str, name: str) -> Screen:
     return getattr(import_module(f"tui.screens.{module}"), name)()
 
 
-class ArsApp(AppNotices, LoopActions, App[None]):
+class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
     TITLE = "ARS"
     SUB_TITLE = "supervision dashboard"
     CSS_PATH = [STYLES / "app.tcss"]
@@ -113,6 +115,8 @@ class ArsApp(AppNotices, LoopActions, App[None]):
         self.problems: list[str] = []
         self.agent_requests: dict[str, InboxRequest] = {}  # agents' pending requests, by id
         self.ended_requests: dict[str, InboxRequest] = {}  # agents' decided, expired, withdrawn ones (audit)
+        self.audit_init()  # every ended request's record, for the Inbox's decided filter (tui/app_audit.py)
+        self.endings_init()  # requests that end elsewhere are told (tui/app_endings.py)
         self.announced: str | None = None  # the row key of the request announced last (n goes there)
         self.term = TerminalNotifier(self)  # bell, desktop notification, window title
         self._agents_seen = False  # the first listing is not news
@@ -134,6 +138,12 @@ class ArsApp(AppNotices, LoopActions, App[None]):
 
     # -- start and stop -----------------------------------------------------------------------
     def on_mount(self) -> None:
+        from tui import prefs
+
+        theme = prefs.load(self.ars.state_dir).get("theme")
+        if isinstance(theme, str) and theme in self.available_themes and theme != self.theme:
+            self.theme = theme  # the one chosen last time
+        self.watch(self, "theme", lambda name: prefs.save(self.ars.state_dir, theme=name), init=False)
         self.live_status = self._where("loading…")
         self.trust_status = self._trust()
         if self._initial_mode and self._initial_mode != self.DEFAULT_MODE:
@@ -163,6 +173,14 @@ class ArsApp(AppNotices, LoopActions, App[None]):
         if len(state) > 40:
             state = "…" + state[-39:]
         return f"{what} · {state}"  # the path last: a narrow header cuts it first
+
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's, with every text colour made readable on this theme (tui/widgets/contrast.py)."""
+        from tui.widgets.contrast import readable
+
+        variables = readable(super().get_css_variables(), self.current_theme.dark)
+        self.theme_variables = variables
+        return variables
 
     # -- the supervisor's key (tui/key_guard.py) ------------------------------------------------
     @property
@@ -334,6 +352,7 @@ class ArsApp(AppNotices, LoopActions, App[None]):
 
     def _after_change(self, changes) -> None:
         self._count()
+        self.tell_loop_endings(changes)
         for c in changes:
             if c.new in ATTENTION and c.old != c.new:
                 s = c.state

@@ -63,6 +63,7 @@ class LoopActions:
         unless another process runs it (that process applies the decision)."""
         from core.api import CorruptCheckpoint
 
+        self.decided_here(f"loop:{loop_id}:{request_id}")  # its own notice below, not "decided elsewhere"
         try:
             self.ars.loop_decide(loop_id, kind, note=note, args=args, request_id=request_id, resume=False,
                                  signer=signer)

@@ -60,6 +60,7 @@ class AppNotices:
         fresh = [r for r in msg.pending if r.id not in self.agent_requests and is_open(r)]
         self.agent_requests = now
         self.ended_requests = ended
+        self.tell_agent_endings([*msg.pending, *msg.ended])  # decided elsewhere, expired, withdrawn: told
         self._count()
         for r in fresh if self._agents_seen else []:
             self.announce(r.id, "Waiting for you (n)", f"{r.source}: {r.summary}", "warning")
@@ -99,12 +100,23 @@ class AppNotices:
         if isinstance(self.screen, (ConfirmModal, InputModal)):
             self._held.append(toast)
             return
+        self._one_toast(toast)
+
+    def _one_toast(self, toast: dict) -> None:
         super().notify(**toast)
+
+    def _on_notify(self, event) -> None:
+        """One toast at a time, the newest, on the line under the header (the filter box's): a stack
+        of them covered the column header and the first rows; the event log keeps every one. Textual
+        adds a notification when its message arrives (App._on_notify, Textual 8.2: the version
+        tui/widgets/textual_patches.py checks), so the older ones are cleared there."""
+        self._notifications.clear()
+        super()._on_notify(event)  # type: ignore[misc]
 
     def flush_held(self) -> None:
         held, self._held = self._held, []
-        for toast in held[-3:]:  # the rest are in the event log
-            super().notify(**toast)
+        if held:  # the newest; the rest are in the event log
+            self._one_toast(held[-1])
 
     def record_recall(self, latency_ms: float) -> None:
         """A recall's latency for the Health view's sparkline (the Recall view's searches, not its probes)."""

@@ -3,7 +3,8 @@
 Plain Python (no textual). Nested fields become dotted paths
 (``pending_approval.action.tool``), lists are indexed (``premises.0.text``),
 long values are shortened; bookkeeping fields that change on every
-transition are listed last so the meaningful changes come first.
+transition (seq, elapsed_s, ledger_mark...) are left out: ``bookkeeping``
+counts them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-BOOKKEEPING = ("seq", "updated_at", "ledger_mark", "elapsed_s")
+# fields that change on every transition (clocks, offsets, counters, the script cursor): not what a person
+# changed or the loop decided; the diff leaves them out and only counts them
+BOOKKEEPING = ("seq", "updated_at", "ledger_mark", "elapsed_s", "cursor", "tokens_used")
 SKIP = ("goal",)  # the goal frame never changes inside a loop
 MAX_VALUE = 120
 MAX_LIST = 50
@@ -80,8 +83,14 @@ def summarize(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def diff(old: dict[str, Any] | None, new: dict[str, Any]) -> list[Change]:
-    """Changes from ``old`` to ``new`` (both ``model_dump(mode="json")`` of a state)."""
+def bookkeeping(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """The bookkeeping fields that changed from ``old`` to ``new`` (left out of ``diff``)."""
+    return [k for k in BOOKKEEPING if (old or {}).get(k) != new.get(k)]
+
+
+def diff(old: dict[str, Any] | None, new: dict[str, Any], *, with_bookkeeping: bool = False) -> list[Change]:
+    """Changes from ``old`` to ``new`` (both ``model_dump(mode="json")`` of a state), bookkeeping left out
+    unless ``with_bookkeeping``."""
     a = flatten(summarize(old or {}))
     b = flatten(summarize(new))
     changes: list[Change] = []
@@ -97,4 +106,4 @@ def diff(old: dict[str, Any] | None, new: dict[str, Any]) -> list[Change]:
             changes.append(Change(path, "-", short(a[path]), ""))
     order = {p: i for i, p in enumerate(b)}
     changes.sort(key=lambda c: (c.bookkeeping, order.get(c.path, len(order))))
-    return changes
+    return changes if with_bookkeeping else [c for c in changes if not c.bookkeeping]

@@ -62,3 +62,11 @@ class SelectLoop(Message):
     def __init__(self, loop_id: str):
         super().__init__()
         self.loop_id = loop_id
+
+
+class AuditLoaded(Message):
+    """The audit records of every decided, expired or withdrawn request (the Inbox's ``d``)."""
+
+    def __init__(self, records: dict):
+        super().__init__()
+        self.records = records

@@ -322,18 +322,24 @@ def json_object(text: str) -> str | None:
     return None if isinstance(value, dict) else "give a JSON object, e.g. {\"cmd\": \"make test\"}"
 
 
+# Every key of every view (tests/tui/app/test_tui_laptop.py checks each binding is here).
 HELP = {
     "Anywhere": [
         ("1 2 3 4 5 6", "Loops · Inbox · Recall · Checkpoints · Health · Context"),
-        ("n", "the next request waiting for you (from any view)"),
-        ("l", "show / hide the event log: every notification and decision"),
+        ("n", "the most urgent request waiting for you (nearest deadline, then risk, then age); again: the next"),
+        ("l", "show / hide the event log: every notification and decision, times in your zone"),
         ("/", "this view's filter or search box"),
-        ("ctrl+p", "command palette: views, actions, themes"),
+        ("esc", "leave the box, clear the filter"),
+        ("↑ ↓ PgUp PgDn Home End", "move in the list (the detail pane follows)"),
+        ("J K shift+↓ shift+↑", "scroll the detail pane (Detail, Request, Score, Explain, the entry) a few lines, "
+                                "the list keeps the keys"),
+        ("shift+PgDn shift+PgUp", "scroll the detail pane a page"),
+        ("tab shift+tab", "the next / previous pane or box"),
+        ("ctrl+p", "command palette: views, actions, themes (the theme you pick is kept for the next run)"),
         ("?", "this help"),
         ("q", "quit"),
     ],
     "Loops (1)": [
-        ("↑ ↓", "select a loop; the detail pane follows"),
         ("R", "resume the selected loop (runs to its next exit)"),
         ("c", "cancel the selected loop (asks a reason, then y/n)"),
         ("enter", "open its history in Checkpoints"),
@@ -346,19 +352,22 @@ HELP = {
         ("r", "reject (asks for a reason)"),
         ("e", "edit the proposed action's arguments, then approve"),
         ("enter", "respond to a question or unblock with guidance"),
+        ("d", "the decided requests instead (the audit: kind, risk, what ran, who decided when, the signature, "
+              "what happened next), and back"),
         ("y", "copy the request id"),
-        ("", "every decision asks y/n before it is written; the footer shows the keys the item takes"),
+        ("", "every decision asks y/n before it is written; the footer shows the keys the item takes; after it "
+             "the next most urgent request is selected"),
     ],
     "Recall (3)": [
         ("enter", "search (in the query box)"),
-        ("+ -", "k up / down by 5, and search again"),
+        ("+ = -", "k up / down by 5, and search again"),
         ("m", "page past the cut-off: the next hits below k, dimmed"),
-        ("x", "explain an episode (pick it by its content): verdict, then per tier stored, rank, cut-off"),
+        ("x", "explain an episode (pick it by its content): the verdict from the fused rank and each tier's rank"),
         ("t", "tiers: every tier side by side / as the agent asks"),
         ("d", "forget the selected memory everywhere, after a confirmation that shows it (signed)"),
     ],
     "Checkpoints (4)": [
-        ("[ ]", "previous / next history entry, with the diff"),
+        ("[ ]", "previous / next history entry, with the diff (what a person would change, no bookkeeping)"),
         ("f", "fork a new loop from the selected entry (the fork is selected)"),
         ("R", "resume the selected loop"),
         ("/", "search every loop's history: premises, outputs, reasons"),
@@ -385,7 +394,7 @@ class HelpModal(ModalScreen[None]):
         with VerticalScroll(id="dialog"):
             yield Label("Keys", id="title")
             for section, rows in HELP.items():
-                yield Static(f"[b $accent]{escape(section)}[/]", classes="section")
+                yield Static(f"[b $text-accent]{escape(section)}[/]", classes="section")
                 for key, what in rows:
                     # two columns, so a long description wraps under itself, not under the keys
                     with Horizontal(classes="row"):

@@ -32,8 +32,9 @@ def list_requests(inbox, loop_list: Callable, loop_store, status: str | None, ev
     return items
 
 
-def get_request(inbox, state_dir: Path, request_id: str, loop_show: Callable):
-    """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any."""
+def get_request(inbox, state_dir: Path, request_id: str, loop_show: Callable, store_of: Callable | None = None):
+    """One request (an agent's, or ``loop:<loop>:<request>``) with its decision, if any; a loop's
+    decided one as it was asked (read from its history through ``store_of``)."""
     from core.inbox.loops import decided, from_pending, is_loop_id, split_id
 
     if not is_loop_id(request_id):
@@ -54,7 +55,15 @@ def get_request(inbox, state_dir: Path, request_id: str, loop_show: Callable):
     except CorruptDecision:  # settled by the next decision (core/loop/decisions.py): open until then
         d = None
     if d is not None:
-        return decided(state, req_id, d, pending if pending is not None and pending.id == request_id else None)
+        if pending is not None and pending.id == request_id:
+            return decided(state, req_id, d, pending)
+        if store_of is not None:
+            from core.inbox.audit import of_loop
+
+            found = of_loop(store_of(), state.model_copy(update={"decisions": [d]}), None)
+            if found:
+                return found[0].request
+        return decided(state, req_id, d)
     if pending is not None and pending.id == request_id:
         return pending
     raise UnknownRequest(f"loop {loop_id} has no request {req_id!r}"

@@ -47,6 +47,14 @@ def action_detail(p: "PendingApproval") -> str:
     return f"{a.tool} {json.dumps(a.args, ensure_ascii=False, sort_keys=True)}"
 
 
+def _risk(state: "LoopState", p: "PendingApproval") -> str:
+    """A risky tool's approval is high; otherwise the goal's own risk level (never below medium for
+    an action a person must approve)."""
+    if p.kind == "approval" and "risky" in p.risk or state.goal.risk_level == "high":
+        return "high"
+    return "medium"
+
+
 def from_pending(state: "LoopState") -> InboxRequest | None:
     """The loop's open request as an inbox request, or None when it has none."""
     p = state.pending_approval
@@ -55,19 +63,21 @@ def from_pending(state: "LoopState") -> InboxRequest | None:
     return InboxRequest(
         id=inbox_id(state.loop_id, p.request_id), source="loop", kind=KIND[p.kind],  # type: ignore[arg-type]
         summary=" ".join(p.prompt.split()) or f"loop {state.loop_id} waits for a person",
-        detail=action_detail(p), risk="high" if p.kind == "approval" and "risky" in p.risk else "medium",
+        detail=action_detail(p), risk=_risk(state, p),
         created_at=p.created_at, status="pending",
-        meta={"loop_id": state.loop_id, "request_id": p.request_id, "goal": state.goal.goal,
+        meta={"loop_id": state.loop_id, "request_id": p.request_id, "goal_id": state.goal_id, "goal": state.goal.goal,
               "loop_status": state.status, "allowed": list(p.allowed), "iteration": p.iteration,
               "risk_reason": p.risk, **({"tool": p.action.tool, "args": p.action.args} if p.action else {})})
 
 
 def decided(state: "LoopState", request_id: str, d: "Decision", before: InboxRequest | None = None) -> InboxRequest:
     """A loop request that has its decision (``before``: the request as it was pending)."""
-    dec = InboxDecision(verdict=d.kind, note=d.note, decided_by=d.decided_by, decided_at=d.decided_at)
+    # the signature goes with it: an audit verifies it (core/inbox/audit.py), wherever it was signed
+    dec = InboxDecision(verdict=d.kind, note=d.note, decided_by=d.decided_by, decided_at=d.decided_at,
+                        signed=d.signed, signature=d.signature, key=d.key)
     base = before or InboxRequest(
         id=inbox_id(state.loop_id, request_id), source="loop", kind="approval",
         summary=f"request {request_id} of loop {state.loop_id} (goal: {' '.join(state.goal.goal.split())})",
-        created_at=d.decided_at, meta={"loop_id": state.loop_id, "request_id": request_id})
+        created_at=d.decided_at, meta={"loop_id": state.loop_id, "request_id": request_id, "goal_id": state.goal_id})
     meta = {**base.meta, "loop_status": state.status}
     return base.model_copy(update={"status": STATUS_OF[d.kind], "decision": dec, "meta": meta})

@@ -90,14 +90,32 @@ def message(req, host: str | None = None) -> dict:
             "host": host or socket.gethostname(), "decide": f"ars inbox {verb} {shlex.quote(req.id)}", "text": text}
 
 
-def announce(state_dir: str | os.PathLike, req, gate=None) -> bool:
-    """Start a detached sender for ``req`` when a target is set; never raises, never waits."""
+def ending(req, host: str | None = None) -> dict:
+    """What is said when a request ends with nobody deciding it (expired): nothing ran."""
+    msg = message(req, host)
+    d = getattr(req, "decision", None)
+    why = f" ({d.note})" if d is not None and d.note else ""
+    when = (d.decided_at if d is not None else req.expires_at or req.created_at).isoformat(timespec="seconds")
+    msg.update(event="inbox.expired", decide="", text=(
+        f"ARS: expired, nobody decided: {req.kind} from {req.source}: {req.summary} | its agent stopped waiting "
+        f"at {when}{why}; nothing ran | ars inbox show {shlex.quote(req.id)}"))
+    return msg
+
+
+def announce(state_dir: str | os.PathLike, req, gate=None, *, ended: bool = False) -> bool:
+    """Start a detached sender for ``req`` (``ended``: its expiry) when a target is set; never
+    raises, never waits."""
     try:
         where = target(state_dir, gate)
         if where is None:
             return False
+        msg = ending(req) if ended else message(req)
+        page = page_url(state_dir)
+        if page:  # where to decide: the approvals page (ars serve), its card
+            msg["page"] = f"{page}#card-{req.id}"
+            msg["text"] += f" | {msg['page']}"
         payload = json.dumps({"url": where[0], "format": where[1], "state": os.fspath(state_dir),
-                              "message": message(req)}).encode()
+                              "message": msg}).encode()
         proc = subprocess.Popen([sys.executable, "-m", "core.inbox.notify"], stdin=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                 close_fds=True, cwd=_root(), env=_child_env())
@@ -109,6 +127,22 @@ def announce(state_dir: str | os.PathLike, req, gate=None) -> bool:
     except Exception as exc:  # noqa: BLE001 - telling the supervisor must never break the agent's call
         _log(state_dir, f"could not start the sender: {' '.join(str(exc).split())[:200]}")
         return False
+
+
+def page_url(state_dir: str | os.PathLike) -> str:
+    """The approvals page's address, without its token (a browser that opened the page once holds
+    it as a cookie; a notification never carries it): ``ARS_NOTIFY_PAGE_URL``, else the one the
+    running ``ars serve`` wrote (``serve/url``); "" when neither is there."""
+    url = _env("NOTIFY_PAGE_URL")
+    if not url:
+        try:
+            with open(os.path.join(os.fspath(state_dir), "serve", "url"), encoding="utf-8") as fh:
+                url = fh.read(400).strip()
+        except OSError:
+            return ""
+    if url_problem(url) or "token=" in url:
+        return ""
+    return url.rstrip("/") + "/"
 
 
 def _root() -> str:
@@ -127,9 +161,12 @@ def request_of(url: str, fmt: str, msg: dict):
     from urllib.request import Request
 
     if fmt == "ntfy":
-        headers = {"Title": f"ARS: {msg['kind']} from {msg['source']}"[:200],
+        title = f"ARS: {msg['kind']} from {msg['source']}" + (" expired" if msg.get("event") == "inbox.expired" else "")
+        headers = {"Title": title[:200],
                    "Priority": "high" if msg.get("risk") == "high" else "default", "Tags": "warning",
                    "Content-Type": "text/plain; charset=utf-8"}
+        if msg.get("page"):
+            headers["Click"] = msg["page"]  # ntfy opens it when the notification is tapped
         body = msg["text"].encode("utf-8")
     elif fmt == "slack":
         headers, body = {"Content-Type": "application/json"}, json.dumps({"text": msg["text"]}).encode()

@@ -1,8 +1,17 @@
 """``explain``: why recall did or did not return an episode for a query.
 
-A part of ``Memory`` (core/memory/memory.py): it runs the recall, then asks
-each tier where the episode stands (stored? matched? ranked where?) and says
-which of those cut it.
+A part of ``Memory`` (core/memory/memory.py). It runs the recall as recall runs
+it (every tier's top ``depth`` hits, fused), keeps the whole fused order (recall
+cuts it at k), asks each tier where the episode stands (stored? matched? its
+rank?), and says what follows from those ranks, in this order:
+
+* not stored: no tier asked holds it;
+* returned at fused rank N: its fused rank N is within k;
+* matched but ranked N, below the cut-off k: fusion placed it N-th, past k;
+* matched but ranked N in a tier, below the ``depth`` each tier gives to fusion;
+* not matched: stored, but no tier ranks it (none of the query's terms; no vector yet).
+
+So the verdict cannot contradict the table beside it: both come from the same ranks.
 """
 
 from __future__ import annotations
@@ -10,14 +19,16 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
+from core.memory import scoring
 from core.memory.query import parse_tiers, prepare_query
 from core.memory.recall import FAILED
 from core.memory.scoring import Query
-from core.memory.text import index_terms, term_of
+from core.memory.text import index_terms, strip_scaffolding, term_of
 from core.memory.tiers.base import Lookup, one_line
-from core.models import TIER_NAMES, Explanation, TierExplanation, TierReport
+from core.models import TIER_NAMES, Explanation, Hit, TierExplanation, TierReport
 
 EXPLAIN_DEADLINE = 10.0
+ALL = 1 << 30  # "every fused hit": fuse cuts its order at this
 
 
 class Explain:
@@ -28,33 +39,19 @@ class Explain:
         """Why recall did or did not return ``episode_id`` for ``query``."""
         q = prepare_query(query)
         wanted = parse_tiers(tiers) or list(TIER_NAMES)
-        result = self.recall(query, k=k, tiers=tiers)
+        depth = max(k, scoring.FUSION_DEPTH)
+        # recall(k) asks each tier for its top ``depth`` and fuses them: asked for ``depth``, recall
+        # keeps every tier's hits, and fusing them again gives the whole order (it cuts at k)
+        result = self.recall(query, k=depth, tiers=tiers)
+        fused = scoring.fuse({r.tier: r.hits for r in result.tiers if r.hits}, ALL)
+        fused_rank = next((h.rank for h in fused if h.episode_id == episode_id), None)
         text = self._episode_text(episode_id)
         matched = self._matched(q, text) if text is not None else []
         missing = [t for t in q.tokens if t not in matched]
-        out: list[TierExplanation] = []
-        for name in wanted:
-            report = result.tier(name)
-            out.append(self._explain_tier(name, q, episode_id, k, report, matched, missing))
-        fused_rank = next((h.rank for h in result.hits if h.episode_id == episode_id), None)
-        if fused_rank is not None:
-            verdict = f"returned at fused rank {fused_rank} of {k}"
-        else:
-            ranked = [t for t in out if t.rank is not None]
-            if not any(t.stored for t in out):
-                verdict = "not stored in any tier: ingest it first (ars ingest)"
-            elif ranked and all(t.rank > k for t in ranked):
-                best = min(ranked, key=lambda t: t.rank)
-                verdict = f"cut off: best tier rank {best.rank} ({best.tier}) is below k={k}; raise -k or add distinctive words"
-            elif not matched and any(t.tier == "dense" and "not embedded yet" in t.verdict for t in out):
-                verdict = ("stored, but it shares no query token and is not embedded yet: "
-                           "`ars sync run` lets the dense tier find it by meaning")
-            elif not matched:
-                verdict = "stored, but it shares no query token: the words differ (try the episode's own terms)"
-            else:
-                verdict = "dropped in the merge: other episodes ranked higher across tiers"
-        return Explanation(query=q.text, episode_id=episode_id, tokens=q.tokens, tiers=out,
-                           fused_rank=fused_rank, verdict=verdict)
+        out = [self._explain_tier(name, q, episode_id, k, depth, result.tier(name), matched, missing)
+               for name in wanted]
+        return Explanation(query=q.text, episode_id=episode_id, tokens=q.tokens, tiers=out, fused_rank=fused_rank,
+                           verdict=verdict_of(out, fused_rank, k, depth, matched), depth=depth)
 
     def _episode_text(self, episode_id: str) -> str | None:
         try:
@@ -68,44 +65,81 @@ class Explain:
     @staticmethod
     def _matched(q: Query, text: str) -> list[str]:
         terms = set(index_terms(text))
-        low = text.lower()
+        low = strip_scaffolding(text).lower()  # a role label is not a word the episode says
         return [t for t in q.tokens if (term_of(t) in terms) or (t in low)]
 
-    def _explain_tier(self, name: str, q: Query, episode_id: str, k: int, report: TierReport | None,
+    def _explain_tier(self, name: str, q: Query, episode_id: str, k: int, depth: int, report: TierReport | None,
                       matched: list[str], missing: list[str]) -> TierExplanation:
         base = dict(tier=name, k=k, matched_tokens=matched, missing_tokens=missing)
-        if report is not None and report.status == "skipped" and name != "files":
-            return TierExplanation(status="skipped", stored=None, verdict=f"{name} skipped: {report.error}", **base)
-        if report is not None and report.status in FAILED and not report.hits:
+        if report is None or report.status == "skipped":  # not asked: it claims nothing about the episode
+            why = report.error if report is not None and report.error else ""
+            return TierExplanation(status="skipped", stored=None,
+                                   verdict=f"{name} skipped, not asked" + (f": {why}" if why else ""), **base)
+        if report.status in FAILED and not report.hits:
             return TierExplanation(status=report.status, stored=None,
                                    verdict=f"{name} {report.status}: {report.error}", **base)
         tier = self.tier(name)
         if tier is None:
             return TierExplanation(status="skipped", stored=None, verdict=f"{name} not configured", **base)
-        status = report.status if report is not None else "skipped"
+        status = report.status
+        hit: Hit | None = next((h for h in report.hits if h.episode_id == episode_id), None)
         try:
             look: Lookup = tier.lookup(q, episode_id, time.monotonic() + EXPLAIN_DEADLINE)
         except Exception as exc:  # noqa: BLE001
-            return TierExplanation(status="error", stored=None, verdict=f"{name} could not be asked: {one_line(exc)}", **base)
-        if not look.stored:
-            return TierExplanation(status=status, stored=False, verdict=look.verdict or f"not stored in {name}",
-                                   **base)
-        if look.rank is None:
-            return TierExplanation(status=status, stored=True,
-                                   verdict=f"stored in {name} but not matched: it contains none of the query's terms",
-                                   **base)
-        in_report = report is not None and any(h.episode_id == episode_id for h in report.hits)
-        if in_report:
-            verdict = f"returned by {name} at rank {look.rank}"
-        elif look.rank > k:
-            verdict = f"ranked {look.rank} in {name}, below the cut-off k={k}"
-        elif status == "skipped":
-            verdict = f"would rank {look.rank} in {name}, but {name} was not consulted ({report.error if report else 'not asked'})"
+            if hit is None:
+                return TierExplanation(status="error", stored=None,
+                                       verdict=f"{name} could not be asked: {one_line(exc)}", **base)
+            look = Lookup(True, hit.score, hit.rank, breakdown=hit.breakdown)
+        if hit is None and not look.stored:
+            return TierExplanation(status=status, stored=False, candidates=look.candidates or None,
+                                   verdict=look.verdict or f"not stored in {name}", **base)
+        rank = hit.rank if hit is not None else look.rank  # its place in what the tier answered recall
+        score = hit.score if hit is not None else look.raw_score
+        breakdown = (hit.breakdown if hit is not None else look.breakdown) or {}
+        of = f" of {look.candidates}" if look.candidates and rank is not None and look.candidates >= rank else ""
+        if rank is None:
+            verdict = f"stored in {name}, not matched: it holds none of the query's terms"
+        elif rank <= k:
+            verdict = f"returned by {name} at rank {rank}{of}"
+        elif rank <= depth:
+            verdict = f"ranked {rank}{of} by {name}, below the cut-off k={k} (fusion still weighs its top {depth})"
         else:
-            verdict = f"ranked {look.rank} in {name} when asked alone"
-        verdict += _context_note(look.breakdown or {}, look.raw_score)
-        return TierExplanation(status=status, stored=True, raw_score=look.raw_score, rank=look.rank,
-                               breakdown=look.breakdown or {}, verdict=verdict, **base)
+            verdict = f"ranked {rank}{of} by {name}, below the {depth} it gives to fusion"
+        verdict += _context_note(breakdown, score)
+        return TierExplanation(status=status, stored=True, raw_score=score, rank=rank, breakdown=breakdown,
+                               candidates=look.candidates or None, verdict=verdict, **base)
+
+
+def verdict_of(tiers: list[TierExplanation], fused_rank: int | None, k: int, depth: int,
+               matched: list[str]) -> str:
+    """The one sentence that follows from the tiers' ranks and the fused rank."""
+    if not any(t.stored for t in tiers):
+        if all(t.stored is None for t in tiers):
+            return "no tier could be asked: see each tier's status"
+        return "not stored in any tier asked: ingest it first (ars ingest)"
+    if fused_rank is not None and fused_rank <= k:
+        return f"returned at fused rank {fused_rank} of k={k}"
+    ranked = [t for t in tiers if t.rank is not None]
+    by_meaning = ""
+    if ranked and all(t.tier == "dense" for t in ranked):
+        cos = next((t.raw_score for t in ranked), None)
+        by_meaning = ("; only the dense tier ranks it, by meaning" + (f" (cosine {cos:.3f})" if cos is not None else "")
+                      + (": it shares no query word" if not matched else ""))
+    if fused_rank is not None:
+        # recall(k) for any k up to ``depth`` is the first k of one order; past it the tiers are asked
+        # for more, and the order moves
+        reach = f"-k {fused_rank} shows it" if fused_rank <= depth else f"past the {depth} every recall fuses alike"
+        return f"matched but ranked {fused_rank} after fusion, below the cut-off k={k}: {reach}{by_meaning}"
+    if ranked:
+        best = min(ranked, key=lambda t: t.rank or 0)
+        of = f" of {best.candidates}" if best.candidates else ""
+        return (f"matched but ranked {best.rank}{of} by {best.tier}, below the {depth} each tier gives to "
+                f"fusion: not a candidate{by_meaning}")
+    dense = next((t for t in tiers if t.tier == "dense"), None)
+    if dense is not None and "not embedded yet" in dense.verdict:
+        return ("not matched: stored, but it shares no query word and is not embedded yet "
+                "(`ars sync run` lets the dense tier find it by meaning)")
+    return "not matched: stored, but it shares no query word (try the episode's own terms)"
 
 
 def _context_note(breakdown: dict[str, float], score: float | None) -> str:

@@ -47,6 +47,26 @@ CJK_STOP_CHARS = frozenset(
     "如果为所从到些样怎哪谁嘛啦呗咱上下里来去过说想看"
 )
 
+# Transcript scaffolding ARS itself writes into an episode's text (core/ingest/formats/message_text.py):
+# the role label that opens each line ("user: ", "assistant → Bash: ", "tool Bash (error): ") and a tool
+# call's argument names ("command=", "file_path="). They are in every transcript, so indexed as words
+# they matched every query that says "user" (bm25 0, yet each tier's min-max scaling gave them a large
+# share): they are never index terms. Only the label word goes; a tool's name and a qualifier such as
+# "(error)" stay, and so does the word "user" anywhere else in a line.
+_ROLES = r"compaction[ \t]+summary|user|assistant|system|developer|human|model|summary|toolresult|tool_result|function"
+_SCAFFOLD_RE = re.compile(
+    rf"^[ \t]*(?:{_ROLES})(?=[ \t]*(?:\([^)\n]{{0,40}}\))?[ \t]*(?::|→))"
+    rf"|^[ \t]*tool(?=(?:[ \t]+[^\s:()]+)?(?:[ \t]*\([^)\n]{{0,40}}\))?[ \t]*:)"
+    r"|(?<=: |; )(?:command|cmd|file_path|filePath|path|url|query|pattern|description|prompt|old_string|new_string"
+    r"|content)=",
+    re.MULTILINE | re.IGNORECASE)
+
+
+def strip_scaffolding(text: str) -> str:
+    """``text`` without the transcript's role labels and tool-argument names (see ``_SCAFFOLD_RE``)."""
+    return _SCAFFOLD_RE.sub("", text)
+
+
 _stemmer = snowballstemmer.stemmer("english")
 _STEMS: dict[str, str] = {}  # word -> stem for index_terms, bounded
 _STEMS_MAX = 500_000
@@ -128,13 +148,13 @@ def query_terms(tokens: Iterable[str]) -> list[str]:
 
 def index_terms(text: str) -> list[str]:
     """Every index term of a document, in order, with repeats (term frequency
-    matters to BM25)."""
+    matters to BM25); the transcript's scaffolding is not among them."""
     # the hot loop of ingestion and sync: a plain dict in front of ``stem``
     # (cheaper than lru_cache's call), and a token's kind told by its first
     # character (words are ASCII, everything else _TOKEN_RE matches is CJK)
     out: list[str] = []
     add, extend, known = out.append, out.extend, _STEMS
-    for tok in _TOKEN_RE.findall(text.lower()):
+    for tok in _TOKEN_RE.findall(strip_scaffolding(text).lower()):
         if tok[0] > "\x7f":
             extend(_cjk_grams(tok))
         else:

@@ -109,7 +109,7 @@ async def test_ages_and_updated_times_are_redrawn_on_a_timer(demo: Path, monkeyp
         monkeypatch.setattr(status, "clock", lambda: datetime.now(timezone.utc) + timedelta(minutes=42),
                             raising=False)
         await wait_for(pilot, lambda: inbox.cells[waiting.loop_id][5] == "42m", what="the inbox age to tick")
-        assert "asked 42m ago" in text_of(inbox.query_one("#request-body"))
+        assert "(42m ago)" in text_of(inbox.query_one("#request-body"))
         assert loops.cells[waiting.loop_id][5] != "42m"  # a view out of sight redraws nothing...
         await pilot.press("1")  # ...until it is shown
         await wait_for(pilot, lambda: "updated 42m ago" in text_of(app.screen.query_one("#loop-detail-body")),
@@ -329,7 +329,7 @@ async def test_the_score_pane_shows_how_the_fused_score_adds_up(demo: Path):
         parts = {t: h.breakdown[f"fuse_{t}"] for t in h.per_tier if f"fuse_{t}" in h.breakdown}
         assert len(parts) >= 2
         for t, v in parts.items():
-            assert f"fuse_{t}" in text and f"{v:.4f}" in text
+            assert f" {t} " in text and f"{v:.4f}" in text and "fuse_" not in text
         assert f"= fused" in text and f"{h.score:.4f}" in text
         assert abs(sum(parts.values()) - h.score) < 1e-4  # the rows add up to the fused score
         for t, th in h.per_tier.items():  # and each tier's column to its own score
@@ -425,8 +425,10 @@ async def test_one_inbox_n_from_any_view_approve_with_a_note_and_a_true_count(de
         table = inbox.query_one("#inbox-table")
         assert table.row_count == app.inbox_count == 4
         assert f"{app.inbox_count} waiting" in text_of(inbox.query_one("#inbox-badge"))
-        oldest = min(inbox.items.values(), key=lambda r: r.created_at)
-        assert inbox.current_request().id == oldest.id  # the oldest waits longest
+        from core.api import inbox_urgency
+
+        first = min(inbox.items.values(), key=inbox_urgency)  # no deadline here: the higher risk, then the oldest
+        assert inbox.current_request().id == first.id and first.risk == "high"
         seen = {inbox.selected}
         for _ in range(3):
             await pilot.press("n")
@@ -437,7 +439,7 @@ async def test_one_inbox_n_from_any_view_approve_with_a_note_and_a_true_count(de
             await pilot.press("n")
             await pilot.pause()
         row = inbox.cells[req.id]
-        assert row[1] == "claude-code:s-9" and str(row[3]) == "high" and "rm -rf build/" in str(row[4])
+        assert row[1] == "claude:s-9" and str(row[3]) == "high" and "rm -rf build/" in str(row[4])
         await pilot.press("a")
         await wait_for(pilot, lambda: screen_name(app) == "ConfirmModal", what="the confirm")
         await pilot.press("tab")

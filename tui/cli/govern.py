@@ -91,15 +91,18 @@ def export_command(
     session: Annotated[Optional[str], typer.Option("--session", help="only this session")] = None,
     scope: Annotated[Optional[str], typer.Option("--scope", help="only these origins: agent=NAME,host=NAME")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="write here (else stdout)")] = None,
+    audit: Annotated[bool, typer.Option("--audit", help="the supervisor's audit instead: every request, who "
+                                                        "decided it when, the signature, what happened next")] = False,
     state: StateOpt = None,
 ) -> None:
-    """The episodes as they are now (forgotten ones excluded)."""
+    """The episodes as they are now (forgotten ones excluded); --audit: every request's record."""
     from core.errors import BadQuery
     from core.api import atomic_write
 
     with open_ars(state) as ars:
         try:
-            lines = ars.export(fmt, since=since, session=session, scope=scope)
+            lines = _audit_lines(ars, fmt, since) if audit else ars.export(fmt, since=since, session=session,
+                                                                          scope=scope)
             if output is None:
                 n = 0
                 for line in lines:
@@ -114,6 +117,24 @@ def export_command(
                     fail(f"cannot write {output} ({exc.strerror or exc}): choose another --output", 1)
         except BadQuery as exc:
             fail(str(exc))
+
+
+def _audit_lines(ars, fmt: str, since: str | None):
+    """``ars export --audit``: each request's record (core/inbox/audit.py), one JSON object a
+    line, or the same words ``ars inbox show`` prints (markdown)."""
+    from core.api import audit_text
+    from core.errors import BadQuery
+
+    if fmt not in ("jsonl", "markdown"):
+        raise BadQuery(f"unknown --format {fmt!r}: choose jsonl or markdown")
+    from tui.cli.inbox import _since
+
+    records = ars.inbox_audit(since=_since(since))
+    if fmt == "jsonl":
+        return [json.dumps({**rec.request.model_dump(mode="json"), "outcome": rec.outcome,
+                            "audit": rec.model_dump(mode="json", exclude={"request"})}, ensure_ascii=False) + "\n"
+                for rec in records]
+    return ["# ARS audit\n\n", *(f"## {rec.request.id}\n\n```\n{audit_text(rec)}\n```\n\n" for rec in records)]
 
 
 def redact_command(

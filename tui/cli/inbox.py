@@ -38,7 +38,10 @@ def _call(fn):
 
 
 def _when(dt) -> str:
-    return dt.strftime("%Y-%m-%d %H:%M:%S")
+    """The supervisor's local time, with the zone (the same words every view uses)."""
+    from core.api import local_time
+
+    return local_time(dt)
 
 
 def _hints(r) -> list[str]:
@@ -55,26 +58,33 @@ def _hints(r) -> list[str]:
     return lines
 
 
-def _print_request(r) -> None:
+def _print_record(rec, indent: str = "") -> None:
+    """The request's audit record (core/inbox/audit_text.py): the same lines every view shows."""
+    from core.api import audit_lines
 
-    out.print(f"[bold]{_esc(r.id)}[/]  {r.kind}  from {_esc(r.source)}  risk [{RISK_STYLE.get(r.risk, '')}]{r.risk}[/]"
-              f"  [{STATUS_STYLE.get(r.status, '')}]{r.status}[/]  created {_when(r.created_at)} UTC", highlight=False)
-    out.print(f"asks: {_esc(r.summary)}", highlight=False, soft_wrap=True)
+    rows = audit_lines(rec)
+    width = max(len(k) for k, _ in rows) + 1
+    for label, text in rows:
+        style = {"outcome": STATUS_STYLE.get(rec.request.status, ""), "risk": RISK_STYLE.get(rec.request.risk, ""),
+                 "signature": "red bold" if rec.signature == "invalid" else "yellow" if rec.signature == "unsigned"
+                 else ""}.get(label, "")
+        body = _esc(str(text)).replace("\n", "\n" + indent + " " * (width + 1))
+        out.print(f"{indent}[dim]{label + ':':<{width}}[/] " + (f"[{style}]{body}[/]" if style else body),
+                  highlight=False, soft_wrap=True)
+
+
+def _print_request(rec) -> None:
+    r = rec.request
+    _print_record(rec)
     if r.detail:
-        out.print(f"runs: {_esc(r.detail)}", highlight=False, soft_wrap=True)
         from tui.cli.passphrase import short_hash
 
         out.print(f"exact hash: {short_hash(r.exact_hash())}  (the passphrase prompt names the same)", highlight=False)
     for k, v in r.meta.items():
-        if k in ("allowed",):
+        if k in ("allowed", "history"):
             continue
         text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
         out.print(f"  [dim]{_esc(k)}: {_esc(text[:300])}[/]", highlight=False, soft_wrap=True)
-    d = r.decision
-    if d is not None:
-        note = f": {d.note}" if d.note else ""
-        out.print(f"decided: {d.verdict} at {_when(d.decided_at)} UTC by {_esc(d.decided_by or '?')}{_esc(note)}",
-                  highlight=False, soft_wrap=True)
     for h in _hints(r):
         out.print(f"  [dim]{_esc(h)}[/]", highlight=False)
 
@@ -111,11 +121,25 @@ def inbox_list(status: Annotated[Optional[str], typer.Option("--status", help="p
 
     after = _since(since)
     with open_ars(state) as ars:
-        items = _call(lambda: ars.inbox_list(status, every=every, since=after))
+        if every:
+            records = _call(lambda: ars.inbox_audit(status=status, since=after))
+            items = [rec.request for rec in records]
+        else:
+            items = _call(lambda: ars.inbox_list(status, every=every, since=after))
         warn(ars.inbox.problems)
         warn(ars.loops.warnings if getattr(ars, "_loops", None) is not None else [])
     if as_json:
-        _dump([{**r.model_dump(mode="json"), "outcome": outcome(r)} for r in items])
+        _dump([{**rec.request.model_dump(mode="json"), "outcome": rec.outcome,
+                "audit": rec.model_dump(mode="json", exclude={"request"})} for rec in records] if every else
+              [{**r.model_dump(mode="json"), "outcome": outcome(r)} for r in items])
+        return
+    if every and items:  # the audit: every request's whole record, as `ars inbox show` prints it
+        for n, rec in enumerate(records):
+            if n:
+                out.print("")
+            _print_record(rec)
+        out.print(f"[dim]{len(items)} requests, {sum(r.status == 'pending' for r in items)} pending[/]",
+                  highlight=False)
         return
     if not items:
         out.print("[dim]the inbox is empty: nothing waits for a person[/]" if not (every or after or status) else
@@ -124,13 +148,13 @@ def inbox_list(status: Annotated[Optional[str], typer.Option("--status", help="p
     # two lines a request, three once decided (no table: an id is never cut, it is typed back)
     for r in items:
         out.print(f"[bold]{_esc(r.id)}[/]  [{STATUS_STYLE.get(r.status, '')}]{r.status}[/]  {r.kind}  "
-                  f"risk [{RISK_STYLE.get(r.risk, '')}]{r.risk}[/]  {_when(r.created_at)} UTC  from {_esc(r.source)}",
+                  f"risk [{RISK_STYLE.get(r.risk, '')}]{r.risk}[/]  {_when(r.created_at)}  from {_esc(r.source)}",
                   highlight=False, soft_wrap=True)
         out.print(f"  {_esc(r.summary)}", highlight=False, soft_wrap=True)
         d = r.decision
         if d is not None:
             note = f": {d.note}" if d.note else ""
-            out.print(f"  [dim]{outcome(r)} · {_when(d.decided_at)} UTC · by {_esc(d.decided_by or '?')}{_esc(note)}[/]",
+            out.print(f"  [dim]{outcome(r)} · {_when(d.decided_at)} · by {_esc(d.decided_by or '?')}{_esc(note)}[/]",
                       highlight=False, soft_wrap=True)
     pending = sum(r.status == "pending" for r in items)
     out.print(f"[dim]{len(items)} requests, {pending} pending: ars inbox show ID · approve ID · reject ID --reason R"
@@ -141,11 +165,12 @@ def inbox_show(request_id: IdArg, state: StateOpt = None, as_json: JsonOpt = Fal
     """One request: what it asks, exactly what will run, its decision if any."""
 
     with open_ars(state) as ars:
-        r = _call(lambda: ars.inbox_get(request_id))
+        rec = _call(lambda: ars.inbox_audit(request_id))
     if as_json:
-        _dump(r.model_dump(mode="json"))
+        _dump({**rec.request.model_dump(mode="json"), "outcome": rec.outcome,
+               "audit": rec.model_dump(mode="json", exclude={"request"})})
     else:
-        _print_request(r)
+        _print_request(rec)
 
 
 def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_json: bool,

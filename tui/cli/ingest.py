@@ -15,13 +15,35 @@ from core.api import ARS, FORMATS
 from core.errors import BadInput
 from tui.cli.common import JsonOpt, StateOpt, err, fail, fail_on, open_ars, out
 
+def _common_dir(files: list[str]) -> str:
+    """The folder every file is under ("" when they share none but the root)."""
+    import os
+
+    try:
+        common = os.path.commonpath([os.path.dirname(f) for f in files])
+    except ValueError:
+        return ""
+    return common if common not in ("", "/", ".") else ""
+
+
+def _tail(path: str, width: int) -> str:
+    """A path in ``width`` columns: whole, else its end (the file's name is what tells files apart)."""
+    return path if len(path) <= width else "…" + path[-(width - 1):]
+
+
 def print_ingest(report) -> None:
-    table = Table("file", "format", "added", "skipped", "malformed", "status", title="ingest", title_justify="left")
+    files = [f.file for f in report.per_file[-40:]]
+    under = _common_dir(files) if len(files) > 1 else ""
+    # the folder they share is said once; each row names the file under it, its end kept when cut
+    room = max(16, out.width - 52)
+    table = Table("file", "format", "added", "skipped", "bad", "status", title="ingest"
+                  + (f" (under {_esc(under)})" if under else ""), title_justify="left", expand=False)
     # file names and errors are escaped: a name or a quoted line holding
     # "[/]" is text, not console markup (it raised MarkupError)
     for f in report.per_file[-40:]:
         style = {"failed": "red", "unchanged": "dim", "skipped": "yellow"}.get(f.status, "")
-        table.add_row(_esc(f.file), f.format or "-", str(f.episodes_added), str(f.duplicates_skipped),
+        name = f.file[len(under) + 1:] if under and f.file.startswith(under + "/") else f.file
+        table.add_row(_esc(_tail(name, room)), f.format or "-", str(f.episodes_added), str(f.duplicates_skipped),
                       str(f.malformed), f"[{style}]{f.status}[/]" if style else f.status)
     if len(report.per_file) > 1:
         out.print(table)

@@ -103,7 +103,8 @@ def loop_run(
 
 
 @loop_app.command("list")
-def loop_list(state: StateOpt = None, as_json: JsonOpt = False) -> None:
+def loop_list(state: StateOpt = None, as_json: JsonOpt = False,
+              wide: Annotated[bool, typer.Option("--wide", help="every column in full, however wide")] = False) -> None:
     """Every loop, newest first; unreadable checkpoints are reported by name."""
     from core.api import pending_problem
 
@@ -119,22 +120,33 @@ def loop_list(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     if not states:
         out.print("no loops yet: ars loop run --goal-file samples/goals/release-notes.json")
         return
-    # the loop id is what a person copies into the next command: never cut or wrapped (the goal,
-    # then the other columns give way, folding onto a second line)
+    # the loop id is what a person copies into the next command: never cut or wrapped; the status
+    # says what a waiting loop asks (no column of its own), the goal takes what is left (80 columns:
+    # about 20), and the zone is said once, in the header
     from rich import box
 
-    table = Table(expand=True, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True)
+    from core.api import local_short, local_zone
+
+    table = Table(expand=not wide, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True)
     table.add_column("loop", no_wrap=True, min_width=max(len(s.loop_id) for s in states))
-    table.add_column("goal", overflow="fold", ratio=2, min_width=10)
+    table.add_column("goal", overflow="fold" if wide else "ellipsis", no_wrap=True, ratio=None if wide else 1,
+                     min_width=12)
     table.add_column("status", no_wrap=True)
     table.add_column("it step", no_wrap=True)
-    table.add_column("updated", no_wrap=True)
-    table.add_column("asks", overflow="fold", ratio=1, min_width=8)
+    table.add_column(f"updated ({local_zone()})", no_wrap=True)
+    asks = {"approval": "approve?", "question": "question", "unblock": "blocked"}
     for s in states:
         style = LOOP_STYLE.get(s.status, "")
         p = s.pending_approval
-        table.add_row(s.loop_id, _esc(s.goal_id), f"[{style}]{s.status}[/]", f"{s.iteration} {s.current_step}",
-                      s.updated_at.strftime("%m-%d %H:%M"), p.kind if p else "")
+        status = f"waits: {asks.get(p.kind, p.kind)}" if p is not None and s.status == "waiting_human" else s.status
+        table.add_row(s.loop_id, _esc(s.goal_id), f"[{style}]{status}[/]", f"{s.iteration} {s.current_step}",
+                      local_short(s.updated_at, with_zone=False))
+    if wide:  # as wide as the rows are, whatever the terminal
+        from rich.console import Console
+
+        Console(file=out.file, width=1000, color_system=out.color_system, force_terminal=out.is_terminal,
+                highlight=False).print(table)
+        return
     out.print(table)
 
 
@@ -264,7 +276,9 @@ def loop_history(loop_id: LoopIdArg,
             if as_json:
                 sys.stdout.write(e.model_dump_json() + "\n")
                 return
-            out.print(f"[bold]entry {e.index}[/] {e.ts:%Y-%m-%d %H:%M:%S}  {e.kind}: "
+            from core.api import local_time
+
+            out.print(f"[bold]entry {e.index}[/] {local_time(e.ts)}  {e.kind}: "
                       f"{e.from_status or '-'}/{e.from_step or '-'} -> {e.to_status}/{e.to_step}  "
                       f"iteration {e.iteration}", highlight=False)
             out.print(f"reason: {_esc(e.reason)}", highlight=False)
@@ -287,10 +301,12 @@ def loop_history(loop_id: LoopIdArg,
     if as_json:
         sys.stdout.write("[" + ",".join(e.model_dump_json() for e in entries) + "]\n")
         return
-    table = Table("#", "time", "kind", "status", "step", "it", "reason", expand=True)
+    from core.api import local_time, local_zone
+
+    table = Table("#", f"time ({local_zone()})", "kind", "status", "step", "it", "reason", expand=True)
     for e in entries:
         st = e.to_status if e.from_status == e.to_status else f"{e.from_status or '-'} -> {e.to_status}"
-        table.add_row(str(e.index), f"{e.ts:%H:%M:%S}", e.kind, st, f"{e.from_step or '-'} -> {e.to_step}",
+        table.add_row(str(e.index), local_time(e.ts, date=False).rsplit(" ", 1)[0], e.kind, st, f"{e.from_step or '-'} -> {e.to_step}",
                       str(e.iteration), _esc(e.reason))
     out.print(table)
 

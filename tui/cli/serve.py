@@ -65,6 +65,12 @@ def serve_command(
 
     def bound(actual: int) -> None:
         out.print(f"ars serve: open {url(host, actual, token)}", highlight=False, soft_wrap=True)
+        from core.api import atomic_write
+
+        try:  # the page's address without its token: what notifications link to (core/inbox/notify.py)
+            atomic_write(token_path(state_dir).with_name("url"), url(host, actual) + "\n")
+        except OSError:
+            pass
         out.print(f"  approvals at /, the dashboard at /dashboard; the token is kept in {token_path(state_dir)} "
                   "(0600); Ctrl-C stops", highlight=False, soft_wrap=True)
         if pin is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Input
@@ -33,6 +34,32 @@ def still_cursors(screen: Screen) -> None:
 class DashboardView(Screen):
     MODE = ""
     PALETTE: tuple[tuple[str, str, str], ...] = ()  # (command, help, action name) for the palette
+    # The view's detail pane (a css selector): J/K or shift+↓/↑ scroll it a few lines, shift+PgDn/PgUp a
+    # page, while the list keeps the focus and ↑/↓ (at 80x24 a pane shows 8 lines: the blockers and the
+    # score's components were reachable by the mouse wheel only)
+    DETAIL = ""
+    BINDINGS = [
+        Binding("J,shift+down", "detail(3)", "Detail ↓", show=False),
+        Binding("K,shift+up", "detail(-3)", "Detail ↑", show=False),
+        Binding("shift+pagedown", "detail_page(1)", "Detail page ↓", show=False),
+        Binding("shift+pageup", "detail_page(-1)", "Detail page ↑", show=False),
+    ]
+
+    def detail_pane(self):
+        """The detail pane shown now (the first of ``DETAIL``'s matches on display), or None."""
+        if not self.DETAIL:
+            return None
+        return next((w for w in self.query(self.DETAIL) if w.display), None)
+
+    def action_detail(self, lines: int) -> None:
+        pane = self.detail_pane()
+        if pane is not None:
+            pane.scroll_relative(y=lines, animate=False)
+
+    def action_detail_page(self, pages: int) -> None:
+        pane = self.detail_pane()
+        if pane is not None:
+            pane.scroll_relative(y=pages * max(1, pane.scrollable_content_region.height - 1), animate=False)
 
     def compose_header(self) -> ComposeResult:
         yield ArsHeader(self.MODE)

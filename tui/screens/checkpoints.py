@@ -47,6 +47,7 @@ class EntryBody(Static):
 
 class CheckpointsScreen(DashboardView):
     MODE = "checkpoints"
+    DETAIL = "#entry-pane"
     AUTO_FOCUS = "#cp-tree"
     CSS_PATH = [STYLES / "checkpoints.tcss"]
     BINDINGS = [

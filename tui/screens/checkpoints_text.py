@@ -10,7 +10,7 @@ from textual.markup import escape
 
 from core.api import HistoryEntry, LoopState
 
-from tui.diff import diff
+from tui.diff import bookkeeping, diff
 from tui.widgets import status
 from tui.widgets.status import STATUS_MARK, STATUS_VAR, age, one_line, stamp, still, theme_style
 
@@ -54,16 +54,16 @@ def entry_text(e: HistoryEntry, prev: HistoryEntry | None, pos: int, total: int)
              f"{stamp(e.ts)} · {age(e.ts)} ago)[/]",
              f"{e.kind}: {e.from_status or '-'}/{e.from_step or '-'} → [b]{e.to_status}/{e.to_step}[/] · "
              f"iteration {e.iteration}",
-             f"[b $accent]reason[/] {escape(one_line(e.reason, 300))}"]
+             f"[b $text-accent]reason[/] {escape(one_line(e.reason, 300))}"]
     rec = e.detail.get("recall")
     if rec:
         hits = ", ".join(f"{h['episode_id']} {h['score']:.3f}" for h in rec.get("hits", [])[:5]) or "no hits"
-        lines.append(f"[b $accent]recall[/] {escape(one_line(rec.get('query', ''), 80))}: {escape(hits)}"
+        lines.append(f"[b $text-accent]recall[/] {escape(one_line(rec.get('query', ''), 80))}: {escape(hits)}"
                      + (" [$text-error](degraded)[/]" if rec.get("degraded") else ""))
     for key in ("action", "question", "result", "verification", "decision"):
         v = e.detail.get(key)
         if v:
-            lines.append(f"[b $accent]{key}[/] "
+            lines.append(f"[b $text-accent]{key}[/] "
                          f"{escape(still(one_line(json.dumps(v, ensure_ascii=False, default=str), 240)))}")
     failed = [c for c in e.detail.get("checks", []) if not c["result"]["passed"]]
     for c in failed:
@@ -73,10 +73,13 @@ def entry_text(e: HistoryEntry, prev: HistoryEntry | None, pos: int, total: int)
     if prev is None:
         lines.append("[b]first entry kept[/] [dim](nothing before it to compare)[/]")
     else:
-        changes = diff(prev.state.model_dump(mode="json"), s.model_dump(mode="json"))
+        before, after = prev.state.model_dump(mode="json"), s.model_dump(mode="json")
+        changes = diff(before, after)
         gap = f" [dim]({e.index - prev.index - 1} entries between were dropped by retention)[/]" \
             if e.index - prev.index > 1 else ""
-        lines.append(f"[b]changes since #{prev.index}[/]{gap}  [dim]{len(changes)} fields[/]")
+        kept = bookkeeping(before, after)
+        lines.append(f"[b]changes since #{prev.index}[/]{gap}  [dim]{len(changes)} fields"
+                     + (f" (and the bookkeeping: {', '.join(kept)})" if kept else "") + "[/]")
         for c in changes[:MAX_DIFF_LINES]:
             style = {"+": "$text-success", "-": "$text-error", "~": "$text-warning"}[c.op]
             dim = "dim " if c.bookkeeping else ""

@@ -84,7 +84,7 @@ def team_lines(sync: dict[str, Any], agent: str | None = None) -> list[str]:
     graph and here, and for the other hosts the pull lag), then the drift per namespace."""
     if "namespace" not in sync:
         return []
-    out = ["", f"[b $accent]Team[/] [dim](namespace[/] {escape(str(sync['namespace']))}[dim], this host[/] "
+    out = ["", f"[b $text-accent]Team[/] [dim](namespace[/] {escape(str(sync['namespace']))}[dim], this host[/] "
                f"{escape(str(sync.get('host', '?')))}"
                + (f"[dim], agent[/] {escape(agent)}" if agent else "") + "[dim]; ars sync run pushes and pulls)[/]"]
     claim = sync.get("claim")
@@ -116,6 +116,7 @@ def team_lines(sync: dict[str, Any], agent: str | None = None) -> list[str]:
 
 class HealthScreen(DashboardView):
     MODE = "health"
+    DETAIL = "#health-pane"
     CSS_PATH = [STYLES / "health.tcss"]
 
     def __init__(self) -> None:
@@ -234,7 +235,7 @@ class HealthScreen(DashboardView):
         if "error" in r:
             add(f"[b $text-error]health could not be read:[/] {escape(r['error'])}")
         b = r.get("breaker")
-        add("[b $accent]Neo4j breaker[/]")
+        add("[b $text-accent]Neo4j breaker[/]")
         if b is None:
             add("  [dim]neo4j not configured (set ARS_NEO4J_URI)[/]")
         else:
@@ -247,7 +248,7 @@ class HealthScreen(DashboardView):
         if sync:
             c = sync.get("counts") or {}
             add("")
-            add("[b $accent]Sync to Neo4j[/] [dim](push)[/]")
+            add("[b $text-accent]Sync to Neo4j[/] [dim](push)[/]")
             pending = sync.get("pending", 0)
             if b is None:  # nothing to push to: no "last ok never", no drift against a graph that is not there
                 add(f"  [dim]neo4j not configured:[/] {pending} events kept to push once it is · episodes here "
@@ -267,7 +268,7 @@ class HealthScreen(DashboardView):
             emb = sync.get("embeddings")
             if isinstance(emb, dict):
                 add("")
-                add("[b $accent]Embeddings[/] [dim](the dense tier; ars sync run embeds)[/]")
+                add("[b $text-accent]Embeddings[/] [dim](the dense tier; ars sync run embeds)[/]")
                 if emb.get("embedder", "off") == "off":
                     add("  [dim]embedder off (ARS_EMBEDDER=off)[/]")
                 else:
@@ -281,7 +282,7 @@ class HealthScreen(DashboardView):
         led = (sync.get("ledger") if sync else None) or {}
         lf = r.get("ledger_file") or {}
         add("")
-        add("[b $accent]Ledger[/]")
+        add("[b $text-accent]Ledger[/]")
         if led:
             bad = led.get("corrupt", 0)
             add(f"  {led.get('events', 0)} events · "
@@ -294,7 +295,7 @@ class HealthScreen(DashboardView):
                  and not k.startswith("_")]
         if extra:
             add("")
-            add("[b $accent]Also reported[/]")
+            add("[b $text-accent]Also reported[/]")
             for k in extra:
                 add(f"  {escape(k)}: {escape(value(r[k]))}")
         add("")

@@ -29,13 +29,13 @@ from textual.widgets import DataTable, Input, Static
 from core.api import InboxRequest, LoopState
 
 from tui.widgets.header import ArsHeader
-from tui.widgets.request_pane import is_open, request_markup
+from tui.widgets.request_pane import audit_markup, is_open, request_markup
 from tui.widgets.table import KeyedTable
 from tui.screens.base import DashboardView
 from tui.screens.inbox_context import InboxContext
 from tui.screens.inbox_decide import KEY_OF, InboxDecisions
 from tui.screens.inbox_filter import InboxFilter
-from tui.screens.inbox_rows import (COLUMNS, decided_order, decided_row, loop_decided, shorts, urgency, waiting_loop_request,
+from tui.screens.inbox_rows import (COLUMNS, decided_order, decided_row, shorts, urgency, waiting_loop_request,
                          waiting_row, when_cell)
 
 STYLES = Path(__file__).resolve().parents[2] / "styles"
@@ -45,6 +45,7 @@ COUNTDOWN_S = 1.0  # a deadline's countdown is redrawn this often (only while on
 
 class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
     MODE = "inbox"
+    DETAIL = "#request"
     AUTO_FOCUS = "#inbox-table"
     CSS_PATH = [STYLES / "inbox.tcss"]
     BINDINGS = [
@@ -71,13 +72,14 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         self.seen: dict[str, int] = {}
         self.cells: dict[str, tuple] = {}
         self.items: dict[str, InboxRequest] = {}  # row key (loop id, or an agent's request id) -> the request
-        self.busy: dict[str, str] = {}  # loop id -> request id decided, until the loop moves on
+        self.busy: dict[str, str] = {}  # loop id -> request id decided, until the loop moves on (an agent's: its id)
         self.filter = ""
         self.selected: str | None = None
         self.decided = False  # the audit filter (d): decided, expired and withdrawn requests
         self.deciding: str | None = None  # the row key a decision dialog is open for
         self._order: list[str] = []
-        self._loop_decided: dict[str, tuple[int, dict[str, InboxRequest]]] = {}  # loop id -> (version, requests)
+        self._n_at: str | None = None  # the row the last n selected (n again walks on from it)
+        self.source_width = 18  # the source column's width: 11 under NARROW_BELOW columns
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
@@ -127,6 +129,9 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         if column is not None and column.width != width:
             column.width = width
             table._require_update_dimensions = True
+            if width != self.source_width:
+                self.source_width = width
+                self.sync(theme=True)  # the sources abbreviated anew for the width
         table.fit()
 
     # -- drawing -------------------------------------------------------------------------
@@ -134,9 +139,10 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         return waiting_loop_request(s)
 
     def row(self, key: str, r: InboxRequest, short: str) -> tuple:
+        width = self.source_width
         if self.decided:
-            return decided_row(self.app, r, short)
-        return waiting_row(self.app, r, short, key in self.busy)
+            return decided_row(self.app, r, short, width)
+        return waiting_row(self.app, r, short, key in self.busy, width)
 
     def waiting(self) -> dict[str, InboxRequest]:
         """Every request waiting now (and agents' just expired), by row key (a loop's: its loop id)."""
@@ -149,17 +155,10 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         return out
 
     def decided_items(self) -> dict[str, InboxRequest]:
-        """Every decided, expired or withdrawn request: agents' and loops', by request id."""
-        out: dict[str, InboxRequest] = dict(getattr(self.app, "ended_requests", {}))
-        versions = self.store.versions
-        for loop_id, s in self.store.states.items():
-            if not s.decisions:
-                continue
-            cached = self._loop_decided.get(loop_id)
-            if cached is None or cached[0] != versions.get(loop_id):
-                cached = self._loop_decided[loop_id] = (versions.get(loop_id, 0), loop_decided(s))
-            out.update(cached[1])
-        return out
+        """Every decided, expired or withdrawn request, agents' and loops', by request id: as it
+        was asked (its audit record, built in a thread: tui/app_audit.py)."""
+        return {rid: rec.request for rid, rec in getattr(self.app, "audits", {}).items()
+                if rec.request.status != "pending"}
 
     def wanted(self) -> dict[str, InboxRequest]:
         return self.decided_items() if self.decided else self.waiting()
@@ -181,7 +180,12 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
                 del self.busy[loop_id]
         for loop_id in gone:
             self.seen.pop(loop_id, None)
+        if self.decided:
+            self.app.load_audit()  # type: ignore[attr-defined]  (a thread; posts only what changed)
         everything = self.wanted()
+        for key in [k for k in self.busy if k.startswith("req-")]:  # an agent's: until it shows decided
+            if key not in everything or everything[key].decision is not None:
+                del self.busy[key]
         items = {k: r for k, r in everything.items() if self.matches(r)}
         drop = [k for k in self.cells if k not in items]
         if drop:
@@ -210,6 +214,10 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         self.count_shown(len(items), len(everything))
         self.empty_state()
         if keep is None or not table.go_to(keep):
+            # the selected request is gone (decided here or elsewhere, withdrawn): the most urgent open one
+            rest = self.open_order() if not self.decided else order
+            if rest and table.go_to(rest[0]):
+                self._n_at = rest[0]
             keep = table.cursor_key()
         self.selected = keep
         self.show_request()
@@ -268,28 +276,46 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         key = self.current_key()
         return self.items.get(key) if key is not None else None
 
+    def open_order(self) -> list[str]:
+        """The open requests' row keys, most urgent first (a decision already sent: left out)."""
+        return [k for k in self._order if k in self.items and k not in self.busy and is_open(self.items[k])]
+
     def select_next(self, first: bool = False) -> None:
-        """``n``: the request just announced while it waits, else the most urgent one (first), else
-        the one after the selected one (wrapping)."""
+        """``n``: the most urgent open request (the nearest deadline, then the higher risk, then the
+        oldest); pressed again at once, the one after it in that order (wrapping). A cursor moved
+        by hand, a decision or another view in between: the most urgent one again."""
         if self.decided:
             self.action_toggle_decided()
             first = True
         table = self.table
-        if not table.row_count:
+        keys = self.open_order()
+        if not keys:
             self.notify("nothing is waiting for you", timeout=3)
             return
-        announced = getattr(self.app, "announced", None)
         self.app.announced = None  # type: ignore[attr-defined]
-        r = self.items.get(announced) if announced else None
-        if r is not None and is_open(r) and table.go_to(announced):
-            pass
-        else:
-            index = 0 if first or self.current_key() is None else (table.cursor_row + 1) % table.row_count
-            table.move_cursor(row=index, animate=False)
-        self.selected = table.cursor_key()
+        current = self.current_key()
+        walking = not first and current is not None and current == self._n_at and current in keys
+        target = keys[(keys.index(current) + 1) % len(keys)] if walking else keys[0]
+        self.select(target)
+        self._n_at = target
+
+    def select(self, key: str) -> None:
+        table = self.table
+        if table.go_to(key):
+            self.selected = key
         table.focus()
         self.show_request()
         self.bindings_follow()
+
+    def after_decision(self, key: str) -> None:
+        """A decision on ``key`` was sent: select the most urgent request still open (focus stays
+        on the list, so the next key acts on it)."""
+        rest = [k for k in self.open_order() if k != key]
+        if rest:
+            self.select(rest[0])
+        else:
+            self.table.focus()
+        self._n_at = rest[0] if rest else None  # as if n had selected it: n walks on from there
 
     def action_toggle_decided(self) -> None:
         """``d``: the decided requests (the audit) instead of the waiting ones, and back."""
@@ -377,9 +403,23 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         if r is None:
             body.update("")
             return
+        if self.decided or r.decision is not None:
+            body.update(audit_markup(self.record_of(r)))
+            return
         s = self.current() if r.source == "loop" else None
         text = request_markup(r, s, self.allowed(), s is not None and s.loop_id in self.busy)
         body.update(text + self.context_for(self.current_key() or "", r, s))
+
+    def record_of(self, r: InboxRequest):
+        """The request's audit record; until the thread has built it (tui/app_audit.py), what the
+        request itself says (no signature check, no outcome yet)."""
+        rec = getattr(self.app, "audits", {}).get(r.id)
+        if rec is not None and rec.request.status == r.status:
+            return rec
+        from core.api import AuditRecord, inbox_outcome
+
+        self.app.load_audit()  # type: ignore[attr-defined]
+        return AuditRecord(request=r, kind=r.kind, outcome=inbox_outcome(r))
 
     def decision_failed(self, loop_id: str) -> None:
         """The app could not record our decision: the row is live again."""

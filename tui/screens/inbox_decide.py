@@ -75,18 +75,23 @@ class InboxDecisions:
         if not go:
             return
         self._send_agent(r.id, verdict, modal.note if ask_note else note, signer, r)
+        self.busy[r.id] = r.id  # left out of n and of the next selection until the list drops it
+        self.after_decision(r.id)
 
     @work(thread=True, group="inbox-agent-decision")
     def _send_agent(self, request_id: str, verdict: str, note: str, signer=None, shown=None) -> None:
         from core.api import BadInput
 
+        self.app.decided_here(request_id)  # type: ignore[attr-defined]  (told below, not as "elsewhere")
         try:  # shown: the request as the dialog showed it; the signature covers that copy, never a re-read
             done = self.app.ars.inbox_decide(request_id, verdict, note, signer=signer,  # type: ignore[attr-defined]
                                              shown=shown)
         except BadInput as exc:  # AlreadyDecided says who decided what and when
             self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
+            self.app.call_from_thread(lambda: self.busy.pop(request_id, None))
         except Exception as exc:  # noqa: BLE001 - an unreadable file: say so, keep the dashboard
             self.app.call_from_thread(self.notify, str(exc), severity="error", title="Not recorded", timeout=8)
+            self.app.call_from_thread(lambda: self.busy.pop(request_id, None))
         else:
             unverified = done.decision is not None and not done.decision.is_signed and verdict == "approve"
             self.app.call_from_thread(self.notify, f"{request_id}: {done.status}"
@@ -135,6 +140,7 @@ class InboxDecisions:
         self.cells.pop(s.loop_id, None)  # redraw its row as "sent"
         self.table.remove_rows([s.loop_id])
         self.sync()
+        self.after_decision(s.loop_id)
         self.app.decide(s.loop_id, kind, p.request_id, note=note, args=args,  # type: ignore[attr-defined]
                         signer=signer)
 

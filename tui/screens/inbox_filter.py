@@ -41,7 +41,11 @@ class InboxFilter:
         empty.update(text)
         empty.display = bool(text)
         # filtered to nothing: the empty table keeps the focus (see LoopsScreen.empty_state)
-        self.query_one("#inbox-body").display = not text or bool(self.filter)
+        body = self.query_one("#inbox-body")
+        was = body.display
+        body.display = not text or bool(self.filter)
+        if body.display and (not was or self.focused is None):
+            self.table.focus()  # the list is back (a new request after the last decision): keys act on it
 
     # -- filter, copy ------------------------------------------------------------------------
     def focus_search(self) -> None:

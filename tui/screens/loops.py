@@ -38,6 +38,7 @@ COLUMNS = (("loop", "loop", 6), ("status", "status", 13), ("step", "step", 7), (
 
 class LoopsScreen(DashboardView):
     MODE = "loops"
+    DETAIL = "#loop-detail"
     AUTO_FOCUS = "#loops-table"
     CSS_PATH = [STYLES / "loops.tcss"]
     BINDINGS = [
@@ -169,7 +170,12 @@ class LoopsScreen(DashboardView):
             self.reorder()
         self.empty_state()
         hidden = self.filter or self.needs_you  # the header says what the filter leaves, not only the total
-        self.query_one(ArsHeader).set_shown(f"{len(self.cells)} of {len(store.states)} loops shown" if hidden else "")
+        shown = f"{len(self.cells)} of {len(store.states)} loops shown" if hidden else ""
+        self.query_one(ArsHeader).set_shown(shown)
+        line = (shown, len(store.states), store.loaded)
+        if line != self.__dict__.get("_mode_for"):
+            self.__dict__["_mode_for"] = line
+            self.mode_line()  # the mode line says it too (at 80 columns the header gives it up first)
         self.follow(keep)
         if theme or self.selected in changed or self.shown != self.selected:
             self.show_detail()
@@ -240,6 +246,9 @@ class LoopsScreen(DashboardView):
         parts = [f"sorted by [b]{name}[/] ({order[0] if self.reverse else order[1]}) · s next · S reverse"]
         if self.needs_you:
             parts.append("[b $text-warning]only waiting/blocked[/] · w all")
+        shown, total, loaded = self.__dict__.get("_mode_for", ("", len(self.store.states), self.store.loaded))
+        # how many loops (the header's "N loops · live" is the first thing an 80-column header gives up)
+        parts.insert(0, f"[b]{shown}[/]" if shown else f"{total} loops" + ("" if loaded else " · loading…"))
         self.query_one("#loops-mode", Static).update("[dim]" + "   ".join(parts) + "[/]")
 
     def retime(self) -> None:

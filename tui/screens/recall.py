@@ -46,6 +46,7 @@ ID_WIDTH = 20
 
 class RecallScreen(DashboardView):
     MODE = "recall"
+    DETAIL = "#explain-pane, #hit-pane"
     AUTO_FOCUS = "#hits"
     CSS_PATH = [STYLES / "recall.tcss"]
     BINDINGS = [

@@ -80,7 +80,7 @@ def score_tables(h: Hit, names: list[str]):
                 continue
             w = TIER_WEIGHT.get(t, 1.0)
             how = f"{w:.2f}/({RRF_K}+{th.rank})" if FUSION == "rrf" else f"{w:.2f} × {v / w if w else 0:.3f}"
-            fused.add_row(key, f"#{th.rank}", how, f"{v:.4f}")
+            fused.add_row(t, f"#{th.rank}", how, f"{v:.4f}")  # the tier's name whole (fuse_s… said nothing)
     for c, v in others.items():  # a component core adds to fusion later
         fused.add_row(c, "", "", f"{v:.4f}")
     fused.add_row(Text("= fused", style="bold"), "", "", Text(f"{h.score:.4f}", style="bold"))
@@ -110,7 +110,8 @@ def explanation_text(ex: Explanation) -> tuple[str, str]:
     """The explain pane's verdict and its lines, one tier each."""
     k = ex.tiers[0].k if ex.tiers else "?"
     missing = ex.tiers[0].missing_tokens if ex.tiers else []
-    fused = f"fused rank {ex.fused_rank}" if ex.fused_rank else "not in the fused results"
+    depth = f" of every tier's top {ex.depth}" if ex.depth else ""
+    fused = (f"fused rank {ex.fused_rank}" if ex.fused_rank else f"not in the fusion{depth}")
     verdict = (f"[b]verdict:[/] {escape(ex.verdict)}\n[dim]{fused} · k={k}"
                + (f" · missing tokens: {escape(' '.join(missing))}" if missing else "") + "[/]\n"
                f"[dim]query “{escape(ex.query)}” · tokens {escape(' '.join(ex.tokens))}[/]\n")
@@ -119,9 +120,10 @@ def explanation_text(ex: Explanation) -> tuple[str, str]:
     status_var = {"ok": "$text-success", "empty": "$text-warning", "skipped": "dim"}
     for t in ex.tiers:
         st = f"[{status_var.get(t.status, 'b $text-error')}]{t.status}[/]"
-        rank = str(t.rank) if t.rank else "-"
+        rank = (f"{t.rank} of {t.candidates}" if t.candidates else str(t.rank)) if t.rank else "-"
         raw = f"{t.raw_score:.3f}" if t.raw_score is not None else "-"
+        matched = f" · matched {escape(' '.join(t.matched_tokens)) or '-'}" if t.stored else ""  # a tier not asked
         lines.append(f"[b]{escape(t.tier)}[/] {st} · stored {stored_word[t.stored]} · rank [b]{rank}[/] · "
-                     f"raw {raw} · matched {escape(' '.join(t.matched_tokens)) or '-'}")
+                     f"raw {raw}{matched}")
         lines.append(f"  → {escape(t.verdict)}")
     return verdict, "\n".join(lines)

@@ -38,6 +38,7 @@ class Approvals:
         self._ars: dict[str, Any] = {}
         self._listing: asyncio.Future | None = None
         self._listed_at = 0.0
+        self.turns: dict[str, list[str]] = {}  # request id -> the agent's last turns (a loop's last steps)
 
     # -- ARS on its threads --------------------------------------------------------------------
     def _open(self, which: str):
@@ -102,7 +103,24 @@ class Approvals:
         return tuple(r.allowed())
 
     def card(self, r, s: Session) -> str:
-        return cards.card(r, s.csrf, self.verdicts(r), self.can_decide)
+        """``r``: a request, or a decided one's audit record (its card shows the whole record)."""
+        req = getattr(r, "request", r)
+        return cards.card(r, s.csrf, self.verdicts(req), self.can_decide, turns=self.turns.get(req.id, []))
+
+    def _with_turns(self, a, items: list) -> list:
+        """``items``, each one's last turns before asking read once (reader thread): what the
+        dashboard's Request pane shows, on the card too (tui/web/cards.py)."""
+        for r in items:
+            if r.id not in self.turns:
+                try:
+                    state = a.loop_show(r.meta["loop_id"]) if r.source == "loop" and r.meta.get("loop_id") else None
+                    self.turns[r.id] = a.inbox_context(r, state, turns=cards.TURNS)
+                except Exception:  # noqa: BLE001 - a card without its turns, never a page that fails
+                    self.turns[r.id] = []
+        if len(self.turns) > 4 * MAX_KNOWN:
+            live = {r.id for r in items}
+            self.turns = {k: v for k, v in self.turns.items() if k in live}
+        return items
 
     async def pending(self) -> list:
         """The pending requests, most urgent first. Every open page polls every few seconds and
@@ -112,7 +130,8 @@ class Approvals:
             return await asyncio.shield(self._listing)
         self._listed_at = loop.time()
         self._listing = asyncio.ensure_future(self.read(
-            lambda a: sorted((r for r in a.inbox_list("pending") if r.status == "pending"), key=cards.urgency)))
+            lambda a: self._with_turns(a, sorted((r for r in a.inbox_list("pending") if r.status == "pending"),
+                                                 key=cards.urgency))))
         return await asyncio.shield(self._listing)
 
     def changed(self) -> None:
@@ -151,7 +170,7 @@ class Approvals:
                 if rid in shown:
                     continue
                 try:
-                    out.append(a.inbox_get(rid))
+                    out.append(a.inbox_audit(rid))  # a decided card shows its audit record
                 except BadInput:
                     out.append(None)  # gone: no such request any more
                 except Exception:  # noqa: BLE001 - an unreadable file: leave the card as it is
@@ -161,7 +180,8 @@ class Approvals:
         rest = await self.read(others)
         payload = {"count": len(items), "key": {"line": self.key_line(s), "left": s.seconds_left()},
                    "cards": [{"id": r.id, "status": r.status, "html": self.card(r, s)} for r in items]}
-        payload["cards"] += [{"id": r.id, "status": r.status, "html": self.card(r, s)} for r in rest if r is not None]
+        payload["cards"] += [{"id": r.request.id, "status": r.request.status, "html": self.card(r, s)}
+                             for r in rest if r is not None]
         return web.json_response(payload)
 
     # -- POST /lock -----------------------------------------------------------------------------

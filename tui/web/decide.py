@@ -78,7 +78,11 @@ async def decide_one(page, request: web.Request, s: Session, form: dict) -> web.
     line = f"{done.status}: signed with key {short(signer.fingerprint)}"
     if resuming:
         line += "; the loop is resuming in ars serve"
-    return answer(request, 200, line, html=page.card(done, s), status_now=done.status,
+    try:  # the decided card shows its audit record, as the other views do
+        shown_card = await page.read(lambda a: a.inbox_audit(rid))
+    except Exception:  # noqa: BLE001 - the decision stands; its one-line card says so
+        shown_card = done
+    return answer(request, 200, line, html=page.card(shown_card, s), status_now=done.status,
                   key={"line": page.key_line(s), "left": s.seconds_left()})
 
 

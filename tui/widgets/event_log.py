@@ -41,7 +41,9 @@ class EventLog(VerticalScroll):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self._body = Static("", id="event-log-body")
-        self.border_title = "Event log (l hides)"
+        from core.api import local_zone
+
+        self.border_title = f"Event log · times {'UTC' if status.STILL else local_zone()} · l hides"
 
     def compose(self):
         yield self._body

@@ -47,6 +47,7 @@ class ArsHeader(Horizontal):
             yield Tab(key, mode, title, mode == self.active)
         yield Label("", id="inbox-badge")
         yield Label("", id="where")
+        yield Label("", id="trust")  # docked right: whose decisions count is never the part cut
 
     def on_mount(self) -> None:
         self.watch(self.app, "inbox_count", self._inbox, init=True)
@@ -61,35 +62,43 @@ class ArsHeader(Horizontal):
             self._inbox(getattr(self.app, "inbox_count", 0))
 
     def _inbox(self, count: int) -> None:
+        import re
+
         badge = self.query_one("#inbox-badge", Label)
         text = f" {count} waiting " if count else ""
-        if self.shown:
-            text = f" {self.shown} " + (f"· {count} waiting " if count and "waiting" not in self.shown else "")
+        shown = self.shown
+        if self.has_class("-narrow"):
+            # 80 columns leave ~13 here: what waits first (the view says what its filter leaves)
+            shown = re.sub(r"^(\d+) of (\d+) [\w ]*?shown$", r"\1/\2 shown", shown)
+            text = text or (f" {shown} " if shown else "")
+        elif shown:
+            text = f" {shown} " + (f"· {count} waiting " if count and "waiting" not in shown else "")
         badge.update(text)
         badge.set_class(bool(count), "-attention")
         badge.set_class(bool(text) and not count, "-shown")
         self.query_one("#tab-inbox", Tab).set_class(bool(count), "-attention")
 
     def _where(self, _: str = "") -> None:
-        """What the dashboard shows (loops, live), whose decisions count (unverified: how to
-        set the key up; locked; signing as), then the state path: a narrow header cuts the
-        path first, then the trust line."""
+        """What the dashboard shows (loops, live) and the state path, cut first when narrow; and,
+        docked right and never cut, whose decisions count (unverified: how to set the key up;
+        locked; signing as): at 80 columns in its short form."""
         from textual.markup import escape
 
-        trust = escape(getattr(self.app, "trust_status", ""))
-        if trust.startswith("unverified"):
-            trust = f"[b $text-warning]{trust}[/]"
-        what, sep, state = getattr(self.app, "live_status", "").rpartition(" · ")
-        parts = [escape(what) if sep else "", trust, escape(state)]
+        raw = getattr(self.app, "trust_status", "")
+        trust = escape(raw)
+        if raw.startswith("unverified"):
+            trust = f"[b $text-warning]⚠ {trust}[/]"
         if self.has_class("-narrow"):
-            # 80 columns leave ~12 for this: the part that matters, whole ("8 loops ·" said nothing)
-            raw = getattr(self.app, "trust_status", "")
-            parts = ["[b $text-warning]⚠ unverified[/]" if raw.startswith("unverified") else
-                     "locked" if raw.endswith("locked") else "signing" if raw.startswith("signing") else ""]
+            trust = ("[b $text-warning]⚠ unverified[/]" if raw.startswith("unverified") else
+                     "locked" if raw.endswith("locked") else "signing" if raw.startswith("signing") else "")
+        what, sep, state = getattr(self.app, "live_status", "").rpartition(" · ")
+        parts = [escape(what) if sep else "", escape(state)]
         self.query_one("#where", Label).update(" · ".join(p for p in parts if p))
+        self.query_one("#trust", Label).update(trust)
 
     def on_resize(self, event) -> None:
         narrow = event.size.width < NARROW
         if narrow != self.has_class("-narrow"):
             self.set_class(narrow, "-narrow")
             self._where()
+            self._inbox(getattr(self.app, "inbox_count", 0))

@@ -55,14 +55,14 @@ def render_loop(s: LoopState, running: bool | None = None) -> str:
     if s.status == "initialized":
         add("[dim]created, not started: press R to run it[/]")
     add("")
-    add(f"[b $accent]Goal[/] {e(s.goal.goal)}")
+    add(f"[b $text-accent]Goal[/] {e(s.goal.goal)}")
     if s.exit_reason:
-        add(f"[b $accent]Exit[/] {e(s.exit_reason)}")
+        add(f"[b $text-accent]Exit[/] {e(s.exit_reason)}")
     p = s.pending_approval
     if p is not None:
         add("")
         kind = {"approval": "Approval needed", "question": "Question", "unblock": "Blocked"}[p.kind]
-        add(f"[b $warning]{kind}[/] [dim]{e(p.request_id)}[/]  {e(p.prompt)}")
+        add(f"[b $text-warning]{kind}[/] [dim]{e(p.request_id)}[/]  {e(p.prompt)}")
         if p.action is not None:
             add(f"  proposed [b]{e(p.action.tool)}[/] {e(json.dumps(p.action.args, ensure_ascii=False))}")
         if p.risk:
@@ -90,7 +90,7 @@ def render_loop(s: LoopState, running: bool | None = None) -> str:
     if s.selected_action is not None:
         a = s.selected_action
         add("")
-        add(f"[b $accent]Action[/] [b]{e(a.tool)}[/] {e(a.description, 120)}"
+        add(f"[b $text-accent]Action[/] [b]{e(a.tool)}[/] {e(a.description, 120)}"
             + (" [$text-success](approved)[/]" if s.approved else ""))
         if a.args:
             add(f"  [dim]{e(json.dumps(a.args, ensure_ascii=False), 200)}[/]")
@@ -118,7 +118,7 @@ def render_loop(s: LoopState, running: bool | None = None) -> str:
             add(f"  #{r.iteration} {e(what, 70)} → {oc}{person}")
     if s.last_observation:
         add("")
-        add(f"[b $accent]Last observation[/] [dim]{e(s.last_observation.splitlines()[0], 160)}[/]")
+        add(f"[b $text-accent]Last observation[/] [dim]{e(s.last_observation.splitlines()[0], 160)}[/]")
     return "\n".join(lines)
 
 

@@ -16,14 +16,13 @@ from core.api import InboxRequest, LoopState
 from tui.widgets import status
 from tui.widgets.status import age, one_line, stamp
 
-HEAD = {"approval": "[b $warning]Approval needed[/]", "question": "[b $warning]Question[/]",
-        "blocker": "[b $error]Blocked[/]"}
+HEAD = {"approval": "[b $text-warning]Approval needed[/]", "question": "[b $text-warning]Question[/]",
+        "blocker": "[b $text-error]Blocked[/]"}
 DECIDED_HEAD = {"approval": "[b]Approval request[/]", "question": "[b]Question[/]", "blocker": "[b]Blocker[/]"}
 KEYS = {"approve": "[b]a[/] approve (optional note)", "reject": "[b]r[/] reject (reason)",
         "edit": "[b]e[/] edit args", "respond": "[b]enter[/] respond"}
-OUTCOME = {"approved": "[b $success]approved[/]", "rejected": "[b $error]rejected[/]",
-           "answered": "[b $success]answered[/]", "expired": "[b $text-muted]expired[/]",
-           "withdrawn": "[b $text-muted]withdrawn[/]"}
+OUTCOME_STYLE = {"approved": "b $text-success", "rejected": "b $text-error", "answered": "b $text-success",
+                 "expired": "b $text-muted", "withdrawn": "b $text-muted"}
 META_SKIPPED = ("transcript_path",)  # shown as the agent's last turns instead
 
 
@@ -54,7 +53,7 @@ def is_open(r: InboxRequest) -> bool:
 
 def request_markup(r: InboxRequest, s: LoopState | None, allowed: tuple[str, ...], busy: bool) -> str:
     out: list[str] = []
-    risk = "[b $error]high[/]" if r.risk == "high" else escape(r.risk)
+    risk = "[b $text-error]high[/]" if r.risk == "high" else escape(r.risk)
     if s is not None:
         out += [f"[b]{escape(s.goal.name or s.goal_id)}[/]  [dim]{escape(s.loop_id)} · iteration "
                 f"{s.iteration}/{s.budget.max_iterations} · step {s.current_step}[/]",
@@ -62,7 +61,7 @@ def request_markup(r: InboxRequest, s: LoopState | None, allowed: tuple[str, ...
     else:
         out += [f"[b]{escape(r.source)}[/]  [dim]{escape(r.id)}[/]", ""]
     head = HEAD[r.kind] if r.decision is None else DECIDED_HEAD[r.kind]
-    out.append(f"{head}  [dim]risk[/] {risk}  [dim]· asked {age(r.created_at)} ago · "
+    out.append(f"{head}  [dim]risk[/] {risk}  [dim]· asked {stamp(r.created_at)} ({age(r.created_at)} ago) · "
                f"{escape(str(r.meta.get('request_id', r.id)))}[/]")
     out.extend(_deadline(r))
     out.append(escape(r.summary))
@@ -82,13 +81,12 @@ def request_markup(r: InboxRequest, s: LoopState | None, allowed: tuple[str, ...
                 continue
             text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
             out.append(f"[dim]{escape(k)}: {escape(one_line(text, 200))}[/]")
-    out += ["", *_audit(r)] if r.decision is not None else []
     if r.decision is None and not is_open(r):
         out += ["", "[b $text-muted]expired: its agent stopped waiting; it cannot be decided any more[/]"]
     elif allowed:
         out += ["", "keys: " + " · ".join(KEYS[k] for k in allowed if k in KEYS) + " · [b]n[/] next"]
     if s is not None and s.blockers and r.decision is None:
-        out += ["", "[b $error]blockers[/]"]
+        out += ["", "[b $text-error]blockers[/]"]
         out.extend(f"  ■ {escape(one_line(b, 200))}" for b in s.blockers)
     if busy:
         out += ["", "[$text-primary]decision sent; the loop is resuming…[/]"]
@@ -101,22 +99,30 @@ def _deadline(r: InboxRequest) -> list[str]:
     left = seconds_left(r)
     if left is not None and left > 0:
         return [f"[b $text-warning]its agent waits {int(left + 0.999)} s more[/] [dim](gives up at "
-                f"{stamp(r.expires_at)} UTC)[/]"]
-    return [f"[b $text-muted]its agent gave up at {stamp(r.expires_at)} UTC[/]"]
+                f"{stamp(r.expires_at)})[/]"]
+    return [f"[b $text-muted]its agent gave up at {stamp(r.expires_at)}[/]"]
 
 
-def _audit(r: InboxRequest) -> list[str]:
-    d = r.decision
-    assert d is not None
-    outcome = OUTCOME.get(r.status, escape(r.status))
-    by = escape(d.decided_by) if d.decided_by else "[dim]unknown[/]"
-    lines = [f"[b]outcome:[/] {outcome}  [dim]at[/] {stamp(d.decided_at)} UTC "
-             f"[dim]({age(d.decided_at)} ago)[/]",
-             f"[b]by:[/] {by}" + ("  [$text-success]signed[/]" if d.is_signed else
-                                  ("" if d.ended else "  [$text-warning]unverified[/]"))]
-    if d.note:
-        lines.append(f"[b]note:[/] {escape(one_line(d.note, 600))}")
-    return lines
+AUDIT_STYLE = {"verified": "$text-success", "invalid": "b $text-error", "unsigned": "$text-warning",
+               "unchecked": "$text-warning"}
+
+
+def audit_markup(rec) -> str:
+    """A request's audit record (core/inbox/audit_text.py): the lines ``ars inbox show`` prints."""
+    from core.api import audit_lines
+
+    out = []
+    for label, text in audit_lines(rec):
+        text = status.still_local(str(text))
+        body = escape(str(text)) if label in ("runs", "output") else escape(one_line(str(text), 2000))
+        if label == "outcome":
+            body = f"[{OUTCOME_STYLE.get(rec.request.status, 'b')}]{body}[/]"
+        elif label == "signature" and rec.signature in AUDIT_STYLE:
+            body = f"[{AUDIT_STYLE[rec.signature]}]{body}[/]"
+        elif label == "risk" and rec.request.risk == "high":
+            body = f"[b $text-error]{body}[/]"
+        out.append(f"[b]{label}:[/] {body}")
+    return "\n".join(out)
 
 
 def context_markup(turns: list[str], memories: list[str], loop: bool = False) -> str:

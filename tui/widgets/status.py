@@ -24,7 +24,7 @@ STATUS_VAR: dict[str, tuple[str, bool]] = {
     "waiting_human": ("text-warning", True),
     "blocked": ("text-error", True),
     "done": ("text-success", False),
-    "aborted": ("error", False),
+    "aborted": ("text-error", False),
     "paused": ("text-muted", False),  # active on disk, but no process runs it (R resumes it)
 }
 TIER_VAR: dict[str, tuple[str, bool]] = {
@@ -106,7 +106,18 @@ def one_line(text: str, limit: int = 200) -> str:
 
 
 def stamp(ts: datetime) -> str:
-    return "2026-03-20 09:00:00" if STILL else f"{ts:%Y-%m-%d %H:%M:%S}"
+    """The supervisor's local time with its zone (core/infra/local_time.py), as every view and the CLI."""
+    from core.api import local_time
+
+    return "2026-03-20 09:00:00 UTC" if STILL else local_time(ts)
+
+
+_LOCAL = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} (?:UTC[+-]\d{2}:\d{2}|[A-Za-z]+)")
+
+
+def still_local(text: str) -> str:
+    """Local times inside a text (core's ``local_time``), fixed when ``STILL`` (snapshot tests)."""
+    return _LOCAL.sub("2026-03-20 09:00:00 UTC", text) if STILL else text
 
 
 def ms(value: float) -> str:

@@ -372,8 +372,8 @@ async def test_dashboard_lists_agents_beside_loops_and_decides_through_the_inbox
         await wait_for(pilot, lambda: {push.id, other.id} <= set(screen.cells), what="the agents' rows")
         assert loop_id in screen.cells
         table = screen.query_one("#inbox-table")
-        assert str(table.get_cell(push.id, "source")) == "claude-code:s1"
-        assert str(table.get_cell(loop_id, "source")).startswith("loop:")  # loop:<goal id>
+        assert str(table.get_cell(push.id, "source")) == "claude:s1"  # the agent and its session, abbreviated (the pane says it whole)
+        assert str(table.get_cell(loop_id, "source")).startswith("↻ ")  # ↻ <goal id>: a loop asks
 
         select_row(table, push.id)
         body = screen.query_one("#request-body")

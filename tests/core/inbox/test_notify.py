@@ -199,3 +199,25 @@ def test_a_refusing_receiver_is_logged_once_and_nothing_else_changes(state, monk
             assert a.inbox.get(req.id).status == "pending"
     finally:
         r.close()
+
+
+def test_an_expiry_is_posted_too_with_a_link_to_the_page(state, receiver, monkeypatch):
+    """Nothing ends silently: a request its agent gave up on is told where new ones are, saying nothing
+    ran; every message links to the approvals page (without its token: a browser holds that)."""
+    monkeypatch.setenv("ARS_NOTIFY_URL", receiver.url + "/ars")
+    (state / "serve").mkdir(mode=0o700)
+    (state / "serve" / "url").write_text("http://127.0.0.1:8765/\n")
+    with ARS(Settings(state_dir=state, embedder="off")) as a:
+        req = a.request_approval("claude-code:s1", "Bash: terraform apply", "terraform apply", risk="high",
+                                 binds="Bash", expires_in=60)
+        receiver.wait(1)
+        assert a.inbox_end(req.id, "expire", "the Claude Code hook waited 50 s and gave up")
+        assert not a.inbox_end(req.id, "expire", "again")  # once: the second ending is not news
+    first, second = (json.loads(b) for _p, _h, b in receiver.wait(2)[:2])
+    assert first["event"] == "inbox.request" and first["page"] == f"http://127.0.0.1:8765/#card-{req.id}"
+    assert first["page"] in first["text"] and "token" not in first["text"]
+    assert second["event"] == "inbox.expired" and second["id"] == req.id and second["decide"] == ""
+    assert second["text"].startswith("ARS: expired, nobody decided: approval from claude-code:s1")
+    assert "gave up" in second["text"] and "nothing ran" in second["text"] and second["page"] in second["text"]
+    time.sleep(0.5)
+    assert len(receiver.got) == 2

@@ -257,13 +257,17 @@ def test_a_store_with_the_old_schema_is_upgraded_in_place(tmp_path, capsys):
     path = tmp_path / "memory.sqlite"
     old_store(path)
     store = SqliteStore(path)
-    assert store.notices == ["memory.sqlite: upgraded to schema 2 (session context column): 4 episodes re-indexed, none lost"]
-    assert "upgraded to schema 2" in capsys.readouterr().err
+    assert store.notices == ["memory.sqlite: upgraded to schema 3 (session context column; role labels and tool "
+                             "boilerplate no longer indexed): 4 episodes re-indexed, none lost (a Neo4j store takes "
+                             "the new terms with `ars sync backfill`)"]
+    assert "upgraded to schema 3" in capsys.readouterr().err
     conn = store._conn()
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store.count() == 4 and store.applied_offset() == 1234
     ctx = dict(conn.execute("SELECT e.id, f.context FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"))
-    assert ctx == {"a1": "cabin book pack tent", "a2": "kayak trip pack tent", "a3": "kayak trip cabin book", "b1": ""}
+    # the terms are the episodes' own text tokenised again (stemmed), the neighbours' in the context column
+    assert ctx == {"a1": "book the cabin pack the tent", "a2": "we plan the kayak trip pack the tent",
+                   "a3": "we plan the kayak trip book the cabin", "b1": ""}
     report = store.search(prepare_query("tent"), 5, time.monotonic() + 10)
     assert [h.episode_id for h in report.hits][0] == "a3" and {h.episode_id for h in report.hits} == {"a1", "a2", "a3"}
     store.close()
@@ -271,6 +275,32 @@ def test_a_store_with_the_old_schema_is_upgraded_in_place(tmp_path, capsys):
     again = SqliteStore(path)
     assert again.notices == [] and again.count() == 4
     again.close()
+
+
+def test_a_version_2_store_stops_indexing_the_transcripts_role_labels(tmp_path, capsys):
+    """Schema 2 indexed "user:"/"assistant:" as words: every transcript matched a query saying "user".
+    Opened by this ARS, its index is built again from the episodes' text, without them."""
+    path = tmp_path / "memory.sqlite"
+    store = SqliteStore(path)
+    conn = store._conn()
+    with conn:
+        for i, (eid, text) in enumerate([("t1", "user: book a table\nassistant: done, 7 pm"),
+                                         ("t2", "user: which tea do I like?\nassistant: the user likes oolong")], 1):
+            conn.execute("INSERT INTO episodes (rowid, id, source, session_id, text) VALUES (?,?,?,?,?)",
+                         (i, eid, "openclaw", "", text))
+            conn.execute("INSERT INTO episodes_fts (rowid, terms, context) VALUES (?, ?, '')",
+                         (i, text.replace(":", "").replace("\n", " ")))  # as schema 2 tokenised it
+        conn.execute("PRAGMA user_version = 2")
+    store.close()
+    store = SqliteStore(path)
+    assert "role labels and tool boilerplate no longer indexed): 2 episodes re-indexed" in store.notices[0]
+    capsys.readouterr()
+    terms = dict(store._conn().execute("SELECT e.id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"))
+    assert "assist" not in terms["t1"].split() and "user" not in terms["t1"].split()
+    assert terms["t2"].split().count("user") == 1  # the word in the reply stays a word
+    report = store.search(prepare_query("what does the user prefer"), 5, time.monotonic() + 10)
+    assert [h.episode_id for h in report.hits] == ["t2"]
+    store.close()
 
 
 def test_a_store_from_a_newer_ars_is_refused_with_the_fix(tmp_path):

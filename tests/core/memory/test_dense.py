@@ -100,7 +100,7 @@ def test_not_embedded_yet_is_counted_and_explained(embedded, tmp_path):
     t = ex.tiers[0]
     assert t.tier == "dense" and t.stored is False and "not embedded yet" in t.verdict
     both = embedded.explain("a cat from the pet rescue", "d:late", k=3, tiers="sqlite,dense")
-    assert "not embedded yet: `ars sync run` lets the dense tier find it" in both.verdict
+    assert both.verdict.startswith("not matched") and "not embedded yet (`ars sync run` lets the dense tier find it" in both.verdict
     report = embedded.embeddings.run()
     assert report.embedded == 1 and report.skipped == 0 and report.pending == 0
     r2 = embedded.recall("a cat from the pet rescue", k=3, tiers="dense")

@@ -112,9 +112,9 @@ def test_explain_below_cutoff_reports_rank_and_k(memory, tmp_path):
     sqlite = ex.tiers[0]
     assert sqlite.stored is True
     assert sqlite.rank is not None and sqlite.rank > 2
-    assert f"ranked {sqlite.rank} in sqlite, below the cut-off k=2" == sqlite.verdict
-    assert "cut off" in ex.verdict and "k=2" in ex.verdict
-    assert ex.fused_rank is None
+    assert sqlite.verdict == f"ranked {sqlite.rank} of 8 by sqlite, below the cut-off k=2 (fusion still weighs its top 25)"
+    assert ex.fused_rank == sqlite.rank  # one tier asked: fusion keeps its order
+    assert ex.verdict.startswith(f"matched but ranked {ex.fused_rank} after fusion, below the cut-off k=2")
 
 
 def test_explain_absent_episode(memory_neo4j):
@@ -129,7 +129,7 @@ def test_explain_returned_episode(memory):
     ingest(memory, [SAMPLE])
     ex = memory.explain("Alice weekly plan", "hermes:h-88:0", tiers="sqlite")
     assert ex.fused_rank == 1
-    assert ex.tiers[0].verdict == "returned by sqlite at rank 1"
+    assert ex.tiers[0].verdict == "returned by sqlite at rank 1 of 1"
     assert "alice" in ex.tiers[0].matched_tokens
 
 

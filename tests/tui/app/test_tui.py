@@ -297,7 +297,8 @@ async def test_recall_shows_per_tier_ranks_and_components(demo: Path):
         console = Console(file=io.StringIO(), width=120)
         console.print(screen.score_tables(h))
         text = console.file.getvalue()
-        assert all(c in text for c in ("bm25", "scan", "token_match", "= tier score", "fuse_sqlite", "= fused"))
+        assert all(c in text for c in ("bm25", "scan", "token_match", "= tier score", "sqlite", "= fused"))
+        assert "fuse_" not in text  # each tier named whole (at 80 columns "fuse_s…" said nothing)
 
 
 async def test_recall_says_degraded_plainly(demo: Path):
@@ -332,7 +333,7 @@ async def test_explain_names_the_cut_off(demo: Path):
         sqlite = next(t for t in ex.tiers if t.tier == "sqlite")
         assert sqlite.stored and sqlite.rank > 1 and "below the cut-off k=1" in sqlite.verdict
         shown = str(app.screen.query_one("#explain-verdict").render())
-        assert shown.startswith("verdict:") and "cut off" in shown and "k=1" in shown
+        assert shown.startswith("verdict:") and "below the cut-off k=1" in shown and "matched but ranked" in shown
         assert app.screen.query_one("#explain-pane").display
 
 
@@ -355,6 +356,9 @@ async def test_history_steps_with_brackets_and_shows_the_diff(demo: Path):
         assert screen.selected_entry().index == entries[-1].index
         body = str(screen.query_one("#entry-body").render())
         assert "status: active → waiting_human" in body and "pending_approval" in body
+        changed = [line.split(":")[0].split()[-1] for line in body.splitlines() if line.startswith("  ")]
+        assert not {"elapsed_s", "seq", "ledger_mark", "updated_at"} & set(changed), changed  # no bookkeeping
+        assert "(and the bookkeeping: seq" in body  # only counted
         for _ in range(len(entries) + 2):
             await pilot.press("left_square_bracket")
         await pilot.pause()

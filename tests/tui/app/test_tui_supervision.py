@@ -25,7 +25,7 @@ async def _approve_in_inbox(pilot, app, goal_id: str):
 
 
 def _header_trust(app) -> str:
-    return str(app.screen.query_one("#where").render())
+    return str(app.screen.query_one("#trust").render())
 
 
 async def _type(pilot, text: str) -> None:

@@ -56,12 +56,20 @@ async def test_the_header_at_80_columns_keeps_whose_decisions_count_whole(demo: 
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         await pilot.pause()
-        where = app.screen.query_one("#where")
-        text = _text(where)
+        trust = app.screen.query_one("#trust")
+        text = _text(trust)
         assert text == "⚠ unverified"
-        assert where.region.right <= 80 and where.content_region.width >= len(text)
+        assert trust.region.right <= 80 and trust.content_region.width >= len(text)
         badge = app.screen.query_one("#inbox-badge")
-        assert "3 waiting" in _text(badge) and badge.region.right <= where.region.x
+        assert "3 waiting" in _text(badge) and badge.region.right <= trust.region.x
+        await pilot.press("slash")  # a filter that leaves one loop shown: the badge says so, the trust stays
+        for ch in "hotfix":
+            await pilot.press(ch)
+        mode = app.screen.query_one("#loops-mode")
+        await wait_for(pilot, lambda: "1 of 8 loops shown" in _text(mode), what="the filter's count")
+        await pilot.pause(0.2)
+        assert "3 waiting" in _text(badge) and _text(trust) == "⚠ unverified"  # what waits, first
+        assert badge.region.right <= trust.region.x and trust.region.right <= 80
 
 
 async def test_health_at_120_columns_shows_every_value_whole_and_no_last_ok_without_neo4j(demo: Path):
@@ -148,8 +156,11 @@ async def test_a_notice_is_one_line_at_the_top_right_and_held_over_a_dialog(demo
         await pilot.pause()
         assert not [t for t in app.screen.query(Toast) if "while deciding" in str(t.render())]
         await pilot.press("n")
-        await wait_for(pilot, lambda: any("while deciding" in str(t.render()) for t in app.screen.query(Toast)),
-                       what="the held notice")
+        # after the dialog: one toast, the newest ("nothing written"); the held notice is in the log
+        await wait_for(pilot, lambda: any("nothing written" in str(t.render()) for t in app.screen.query(Toast)),
+                       what="the toast after the dialog")
+        assert len(list(app.screen.query(Toast))) == 1
+        assert any(e.message == "while deciding" for e in app.events)
 
 
 def test_a_fork_has_one_history_entry_as_the_readme_says(demo: Path):

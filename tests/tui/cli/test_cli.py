@@ -42,11 +42,28 @@ def test_recall_json_is_a_recall_result(ingested):
 
 
 def test_recall_table_shows_tier_status_and_components(ingested):
-    r = ars("recall", "第一性原理", "--state", str(ingested), "--tiers", "sqlite,files")
+    r = ars("recall", "第一性原理", "--state", str(ingested), "--tiers", "sqlite,files", "--wide")
     assert r.returncode == 0, r.stderr
     assert "openclaw:s-0413:0" in r.stdout
     assert "sqlite ok" in r.stdout and "files ok" in r.stdout
     assert "bm25" in r.stdout and "scan" in r.stdout
+
+
+def test_recall_at_80_columns_is_three_lines_a_hit_never_a_word_a_line(ingested):
+    r = ars("recall", "Neo4j outage recall deadline", "--state", str(ingested), "-k", "3", env={"COLUMNS": "80"})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), r.stdout
+    hits = [line for line in lines if line[:3].strip().isdigit()]
+    assert len(hits) == 3 and len(lines) <= 3 * 3 + 4, r.stdout  # a head line, 3 lines a hit, the tiers' line
+    assert "sqlite #" in r.stdout and "sqlite ok" in r.stdout
+    assert not any(len(line.split()) == 1 and len(line.strip()) < 8 for line in lines if line.strip()), r.stdout
+    explain = ars("recall", "Neo4j outage recall deadline", "--state", str(ingested), "--explain",
+                  "openclaw:s-0412:0", env={"COLUMNS": "80"})
+    assert explain.returncode == 0 and all(len(line) <= 80 for line in explain.stdout.splitlines()), explain.stdout
+    assert "fused rank 1" in explain.stdout and "verdict: returned at fused rank 1" in explain.stdout
+    helptext = ars("recall", "--help", env={"COLUMNS": "80"}).stdout
+    assert "dense" in helptext and "--wide" in helptext
 
 
 def test_recall_explain(ingested):

@@ -11,11 +11,14 @@
   const POLL_MS = 3000;
   let unlockedUntil = 0;
 
+  const lockButton = document.getElementById("lock");
+
   function setKey(key) {
     if (!key || !keystate) return;
     keystate.textContent = key.line;
     unlockedUntil = key.left ? Date.now() + key.left * 1000 : 0;
     keystate.dataset.left = String(key.left || 0);
+    if (lockButton) lockButton.hidden = !unlockedUntil;  // "lock now" only while the key is unlocked
   }
   if (keystate) setKey({ line: keystate.textContent, left: Number(keystate.dataset.left || 0) });
 
@@ -34,6 +37,7 @@
     if (keystate && unlockedUntil) {
       if (Date.now() >= unlockedUntil) {
         unlockedUntil = 0;
+        if (lockButton) lockButton.hidden = true;
         keystate.textContent = keystate.textContent.replace(/unlocked.*$/, "locked: type its passphrase to decide");
       } else {
         keystate.textContent = keystate.textContent.replace(/for \d+:\d\d$/, "for " + mmss(unlockedUntil - Date.now()));
@@ -112,8 +116,7 @@
     }
   });
 
-  const lock = document.getElementById("lock");
-  if (lock) lock.addEventListener("click", async function () {
+  if (lockButton) lockButton.addEventListener("click", async function () {
     const [, data] = await post("/lock", {});
     if (data.key) setKey(data.key);
   });

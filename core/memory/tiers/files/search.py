@@ -29,6 +29,7 @@ from core.memory.sources import NotRegularFile, SourceFile, SourceRegistry, open
 from core.govern.redact import redact_text
 from core.govern.tombstone import load as forgotten_set
 from core.memory.tiers.base import DeadlineExceeded, Lookup, guarded
+from core.memory.text import strip_scaffolding
 
 MAX_TEXT_PER_EPISODE = 8000
 # agents' databases and compressed archives are read by ingestion (core/ingest/stores), never scanned as text
@@ -36,26 +37,38 @@ STORE_SUFFIXES = (".sqlite", ".sqlite-wal", ".sqlite-shm", ".db", ".db-wal", ".d
 K1, B = 1.2, 0.75
 
 
+# A transcript line's scaffolding: the role and record type ("user", "assistant", "tool_result"), ids,
+# times, versions. Their values are in every line of every session, so scanned as words they matched
+# every query that says "user" (as the index tiers did with "user:" labels: core/memory/text.py).
+SCAFFOLD_KEYS = frozenset(("type", "role", "userType", "uuid", "parentUuid", "parentId", "leafUuid", "id",
+                           "sessionId", "session_id", "timestamp", "requestId", "tool_use_id", "toolUseID",
+                           "cwd", "version", "gitBranch", "stop_reason", "stop_sequence", "model", "customType",
+                           "isSidechain", "isMeta", "signature", "format", "end_reason", "finish_reason",
+                           "user_id", "tool_call_id", "call_id", "parent_session_id", "model_config"))
+
+
 def _strings(value) -> Iterator[str]:
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
+        for k, v in value.items():
+            if k not in SCAFFOLD_KEYS:
+                yield from _strings(v)
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
 
 
 def line_text(line: str) -> str:
-    """The readable text of a raw line: a JSON line's string values, else the line."""
+    """The readable text of a raw line: a JSON line's string values (not its role, type or ids),
+    else the line; a transcript's role label at a line's start is not part of it."""
     s = line.strip()
     if s.startswith("{"):
         try:
-            return " ".join(_strings(json.loads(s)))
+            return strip_scaffolding(" ".join(_strings(json.loads(s))))
         except (ValueError, RecursionError):  # not JSON, or nested too deeply to walk
             pass
-    return s
+    return strip_scaffolding(s)
 
 
 class FilesTier:
@@ -128,11 +141,12 @@ class FilesTier:
 
     @staticmethod
     def _bm25(q: Query, matched: dict[str, list[str]], n_docs: int, limit: int | None):
-        """BM25 over the matched raw lines of each episode, counted cheaply
-        (term occurrences in the lowercased lines, length in characters; df
-        among the matched episodes). Only the best ``limit`` are decoded
-        (JSON string values) and handed to the shared scorer."""
-        low = {ep: " ".join(lines).lower() for ep, lines in matched.items()}
+        """BM25 over the matched lines' text of each episode (term occurrences in the lowercased
+        text, length in characters; df among the matched episodes), the text without its
+        scaffolding (``line_text``: a line matched only by its role or type counts for nothing);
+        the best ``limit`` are handed to the shared scorer."""
+        texts = {ep: [line_text(line) for line in lines] for ep, lines in matched.items()}
+        low = {ep: " ".join(lines).lower() for ep, lines in texts.items()}
         tfs: dict[str, dict[str, int]] = {}
         df: Counter = Counter()
         for ep, text in low.items():
@@ -152,7 +166,7 @@ class FilesTier:
             scored = scored[:limit]
         # raw session files still hold what ingestion redacted: the text a snippet is cut
         # from is redacted whole first (a cut could split a key past recognising)
-        cands = [Candidate(episode_id=ep, text=redact_text("\n".join(line_text(l) for l in matched[ep])),
+        cands = [Candidate(episode_id=ep, text=redact_text("\n".join(texts[ep])),
                            native=round(s, 6), terms=set(tfs[ep])) for s, ep in scored]
         return cands, idf
 

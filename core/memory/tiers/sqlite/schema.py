@@ -9,11 +9,13 @@ by ``bm25(1, CONTEXT_WEIGHT)``.
 
 from __future__ import annotations
 
+import json
 import sys
 
 from core.infra.sqlite_lib import sqlite3
 from core.memory import context as _ctx
 from core.memory.context import context_of, order_key
+from core.memory.text import index_text
 
 SCHEMA = """
 PRAGMA journal_mode=WAL;
@@ -63,11 +65,23 @@ CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
 );
 """
 VOCAB_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS episodes_vocab USING fts5vocab(episodes_fts, row);"
-# PRAGMA user_version of the layout above. 1 (or 0): before session context.
-SCHEMA_VERSION = 2
+# PRAGMA user_version of the layout above. 1 (or 0): before session context; 2: transcripts' role
+# labels and tool-argument names were index terms (core/memory/text.py strip_scaffolding).
+SCHEMA_VERSION = 3
+WHAT_CHANGED = {1: "session context column", 2: "role labels and tool boilerplate no longer indexed"}
 # bm25 weight of the context column against 1.0 for the episode's own terms.
 # LoCoMo dev (bench/recall_quality.py): 0.3-0.7 all within a point; the middle.
 CONTEXT_WEIGHT = 0.5
+
+
+def _search_text(summary: str, topics: str, entities: str, text: str) -> str:
+    """``Episode.search_text`` of a stored row (its JSON columns as written by write.py)."""
+    try:
+        names = " ".join(str(e.get("name", "")) for e in json.loads(entities or "[]") if isinstance(e, dict))
+        words = " ".join(str(t) for t in json.loads(topics or "[]"))
+    except ValueError:
+        names = words = ""
+    return "\n".join(p for p in (summary, words, names, text) if p)
 
 
 class SqliteSchema:
@@ -93,8 +107,10 @@ class SqliteSchema:
                 n = self._migrate(conn) if old else self._create_index(conn, "episodes_fts")
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 if old:
-                    self.notices.append(f"{self.path.name}: upgraded to schema {SCHEMA_VERSION} "
-                                        f"(session context column): {n} episodes re-indexed, none lost")
+                    what = "; ".join(WHAT_CHANGED[v] for v in sorted(WHAT_CHANGED) if v >= max(version, 1))
+                    self.notices.append(f"{self.path.name}: upgraded to schema {SCHEMA_VERSION} ({what}): {n} "
+                                        "episodes re-indexed, none lost (a Neo4j store takes the new terms "
+                                        "with `ars sync backfill`)")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -114,13 +130,16 @@ class SqliteSchema:
         return 0
 
     def _migrate(self, conn: sqlite3.Connection) -> int:
-        """Version 1 -> 2: the order column and an FTS table with a context
-        column, filled from the stored terms (no tokenising, no ledger)."""
+        """An older store -> this one: the order column (version 1 had none) and the FTS table
+        built again from the episodes' own text, tokenised as now (version 2 indexed the
+        transcripts' role labels), with its context column. No ledger read, nothing rewritten
+        in ``episodes``."""
         cols = {r[1] for r in conn.execute("PRAGMA table_info(episodes)")}
         if "seq_ts" not in cols:
             conn.execute("ALTER TABLE episodes ADD COLUMN seq_ts REAL NOT NULL DEFAULT 0")
-        rows = conn.execute("SELECT e.rowid, e.session_id, e.first_ts, e.last_ts, f.terms FROM episodes e"
-                            " JOIN episodes_fts f ON f.rowid = e.rowid").fetchall()
+        rows = [(r[0], r[1], r[2], r[3], index_text(_search_text(*r[4:])))
+                for r in conn.execute("SELECT rowid, session_id, first_ts, last_ts, summary, topics, entities, "
+                                      "text FROM episodes").fetchall()]
         conn.executemany("UPDATE episodes SET seq_ts = ? WHERE rowid = ?",
                          [(order_key(r[2], r[3]), r[0]) for r in rows])
         conn.execute("DROP TABLE IF EXISTS episodes_fts_v2")
