@@ -18,6 +18,7 @@ from core.errors import BadQuery
 from core.hook_api import HOOK_EXPORTS
 from core.inbox import all_requests, supervisor_key
 from core.inbox.audit_facade import AuditMethods
+from core.loop.verdicts import LoopVerdicts
 from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
@@ -83,7 +84,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS(CaptureMethods, TurnContextFacade, EpisodePages, AuditMethods):
+class ARS(CaptureMethods, TurnContextFacade, EpisodePages, AuditMethods, LoopVerdicts):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)
@@ -246,24 +247,6 @@ class ARS(CaptureMethods, TurnContextFacade, EpisodePages, AuditMethods):
         self._require_signer(signer)
         loop_service.record_decision(self.loops, self.state_dir, loop_id, kind, note, args, request_id, signer)
         return self.loops.run(loop_id) if resume else self.loop_show(loop_id)
-
-    def loop_approve(self, loop_id: str, note: str = "", request_id: str | None = None,
-                     resume: bool = True, signer: Any = None) -> "LoopState":
-        return self.loop_decide(loop_id, "approve", note=note, request_id=request_id, resume=resume, signer=signer)
-
-    def loop_reject(self, loop_id: str, reason: str, request_id: str | None = None,
-                    resume: bool = True, signer: Any = None) -> "LoopState":
-        return self.loop_decide(loop_id, "reject", note=reason, request_id=request_id, resume=resume, signer=signer)
-
-    def loop_respond(self, loop_id: str, text: str, request_id: str | None = None,
-                     resume: bool = True, signer: Any = None) -> "LoopState":
-        return self.loop_decide(loop_id, "respond", note=text, request_id=request_id, resume=resume, signer=signer)
-
-    def loop_edit(self, loop_id: str, args: "dict[str, Any]", note: str = "", request_id: str | None = None,
-                  resume: bool = True, signer: Any = None) -> "LoopState":
-        """Approve the proposed action with new arguments."""
-        return self.loop_decide(loop_id, "edit", note=note, args=args, request_id=request_id, resume=resume,
-                                signer=signer)
 
     def loop_cancel(self, loop_id: str, reason: str = "cancelled by a person") -> "LoopState":
         return self.loops.cancel(loop_id, reason)
