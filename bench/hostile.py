@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from gate import table  # noqa: E402
-from signed_approval import PASS, supervise, unlock  # noqa: E402
+from signed_approval import passphrase_socket, supervise, unlock  # noqa: E402
 
 SCRIPT = Path(sys.executable).parent / "ars"
 ARS = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tui.cli.main"]
@@ -206,9 +206,7 @@ def gate_edit_race(w: World) -> list:
                       "( printf 'timeout = 30\\n[allow]\\ncommands = [\"rm\", \"curl\", \"bash\"]\\n' > "
                       "\"$1\" ) &\nexit 0\n")
     editor.chmod(0o755)
-    r, wfd = os.pipe()
-    os.write(wfd, PASS.encode() + b"\n")
-    os.close(wfd)
+    r = passphrase_socket()
     p = subprocess.run(ARS + ["gate", "edit", "--state", str(w.state), "--passphrase-fd", str(r)], pass_fds=(r,),
                        capture_output=True, text=True, env={**_env(), "EDITOR": str(editor)}, cwd=ROOT, timeout=120)
     os.close(r)

@@ -24,12 +24,21 @@ def unlock(state: Path) -> signing.Signer:
     return signing.unlock(state, PASS.encode())
 
 
+def passphrase_socket(passphrase: str = PASS) -> int:
+    """A socket holding the passphrase, for ``--passphrase-fd N`` (ARS refuses a pipe: any process
+    of the user can drain one through /proc before ars reads it)."""
+    import socket
+
+    a, b = socket.socketpair()
+    b.sendall(passphrase.encode() + b"\n")
+    b.close()
+    return a.detach()
+
+
 def approve(ars: list[str], state: Path, request_id: str, *, env: dict[str, str], cwd: Path | None = None,
             note: str = "bench") -> subprocess.CompletedProcess:
     """``ars inbox approve ID --passphrase-fd N`` in a new process (unlocking the key is part of it)."""
-    r, w = os.pipe()
-    os.write(w, PASS.encode() + b"\n")
-    os.close(w)
+    r = passphrase_socket()
     try:
         return subprocess.run(ars + ["inbox", "approve", request_id, "--note", note, "--state", str(state),
                                      "--passphrase-fd", str(r)],

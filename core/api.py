@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from core.capture.facade import CaptureMethods
 from core.config import Settings, load_settings
+from core.context.facade import TurnContextFacade
 from core.errors import BadQuery
 from core.hook_api import HOOK_EXPORTS
 from core.inbox import all_requests, supervisor_key
@@ -20,6 +22,7 @@ from core.infra.lazy_names import Table, each, module_getattr
 from core.infra.state_dir import open_state_dir
 from core.loop import changed_files, history_search, service as loop_service
 from core.memory import health_report, sync_runs
+from core.memory.episode_text import EpisodePages
 from core.memory.memory import Memory
 from core.memory.remember import MAX_REMEMBER, remembered_episode
 from core.memory.warm import warm_up
@@ -55,7 +58,8 @@ REEXPORTED: Table = {
     **each("core.inbox.store", "new_request_id"),
     **each("core.infra.once", "AlreadyDecided"),
     **each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
-           "unlock", "verify_decision", "public_fingerprint", "has_key"),
+           "unlock", "verify_decision", "public_fingerprint", "has_key", "MIN_PASSPHRASE"),
+    **each("core.inbox.key_memory", "ptrace_warning", "dumpable", "die_with_parent"),
     "inbox_outcome": ("core.inbox.audit", "outcome"),
     **each("core.inbox.audit_text", "AuditRecord", "audit_lines", "audit_text"),
     **each("core.infra.local_time", "local_time", "local_short", "local_zone"),
@@ -63,11 +67,15 @@ REEXPORTED: Table = {
     "gate_rules": ("core.inbox.gate", None),
     **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
     **each("core.memory.confidence", "cue", "weak_result"),
+    **each("core.memory.episode_text", "EpisodeText", "PAGE_CHARS", "MAX_PAGE_CHARS"),
     **each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),
     **each("core.govern.forget", "ForgetFailed"),
     **each("core.infra.fsutil", "atomic_write", "fsync_dir"),
     **each("core.infra.state_kind", "MARKER", "state_kind"),
     **each("core.config", "config_error"),
+    **each("core.context.models", "TurnContext", "InjectedMemory", "Receipt"),
+    **each("core.context.why", "WhyNot"),
+    **each("core.context.when", "when_text"),
     **each("core.ingest", "FORMATS"),
 }
 
@@ -75,7 +83,7 @@ REEXPORTED: Table = {
 __getattr__ = module_getattr(REEXPORTED, globals(), __name__)
 
 
-class ARS(AuditMethods):
+class ARS(AuditMethods, CaptureMethods, TurnContextFacade, EpisodePages):
     def __init__(self, settings: Settings | None = None, *, create: bool = True, **overrides: Any):
         self.settings = settings or load_settings(**overrides)
         open_state_dir(Path(self.settings.state_dir), create)

@@ -66,6 +66,16 @@ class Settings(BaseModel):
     recall_daemon: Literal["auto", "off"] = "auto"
     recall_daemon_idle: float = 600.0
 
+    # The supervisor key in the dashboard and on ars serve's page (tui/key_guard.py, tui/web/unlock.py):
+    # every approval asks for the passphrase; rejections and answers use the key it unlocked until
+    # this many seconds after it was typed.
+    key_lock_after: float = 300.0
+
+    # Memory in the agent's turn (core/context/): the block one turn gets is at most this
+    # many characters, and ARS answers within this many seconds or the turn gets nothing.
+    context_budget: int = Field(default=1500, ge=0, le=100_000)
+    context_deadline: float = Field(default=0.3, gt=0, le=60)
+
     # Each new inbox request is POSTed here (core/inbox/notify.py, which reads the
     # environment itself: the hook path imports no pydantic); declared so a bad value
     # is the usual one-line error.
@@ -162,7 +172,7 @@ class Settings(BaseModel):
 
     @field_validator("neo4j_deadline", "sqlite_deadline", "files_deadline", "neo4j_connect_timeout",
                      "neo4j_breaker_cooldown", "openai_timeout", "embed_timeout", "dense_deadline",
-                     "recall_daemon_idle")
+                     "recall_daemon_idle", "key_lock_after")
     @classmethod
     def _seconds(cls, value: float) -> float:
         if not value >= 0 or value == float("inf"):

@@ -15,3 +15,5 @@ LOOP_RECORD_EVENT = "loop.record"  # a loop iteration's record (core/loop/steps.
 HUMAN_DECISION_EVENT = "human.decision"  # a person answered a loop's request (core/loop/decisions.py)
 SUPERVISOR_KEY_EVENT = "supervisor.key"  # a supervisor key was set (core/api.py)
 GATE_POLICY_EVENT = "gate.policy"  # the supervisor signed a gate policy version (core/inbox/policy.py)
+CONTEXT_INJECTED_EVENT = "context.injected"  # what a turn was given from memory (core/context/receipts.py)
+INBOX_OUTCOME_EVENT = "inbox.outcome"  # what a gated call did once decided (core/inbox/call_episode.py)

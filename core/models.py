@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Source = Literal["openclaw", "claude-code", "hermes", "loop", "jsonl", "manual"]
+Source = Literal["openclaw", "claude-code", "hermes", "loop", "jsonl", "manual", "inbox"]
 EntityType = Literal[
     "person", "agent", "product", "project", "file", "tool", "technology",
     "channel", "concept", "endpoint", "command",
@@ -90,7 +90,8 @@ class Hit(Model):
     score: float
     breakdown: dict[str, float] = Field(default_factory=dict)
     matched_tokens: list[str] = Field(default_factory=list)
-    snippet: str = ""
+    snippet: str = ""  # the part that matched and how it ended (core/memory/snippet.py)
+    ts: datetime | None = None  # when the episode happened (its last message, else its first)
     # Where the memory came from: namespace, host, agent (when the tier knows)
     origin: dict[str, str] = Field(default_factory=dict)
     # Merged hits keep what each contributing tier said, for the dashboard.

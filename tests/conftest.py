@@ -34,17 +34,27 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 os.environ["ARS_RECALL_DAEMON"] = "off"
 
 
+def passphrase_socket(passphrase: str) -> int:
+    """The read end of a socket holding ``passphrase`` and a newline, as a supervisor's script
+    passes it to ``--passphrase-fd N`` (a pipe is refused: any process of the user can read a
+    pipe through /proc first; a socket cannot be opened there)."""
+    import socket
+
+    a, b = socket.socketpair()
+    b.sendall(passphrase.encode() + b"\n")
+    b.close()
+    return a.detach()
+
+
 class passphrase_pipe:
-    """The supervisor's passphrase on a pipe, as `--passphrase-fd N` reads it: ``args`` to
+    """The supervisor's passphrase on a socket, as `--passphrase-fd N` reads it: ``args`` to
     add to the command line and ``fds`` to pass to the child (closed on leaving)."""
 
     def __init__(self, passphrase: str | None):
         self.args: list[str] = []
         self.fds: tuple[int, ...] = ()
         if passphrase is not None:
-            r, w = os.pipe()
-            os.write(w, passphrase.encode() + b"\n")
-            os.close(w)
+            r = passphrase_socket(passphrase)
             self.args, self.fds = ["--passphrase-fd", str(r)], (r,)
 
     def __enter__(self) -> "passphrase_pipe":

@@ -1,6 +1,6 @@
 """The supervision dashboard: a Textual app with four modes (views).
 
-* ``1`` Loops, ``2`` Inbox, ``3`` Recall, ``4`` Checkpoints, ``5`` Health
+* ``1`` Loops, ``2`` Inbox, ``3`` Recall, ``4`` Checkpoints, ``5`` Health, ``6`` Context
   (``tui/screens/``); ``n`` from any view selects the next request waiting
   for a person; ``l`` shows the event log (every notification and decision);
 * a new request rings the bell, raises a desktop notification and counts in
@@ -40,7 +40,7 @@ from tui.app_endings import AppEndings
 from tui.app_engine import LoopActions
 from tui.app_notices import AppNotices
 from tui.messages import LoopsArriving, LoopsChanged, LoopsListed, StoreChanged
-from tui.modals import HelpModal, InputModal
+from tui.modals import HelpModal
 from tui.screens.loops import LoopsScreen
 from tui.store import ATTENTION, LoopStore
 from tui.widgets.event_log import Event
@@ -51,6 +51,7 @@ WATCH_DEBOUNCE_MS = 150
 AGENT_POLL_S = 1.0  # agents' requests are also listed this often (a missed watcher event cannot hide one)
 EVENTS_KEPT = 500
 IDLE_GC_CHECK_S = 0.5  # how often the idle collector looks (tui/idle_gc.py)
+KEY_LOCK_CHECK_S = 1.0  # how often the kept key's lock time is checked (tui/key_guard.py)
 # loops read first at start, newest first: a screenful shows while the rest load (reading and checking one
 # loop's state is ~1.5 ms: 1,000 loops took ~2 s to appear, all at once)
 FIRST_LOOPS = 60
@@ -74,6 +75,7 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
         "recall": lambda: _screen("recall", "RecallScreen"),
         "checkpoints": lambda: _screen("checkpoints", "CheckpointsScreen"),
         "health": lambda: _screen("health", "HealthScreen"),
+        "context": lambda: _screen("context", "ContextScreen"),
     }
     DEFAULT_MODE = "loops"
     BINDINGS = [
@@ -82,6 +84,7 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
         Binding("3", "switch_mode('recall')", "Recall", show=False),
         Binding("4", "switch_mode('checkpoints')", "Checkpoints", show=False),
         Binding("5", "switch_mode('health')", "Health", show=False),
+        Binding("6", "switch_mode('context')", "Context", show=False),
         Binding("n", "next_waiting", "Next waiting", show=True),
         Binding("l", "toggle_log", "Log", show=True),
         Binding("slash", "focus_search", "Search", show=True, key_display="/"),
@@ -125,10 +128,13 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
         self.idle_gc = IdleCollector()
         self._switching = False  # inside switch_mode (see delay_update)
         # The supervisor key, pinned now: a key put in the state directory later (by an agent
-        # that can write it) is refused. Unlocked once per run, kept in this process only.
+        # that can write it) is refused. Unlocked by its passphrase for each approval, kept for
+        # rejections and answers until ARS_KEY_LOCK_AFTER (tui/key_guard.py), in this process only.
         self.pin: str | None = ars.supervisor_fingerprint()
         ars.supervisor_pin = self.pin
-        self.signer: Any = None
+        from tui.key_guard import KeyGuard
+
+        self.key_guard = KeyGuard(self.pin, ars.settings.key_lock_after)
 
     # -- start and stop -----------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -144,6 +150,8 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
             self.switch_mode(self._initial_mode)
         self.load_all()
         self.set_interval(IDLE_GC_CHECK_S, self.idle_gc.tick)
+        if self.pin is not None:
+            self.set_interval(KEY_LOCK_CHECK_S, self._lock_when_due)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.InputEvent):
@@ -174,42 +182,56 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
         self.theme_variables = variables
         return variables
 
-    # -- the supervisor's key ----------------------------------------------------------------
+    # -- the supervisor's key (tui/key_guard.py) ------------------------------------------------
+    @property
+    def signer(self) -> Any:
+        """The key unlocked by the last passphrase typed, or None."""
+        return self.key_guard.signer_now()
+
     def _trust(self) -> str:
         from core.api import short
 
-        if self.pin is None:
-            return "unverified decisions: ars supervisor init"
-        if self.signer is None:
-            return f"key {short(self.pin)} locked"
-        return f"signing as {short(self.pin)}"
+        return self.key_guard.trust_line(short(self.pin or ""))
 
-    async def unlock_signer(self) -> tuple[bool, Any]:
+    def _lock_when_due(self) -> None:
+        if self.key_guard.due():
+            self.trust_status = self._trust()
+            self.notify(f"the supervisor key locked {self.key_guard.lock_after / 60:g} min after its passphrase "
+                        "was typed; the next decision asks for it", title="Key locked")
+
+    async def unlock_signer(self, verdict: str = "", what: str = "", request: Any = None) -> tuple[bool, Any]:
         """(go on, the signer to sign with): no key pinned → (True, None), an unverified
-        decision (ARS's own loops act on it; agents' hooks do not); else the key,
-        unlocked with the passphrase asked once per run. (False, None): not unlocked."""
-        if self.pin is None or self.signer is not None:
-            return True, self.signer
-        from core.api import SigningError, short
+        decision (ARS's own loops act on it; agents' hooks do not); else the key, unlocked
+        with its passphrase for every approval, edit and forget, and for the rest when the
+        last passphrase is older than the lock time. (False, None): not unlocked."""
+        if self.pin is None:
+            return True, None
+        guard = self.key_guard
+        if not guard.needs_passphrase(verdict):
+            return True, guard.signer_now()
+        from core.api import SigningError, short, wipe
+        from tui.key_guard import shared_screen
+        from tui.unlock_modal import UnlockModal
 
-        passphrase = await self.push_screen_wait(InputModal(
-            "Unlock the supervisor key", prompt=f"key {short(self.pin)}: its passphrase signs this and every "
-            "later decision of this dashboard run (kept in memory only)", placeholder="passphrase",
-            password=True))
+        passphrase = await self.push_screen_wait(UnlockModal(
+            fingerprint=self.pin, check=guard.check, what=what or verdict or "this decision", request=request,
+            keeps=int(guard.lock_after), shared=shared_screen()))
         if not passphrase:
             self.notify("nothing written: the key stayed locked")
             return False, None
         try:
-            signer = await asyncio.to_thread(self.ars.supervisor_unlock, passphrase.encode("utf-8"))
+            signer = await asyncio.to_thread(self.ars.supervisor_unlock, passphrase)
         except SigningError as exc:
             self.notify(str(exc), severity="error", title="Not recorded", timeout=8)
             return False, None
+        finally:
+            wipe(passphrase)
         if signer.fingerprint != self.pin:
             self.notify(f"REFUSED: the key in the state directory is {short(signer.fingerprint)}, not the key "
                         f"{short(self.pin)} this dashboard started with; nothing was signed", severity="error",
                         title="Not recorded", timeout=12)
             return False, None
-        self.signer = signer
+        guard.typed(signer)
         self.trust_status = self._trust()
         return True, signer
 
@@ -404,6 +426,8 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
                             lambda: self.switch_mode("checkpoints"))
         yield SystemCommand("Health", "Tiers, breaker, sync backlog, ledger, drift, recall latency (5)",
                             lambda: self.switch_mode("health"))
+        yield SystemCommand("Context", "What each agent turn was given from memory, and why not (6)",
+                            lambda: self.switch_mode("context"))
         yield SystemCommand("Next waiting", "The next request waiting for you (n)", self.action_next_waiting)
         yield SystemCommand("Event log", "Every notification and decision of this session (l)",
                             self.action_toggle_log)

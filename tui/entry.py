@@ -4,10 +4,12 @@
 process, so it goes straight to its handler: no typer, rich, pydantic or core.api
 until a gate rule matches (then it needs them anyway). ``ars recall ... --json``
 (how agents and hooks recall; tui/fast_recall.py) and ``ars ingest STORE --json``
-finding nothing new (tui/fast_ingest.py) skip the typer app and rich too, and
-``ars tui`` goes straight to the dashboard (tui/launch.py: a person waits for its
-first paint); those three read their command lines with tui/fast_args.py and hand
-anything else to the typer CLI in tui/cli/, as every other command line.
+finding nothing new (tui/fast_ingest.py) skip the typer app and rich too,
+``ars mcp`` over stdio answers the agent's handshake before anything heavy loads
+(tui/agents/mcp_front.py: agents give MCP servers ~1.5 s), and ``ars tui`` goes
+straight to the dashboard (tui/launch.py: a person waits for its first paint);
+these read their command lines with tui/fast_args.py and hand anything else to
+the typer CLI in tui/cli/, as every other command line.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ def _fast(argv: list[str]) -> int | None:
         from tui.launch import tui_main
 
         return tui_main(argv[1:])  # the terminal is restored by now
+    elif argv[:1] == ["mcp"]:  # an agent starting ARS's MCP server waits for its handshake
+        private_umask()
+        from tui.agents.mcp_front import main as mcp_main
+
+        return mcp_main(argv[1:])
     elif argv[:1] == ["ingest"]:  # a store re-ingest that finds nothing new
         from tui.fast_ingest import unchanged
 
@@ -60,6 +67,10 @@ def _fast(argv: list[str]) -> int | None:
 
 
 def main() -> None:
+    if any(a.startswith("--passphrase-fd") for a in sys.argv[1:]):  # read and closed before anything else
+        from tui.cli.passphrase import take_early
+
+        take_early(sys.argv[1:])
     code = _fast(sys.argv[1:])
     if code is None:
         from tui.cli.main import main as cli_main

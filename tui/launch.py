@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-VIEWS = ("loops", "inbox", "recall", "checkpoints", "health")
+VIEWS = ("loops", "inbox", "recall", "checkpoints", "health", "context")
 
 
 class Refused(Exception):
@@ -57,7 +57,10 @@ def open_store(state: Path | None):
 def run(ars, *, view: str = "loops", record_only: bool = False) -> None:
     check_view(view)
     check_terminal()
+    from core.api import no_dumps
     from tui.app import ArsApp
+
+    no_dumps()  # the passphrase is typed into this process and the key kept here (core/inbox/key_memory.py)
 
     ArsApp(ars, resume_in_process=not record_only, initial_mode=view).run()
 

@@ -325,7 +325,7 @@ def json_object(text: str) -> str | None:
 # Every key of every view (tests/tui/app/test_tui_laptop.py checks each binding is here).
 HELP = {
     "Anywhere": [
-        ("1 2 3 4 5", "Loops · Inbox · Recall · Checkpoints · Health"),
+        ("1 2 3 4 5 6", "Loops · Inbox · Recall · Checkpoints · Health · Context"),
         ("n", "the most urgent request waiting for you (nearest deadline, then risk, then age); again: the next"),
         ("l", "show / hide the event log: every notification and decision, times in your zone"),
         ("/", "this view's filter or search box"),
@@ -375,6 +375,11 @@ HELP = {
     ],
     "Health (5)": [
         ("", "tiers, breaker, sync backlog, ledger and drift, live; recall latency sparkline"),
+    ],
+    "Context (6)": [
+        ("↑ ↓ tab", "sessions that got turn contexts; their turns; what the selected turn was given"),
+        ("e", "pick the memory you expected: per turn, why it was not given (explain's verdict)"),
+        ("g", "read the receipts again"),
     ],
 }
 

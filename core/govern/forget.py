@@ -251,6 +251,9 @@ def _apply(memory: "Memory", pending: dict[str, Any]) -> ForgetReport:
     rep.removed["sqlite"] = f"{n} episodes (rows, full-text entries, {len(touched)} neighbours' context)"
     rep.removed["vectors"] = f"{scrub.forget_vectors(state, ids)} vectors"
     rep.removed["checkpoints"] = f"{_scrub_checkpoints(state, ids)} files scrubbed"
+    from core.capture.checkpoints import forget as forget_captured
+
+    rep.removed["capture"] = f"{forget_captured(state, ids)} capture checkpoints without it"
     ctx = state / STARTUP_CONTEXT
     if ctx.exists():
         ctx.unlink()

@@ -17,8 +17,11 @@ start), that the request id and the hash of the input it is about to run are
 the ones signed, and that the decision has not expired.
 
 Files (``<state>/supervisor/``, 0700/0600): ``key.pub`` (the raw public key,
-base64, one line) and ``key.enc`` (PKCS#8 PEM, encrypted with the
-passphrase). An agent can replace both; it cannot make its key the pinned one.
+base64, one line) and ``key.enc`` (the private key sealed with a key derived
+from the passphrase by Argon2id: core/inbox/key_file.py; a key made before is
+upgraded on its next unlock). An agent can replace both; it cannot make its
+key the pinned one. Every process that unlocks the key is made non-dumpable
+first (core/inbox/key_memory.py).
 
 Stdlib at import; ``cryptography`` is imported only to sign or verify (~13 ms).
 """
@@ -34,7 +37,11 @@ from datetime import datetime, timedelta, timezone
 KEY_DIR = "supervisor"
 PUB_FILE = "key.pub"
 PRIV_FILE = "key.enc"
-MIN_PASSPHRASE = 8
+# The agent can copy key.enc and guess offline, with no rate limit: the KDF makes each guess cost ~0.3 s
+# of a core here, and length is what the person controls. 12 characters (three short words) is the least
+# that keeps a guessed-offline passphrase out of reach of a list of common ones; NIST SP 800-63B asks 15
+# of a single-factor password. Existing keys with shorter passphrases still unlock (and are upgraded).
+MIN_PASSPHRASE = 12
 SIGNED_FIELDS = ("request_id", "input_hash", "verdict", "note", "decided_at", "expires_at")
 DECISION_TTL = timedelta(minutes=10)  # a signed decision is acted on within this, or never
 FP_PREFIX = "SHA256:"
@@ -117,28 +124,33 @@ def has_key(state_dir: str | os.PathLike) -> bool:
     return os.path.exists(os.path.join(key_dir(state_dir), PRIV_FILE))
 
 
-def init(state_dir: str | os.PathLike, passphrase: bytes, *, old_passphrase: bytes | None = None) -> str:
+def init(state_dir: str | os.PathLike, passphrase: bytes | bytearray, *,
+         old_passphrase: bytes | bytearray | None = None) -> str:
     """Create the supervisor's key; returns its fingerprint. A key that exists
     is replaced only when ``old_passphrase`` unlocks it (a rotation is the
     supervisor's act too)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    from core.inbox.key_file import seal
+    from core.inbox.key_memory import no_dumps
     from core.infra.fsutil import atomic_write, private_dir
 
-    if len(passphrase) < MIN_PASSPHRASE:
-        raise SigningError(f"the passphrase is {len(passphrase)} characters: use at least {MIN_PASSPHRASE}")
+    no_dumps()
+    length = sum(1 for b in passphrase if b & 0xC0 != 0x80)  # UTF-8 characters, without a str copy of it
+    if length < MIN_PASSPHRASE:
+        raise SigningError(f"the passphrase is {length} characters: use at least {MIN_PASSPHRASE} "
+                           "(e.g. three or four words)")
     if has_key(state_dir):
         if old_passphrase is None:
             raise SigningError(f"a supervisor key already exists ({public_fingerprint(state_dir) or 'unreadable'}): "
                                "to replace it, run `ars supervisor init --rotate` (asks for the current passphrase)")
         unlock(state_dir, old_passphrase)
     key = Ed25519PrivateKey.generate()
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.BestAvailableEncryption(passphrase))
+    sealed = seal(key, passphrase)
     raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     d = private_dir(key_dir(state_dir))
-    atomic_write(os.path.join(d, PRIV_FILE), pem)
+    atomic_write(os.path.join(d, PRIV_FILE), sealed)
     atomic_write(os.path.join(d, PUB_FILE), base64.b64encode(raw).decode() + "\n")
     return fingerprint(raw)
 
@@ -153,6 +165,7 @@ class Signer:
         self.public_raw = private_key.public_key().public_bytes(serialization.Encoding.Raw,
                                                                 serialization.PublicFormat.Raw)
         self.fingerprint = fingerprint(self.public_raw)
+        self.upgraded = ""  # what the key file was, when this unlock rewrote it with today's KDF
 
     def sign_text(self, text: str) -> dict:
         """``{"signed", "signature", "key"}`` for ``text``."""
@@ -171,38 +184,56 @@ class Signer:
         return self.sign_text(canonical(payload))
 
 
-def unlock(state_dir: str | os.PathLike, passphrase: bytes) -> Signer:
-    from cryptography.hazmat.primitives import serialization
+def unlock(state_dir: str | os.PathLike, passphrase: bytes | bytearray) -> Signer:
+    """The key unlocked in this process (made non-dumpable first). A key file older or weaker
+    than today's (key_file.py) is rewritten as today's, atomically: same key, same fingerprint."""
+    from core.inbox import key_file
+    from core.inbox.key_memory import no_dumps
+    from core.infra.fsutil import NotARegularFile, read_regular
 
+    no_dumps()
     path = os.path.join(key_dir(state_dir), PRIV_FILE)
     try:
-        with open(path, "rb") as fh:
-            pem = fh.read()
+        data = read_regular(path, key_file.MAX_FILE)  # a FIFO or symlink planted as key.enc is refused
     except FileNotFoundError:
         raise SigningError(f"no supervisor key in {key_dir(state_dir)}: {SETUP_HINT}") from None
+    except NotARegularFile as exc:
+        raise SigningError(f"{path} is {exc.strerror}: run `ars supervisor init --rotate`, or restore it "
+                           "from a backup") from None
     except OSError as exc:
         raise SigningError(f"cannot read {path} ({exc.strerror or exc})") from None
     try:
-        key = serialization.load_pem_private_key(pem, password=passphrase)
-    except (ValueError, TypeError) as exc:
-        text = str(exc).lower()
-        # a wrong passphrase usually fails the padding check ("bad decrypt"), but about one time in
-        # 256 the garbage it decrypts to passes it and fails the parse instead: an encrypted key
-        # that does not open is a wrong passphrase either way
-        if "password" in text or "decrypt" in text or b"-----BEGIN ENCRYPTED PRIVATE KEY-----" in pem:
-            raise BadPassphrase("wrong supervisor passphrase: nothing was decided") from None
-        raise SigningError(f"{path} is not a supervisor key ({' '.join(str(exc).split())[:120]}): "
-                           "run `ars supervisor init --rotate`, or restore it from a backup") from None
+        opened = key_file.open_key(data, passphrase)
+    except key_file.WrongPassphrase:
+        raise BadPassphrase("wrong supervisor passphrase: nothing was decided") from None
+    except key_file.KeyFileError as exc:
+        raise SigningError(f"{path} is not a supervisor key ({exc}): run `ars supervisor init --rotate`, "
+                           "or restore it from a backup") from None
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    if not isinstance(key, Ed25519PrivateKey):
+    if not isinstance(opened.key, Ed25519PrivateKey):
         raise SigningError(f"{path} is not an Ed25519 key: run `ars supervisor init --rotate`")
-    signer = Signer(key)
+    signer = Signer(opened.key)
     pub = public_fingerprint(state_dir)
     if pub is not None and pub != signer.fingerprint:
         raise SigningError(f"{key_dir(state_dir)}/{PUB_FILE} ({pub}) is not the public half of {PRIV_FILE} "
                            f"({signer.fingerprint}): the key files were changed; run `ars supervisor show`")
+    if opened.stale:
+        signer.upgraded = _upgrade(path, opened, passphrase)
     return signer
+
+
+def _upgrade(path: str, opened, passphrase: bytes | bytearray) -> str:
+    """Rewrite ``path`` with today's KDF (same key): what it was, or "" when it could not be written
+    (the key still works; the next unlock tries again)."""
+    from core.inbox.key_file import seal
+    from core.infra.fsutil import atomic_write
+
+    try:
+        atomic_write(path, seal(opened.key, passphrase))
+    except OSError:
+        return ""
+    return opened.stale
 
 
 # -- verifying ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ it uses the tiers, pools, deadlines and breaker ``Memory`` sets up.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Sequence
@@ -93,9 +94,26 @@ class Recall:
             del r.hits[k:]
         for h in hits:  # where each memory came from (--json, the dashboard)
             h.origin = next((t.origin for t in h.per_tier.values() if t.origin), None) or origins.get(h.episode_id, {})
+        self._timed(hits)
         degraded = any(r.status in FAILED for r in ordered)
         return RecallResult(query=q.text, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
                             degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000)
+
+    def _timed(self, hits) -> None:
+        """When each hit happened, from SQLite for those whose tiers did not say (dense)."""
+        missing = [h.episode_id for h in hits if h.ts is None]
+        if not missing:
+            return
+        try:
+            times = self.sqlite.times(missing)
+        except Exception:  # noqa: BLE001 - a time is a label; recall answers without it
+            return
+        for h in hits:
+            if h.ts is None and h.episode_id in times:
+                try:
+                    h.ts = datetime.fromisoformat(times[h.episode_id])
+                except ValueError:
+                    pass
 
     def _origins(self, ids: set[str]) -> dict[str, dict[str, str]]:
         """namespace, host and agent of episodes, from SQLite (it holds this

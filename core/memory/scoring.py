@@ -24,7 +24,8 @@ from datetime import datetime
 from typing import Any, Iterable, Sequence
 
 from core.models import Hit
-from core.memory.text import is_cjk, snippet as make_snippet, term_of
+from core.memory.snippet import snippet as make_snippet
+from core.memory.text import is_cjk, term_of
 
 # From the article: a person's name is the strongest evidence that a memory is
 # the one asked about, a technology name the weakest.
@@ -177,11 +178,13 @@ def score_candidates(
     # scores ~50 candidates for a top 10
     token_terms = [(t, term_of(t)) for t in q.tokens]
     out = []
+    times = {c.episode_id: c.ts for c in cands}
     for rank, (score, episode_id, b, matched, low, text) in enumerate(scored if k is None else scored[:k], 1):
         held = set(matched)
         surface = [t for t, term in token_terms if term in held or t in low]
         out.append(Hit(episode_id=episode_id, tier=tier, rank=rank, score=score, breakdown=b,
-                       matched_tokens=surface, snippet=make_snippet(text, surface or q.tokens)))
+                       matched_tokens=surface, snippet=make_snippet(text, surface or q.tokens),
+                       ts=times.get(episode_id)))
     return out
 
 
@@ -220,7 +223,9 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None) -> list
             m = merged.get(h.episode_id)
             if m is None:
                 m = merged[h.episode_id] = Hit(episode_id=h.episode_id, tier="fused", rank=0,
-                                                score=0.0, snippet=h.snippet)
+                                                score=0.0, snippet=h.snippet, ts=h.ts)
+            elif m.ts is None:
+                m.ts = h.ts
             m.breakdown[f"fuse_{tier}"] = round(w * c, 6)
             m.per_tier[tier] = h
             for t in h.matched_tokens:

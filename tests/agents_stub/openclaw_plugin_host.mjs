@@ -10,6 +10,8 @@
 //   {"n": 1, "tool": "exec", "params": {...}, "toolCallId": "c1", "ctx": {...}}  -> runs the handler
 //     (with "abortAfterMs": N, its ctx.abortSignal aborts after N ms)
 //   {"resolve": "deny"}   -> calls the last requireApproval's onResolution (OpenClaw decided)
+//   {"n": 2, "hook": "before_prompt_build", "event": {...}, "ctx": {...}}  -> runs that hook's handler
+//     with the event and context as given (agent_end, after_tool_call, ... the same way)
 // stdout, one line per handler result: {"n", "ms", "result"} (onResolution left out of it).
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
@@ -40,6 +42,15 @@ lines.on("line", (line) => {
     return;
   }
   const started = performance.now();
+  if (cmd.hook) {  // any other hook, with the event and context as the test gives them
+    const registered = handlers.get(cmd.hook);
+    if (!registered) { out({ n: cmd.n, error: `no handler for ${cmd.hook}` }); return; }
+    const p = Promise.resolve(registered.handler(cmd.event ?? {}, cmd.ctx ?? {})).then(
+      (result) => out({ n: cmd.n, ms: performance.now() - started, result: result ?? null }),
+      (err) => out({ n: cmd.n, error: String(err?.message ?? err) }));
+    pending.push(p);
+    return;
+  }
   const { handler } = handlers.get("before_tool_call");
   const event = { toolName: cmd.tool, params: cmd.params ?? {}, toolCallId: cmd.toolCallId, runId: "run-host" };
   const ctx = { sessionKey: cmd.session ?? "agent:main:host", toolCallId: cmd.toolCallId, ...(cmd.ctx ?? {}) };

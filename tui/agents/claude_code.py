@@ -20,13 +20,22 @@ Claude Code runs the hook command with one event as JSON on stdin
   ``{"decision": {"behavior": "allow"}}``, a reject ``deny`` with its reason; no
   decision in time: no answer, Claude Code's prompt decides, and ``PostToolUse``
   or ``Stop`` then ends the request ("decided in the terminal").
-* ``SessionStart``: the startup context (what ``ars rehydrate`` writes: open
-  loops, next steps, memories, sync health), memories recalled for the
-  project directory's name and the requests waiting in the inbox, as
-  ``additionalContext``.
-* ``Stop`` / ``SessionEnd``: ``ars ingest`` of ``transcript_path`` in a
-  detached process (the pipeline skips what it already has), so the agent
-  waits for a fork, not for the ingest.
+* ``UserPromptSubmit``: what memory holds about the prompt (and the reply before it),
+  from the recall daemon's ``context`` request, as ``additionalContext``; nothing when
+  nothing clears the floor or no answer comes in time (tui/agents/claude_context.py).
+* ``SessionStart``: the startup context (what ``ars rehydrate`` writes: open loops,
+  next steps, sync health) and the requests waiting in the inbox; after a compaction
+  or on resume, the context for what the session was about again.
+* Capture (core/capture): ``Stop``, ``PreCompact`` and ``SessionEnd`` store what the
+  transcript added since the last capture, in this process (the turn is recallable
+  when the hook exits); ``PostToolUse`` starts one in the background when the last
+  is over ``CAPTURE_EVERY`` s old (a long turn is memory as it goes). A transcript
+  never captured and over ``FIRST_READ_MAX`` bytes is read whole in the background
+  (``ars hook claude-code --capture PATH``). ``SessionEnd`` also starts ``ars ingest``
+  of the transcript, detached: the catch-up (same ids: it adds nothing captured).
+* ``PostToolUse`` / ``PostToolUseFailure`` of a call ARS held: what ran and how it
+  ended (exit status, first lines of output) joins the memory of its decision
+  (tui/agents/call_memory.py).
 
 Anything else: one line on stderr, exit 0 (a hook must never break the agent).
 
@@ -41,15 +50,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 from tui.agents import hook_io
+from tui.agents.claude_capture import (  # noqa: F401 - spawn_ingest, ars_command: other hooks' too
+    ars_command, capture_now, capture_soon, capture_transcript, ingest_transcript, spawn_ingest
+)
 
 AGENT = "claude-code"
-INGEST_LOG = "hook-ingest.log"
-INGEST_LOG_MAX = 1 << 20  # bytes; then the log starts again (the previous one kept as .1)
 USAGE = ("usage: ars hook claude-code [--state DIR] [--supervisor SHA256:...] [--policy-version N]  "
-         "(one Claude Code hook event as JSON on stdin)")
+         "(one Claude Code hook event as JSON on stdin; --capture PATH: capture that transcript)")
 # The supervisor key this hook trusts, from its own command line (`--supervisor`,
 # written by `ars install claude-code`): Claude Code snapshots its hook commands at
 # session start, so a running agent cannot change it. None: no decision is trusted.
@@ -100,12 +111,16 @@ def _guard(event: dict) -> None:
 
 
 # -- arguments and state directory ------------------------------------------------
+CAPTURE: str | None = None  # --capture PATH: this process captures a transcript (started by a hook)
+
+
 def _parse_args(argv: list[str]) -> tuple[str | None, str | None]:
-    """(state dir or None, error or None); sets ``PIN`` from ``--supervisor``."""
-    global PIN, FLOOR
-    opts, problem = hook_io.parse(argv, USAGE)
+    """(state dir or None, error or None); sets ``PIN`` from ``--supervisor``, ``FLOOR``, ``CAPTURE``."""
+    global PIN, FLOOR, CAPTURE
+    opts, problem = hook_io.parse(argv, USAGE, values={"--capture": str})
     PIN = None if problem else opts["supervisor"]
     FLOOR = 0 if problem else (opts["policy-version"] or 0)
+    CAPTURE = None if problem else opts["capture"]
     return (None, problem) if problem else (opts["state"], None)
 
 
@@ -118,6 +133,8 @@ def run(argv: list[str], stdin=None) -> int:
     returns the exit code: 0, or 1 for a wrong command line (never 2, which
     Claude Code reads as "block")."""
     explicit, problem = _parse_args(list(argv))
+    if CAPTURE is not None and not problem:
+        return capture_now(state_dir(explicit), CAPTURE, first_read_max=None)
     raw = b""
     try:
         raw = (stdin or sys.stdin.buffer).read()
@@ -266,27 +283,78 @@ def permission_request(event: dict, state: str) -> int:
 
 
 def post_tool_use(event: dict, state: str) -> int:
-    """The call ran (Claude Code's own prompt let it): a request still open for it (its hook
-    was killed, or PermissionRequest left it to the prompt) ends: decided in the terminal.
-    Two stats when there is none (every tool call runs this)."""
+    """The call ran (Claude Code's own prompt let it, or ARS did): a request still open for it
+    (its hook was killed, or PermissionRequest left it to the prompt) ends: decided in the
+    terminal. A call ARS held gets its outcome in memory. Otherwise two stats and one failed
+    open per id (every tool call runs this), and now and then a capture in the background."""
+    return _after_tool(event, state, *_result(event))
+
+
+def post_tool_failure(event: dict, state: str) -> int:
+    """``PostToolUseFailure``: the call ran and failed (or was interrupted)."""
+    error = event.get("error") if isinstance(event.get("error"), str) else ""
+    code = re.match(r"Exit code (\d+)", error)
+    status = int(code.group(1)) if code else ("interrupted" if event.get("is_interrupt") else "error")
+    return _after_tool(event, state, status, error)
+
+
+def _result(event: dict) -> tuple[object, str]:
+    """(status, output head) of a call that succeeded: Bash's stdout and stderr, else the response as text."""
+    response = event.get("tool_response")
+    if isinstance(response, dict) and ("stdout" in response or "stderr" in response):
+        out = "\n".join(str(response.get(k) or "") for k in ("stdout", "stderr") if response.get(k))
+        return ("interrupted" if response.get("interrupted") else 0), out
+    if isinstance(response, str):
+        return "ok", response
+    return "ok", json.dumps(response, ensure_ascii=False, default=str)[:4000] if response is not None else ""
+
+
+def _after_tool(event: dict, state: str, status, output: str) -> int:
+    from tui.agents.call_memory import linked, outcome
     from tui.agents.held_call import end_call
 
     session = str(event.get("session_id") or "unknown")
-    for call_id in (str(event.get("tool_use_id") or ""), input_key(event.get("tool_name"), event.get("tool_input"))):
+    ids = (str(event.get("tool_use_id") or ""), input_key(event.get("tool_name"), event.get("tool_input")))
+    for call_id in ids:
         end_call(state, session, call_id, "decided in the terminal: the call ran (Claude Code's own prompt let it)",
                  _say)
+    request_id = linked(state, session, ids)
+    if request_id:
+        outcome(state, request_id, status, output, f"Claude Code's {event.get('hook_event_name')} hook", _say,
+                done=(session, ids))
+    capture_soon(event, state)
     return 0
 
 
 def stop_session(event: dict, state: str) -> int:
-    """Stop / SessionEnd: end the session's requests still open, then ingest its transcript."""
+    """Stop / SessionEnd: end the session's requests still open (and remember them), capture
+    the turn; SessionEnd also starts the catch-up ingest of the transcript."""
+    from tui.agents.call_memory import remember_all, unsettled
     from tui.agents.held_call import end_session
 
-    end_session(state, str(event.get("session_id") or "unknown"),
+    session = str(event.get("session_id") or "unknown")
+    open_before = unsettled(state, session)
+    end_session(state, session,
                 "decided in the terminal: the Claude Code session "
                 + ("ended" if event.get("hook_event_name") == "SessionEnd" else "stopped") + " without running it",
                 _say)
-    return ingest_transcript(event, state)
+    remember_all(state, open_before, _say)
+    capture_transcript(event, state)
+    if event.get("hook_event_name") == "SessionEnd":
+        return ingest_transcript(event, state)
+    return 0
+
+
+def pre_compact(event: dict, state: str) -> int:
+    """Before a compaction: everything so far is memory (the compacted context can ask for it)."""
+    capture_transcript(event, state)
+    return 0
+
+
+def user_prompt_submit(event: dict, state: str) -> int:
+    from tui.agents.claude_context import user_prompt
+
+    return user_prompt(event, state, _say, _answer)
 
 
 # -- SessionStart: the startup context (tui/agents/claude_context.py) -------------------------------
@@ -296,63 +364,7 @@ def session_start(event: dict, state: str) -> int:
     return start(event, state, _say, _answer)
 
 
-# -- Stop / SessionEnd: ingest the transcript ----------------------------------------------
-def ingest_transcript(event: dict, state: str) -> int:
-    path = event.get("transcript_path")
-    if not isinstance(path, str) or not path or "\0" in path:
-        _say(f"{event.get('hook_event_name')} without a transcript_path: nothing to ingest")
-        return 0
-    path = os.path.abspath(os.path.expanduser(path))
-    if not os.path.isfile(path):
-        _say(f"transcript {path} is not a file: nothing to ingest")
-        return 0
-    spawn_ingest(state, path)
-    return 0
-
-
-def spawn_ingest(state: str, path: str, fmt: str | None = "claude-code") -> int:
-    """Start ``ars ingest --state STATE [--format FMT] PATH`` in its own
-    session (it outlives the hook, and Claude Code's signals to the hook do
-    not reach it); its output goes to ``<state>/hook-ingest.log``. Returns its pid."""
-    import subprocess
-
-    from core.hook_api import PRIVATE_FILE, private_dir
-
-    state = os.path.abspath(state)
-    private_dir(state)
-    log_path = os.path.join(state, INGEST_LOG)
-    try:
-        if os.path.getsize(log_path) > INGEST_LOG_MAX:
-            os.replace(log_path, log_path + ".1")
-    except OSError:
-        pass
-    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
-    try:
-        from datetime import datetime, timezone
-
-        os.write(fd, f"--- {datetime.now(timezone.utc).isoformat(timespec='seconds')} ingest {path}\n".encode())
-        child = subprocess.Popen(
-            ars_command() + ["ingest", "--state", state, *(["--format", fmt] if fmt else []), "--json", path],
-            stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, start_new_session=True, close_fds=True,
-            cwd=state)  # never the project directory: its own `tui` package must not shadow ARS's
-    finally:
-        os.close(fd)
-    return child.pid
-
-
-def ars_command() -> list[str]:
-    """How to start ``ars`` from here: the console script beside this Python
-    (a venv's bin/), else this Python running the CLI module."""
-    exe = sys.executable or "python3"
-    script = os.path.join(os.path.dirname(exe), "ars")
-    if os.path.isfile(script) and os.access(script, os.X_OK):
-        return [script]
-    return [exe, "-c", f"import sys; sys.path.insert(0, {_ROOT!r}); from tui.entry import main; main()"]
-
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds tui/ and core/
-
-
 HANDLERS = {"PreToolUse": pre_tool_use, "PermissionRequest": permission_request, "PostToolUse": post_tool_use,
-            "SessionStart": session_start,
+            "PostToolUseFailure": post_tool_failure, "UserPromptSubmit": user_prompt_submit,
+            "SessionStart": session_start, "PreCompact": pre_compact,
             "Stop": stop_session, "SessionEnd": stop_session}

@@ -76,6 +76,16 @@ def _quiet(message: str) -> None:
 
 def hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: float | None = None,
          say: Callable[[str], None] = _quiet, give_up: str = "expire") -> Outcome:
+    """``_hold``, then the decision becomes memory (tui/agents/call_memory.py)."""
+    outcome = _hold(call, matches, gate, state, pin, wait=wait, say=say, give_up=give_up)
+    from tui.agents.call_memory import remember
+
+    remember(state, call, outcome, pin, say)
+    return outcome
+
+
+def _hold(call: Call, matches: list, gate, state: str, pin: str | None, *, wait: float | None = None,
+          say: Callable[[str], None] = _quiet, give_up: str = "expire") -> Outcome:
     """Create the request for ``call`` and wait for its decision (see the module's docstring).
 
     ``give_up``: what happens to the request when the wait ends without a decision:

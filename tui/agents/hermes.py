@@ -11,7 +11,7 @@ so this hook has allow and block only.)
 
 * ``pre_tool_call``: Hermes' tool (``terminal``, ``write_file``, ``patch``,
   ``read_file``, ``search_files``, ``web_extract``, ``browser_navigate``,
-  ``mcp_<server>_<tool>``...) is put in the gate's words (Bash, Write, Edit,
+  ``mcp__<server>__<tool>``...) is put in the gate's words (Bash, Write, Edit,
   Read, Grep, WebFetch, mcp__server__tool: ``as_gate_calls``) and checked by
   core/inbox/gate/. Nothing matches: no output, the call runs. A match is
   held in the ARS inbox (tui/agents/held_call.py, source ``hermes:<session>``)
@@ -23,12 +23,16 @@ so this hook has allow and block only.)
   ends ``MARGIN`` seconds before Hermes' own hook timeout (``--timeout``, which
   ``ars install hermes`` writes beside Hermes' ``timeout:``).
 * ``post_tool_call``: the call is over; a request its hook left (the hook was
-  killed) is withdrawn.
+  killed) is withdrawn, and an approved call's exit and output head join the
+  memory of its decision (tui/agents/hermes_outcome.py).
 * ``on_session_end`` / ``on_session_finalize``: the session's open requests are
   withdrawn and ``ars ingest <HERMES_HOME>/state.db`` starts detached (the
   pipeline skips what it already has).
 
 Anything else: one line on stderr, exit 0.
+
+``--serve`` is not a hook: it is the long-lived process ARS's memory provider for
+Hermes starts (tui/agents/hermes_serve.py).
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ from tui.agents import hook_io
 AGENT = "hermes"
 LABEL = "Hermes"
 USAGE = ("usage: ars hook hermes [--state DIR] [--supervisor SHA256:...] [--policy-version N] [--timeout SECONDS]  "
-         "(one Hermes shell-hook event as JSON on stdin)")
+         "(one Hermes shell-hook event as JSON on stdin) | ars hook hermes --serve [--state DIR]  "
+         "(ARS's memory provider's process)")
 HERMES_TIMEOUT = 60   # s: Hermes' default shell-hook timeout, when --timeout is not given
 MARGIN = 5.0          # s: the hook answers this long before Hermes would kill it (a killed hook lets the call run)
 WATCHDOG_MARGIN = 2.0  # s: the watchdog's answer, if the wait itself is stuck (tui/agents/watchdog.py)
@@ -50,6 +55,9 @@ WATCHDOG_MARGIN = 2.0  # s: the watchdog's answer, if the wait itself is stuck (
 # of its own sessions and skills): they pass without the gate, as Claude Code's Task/TodoWrite do
 HARMLESS = frozenset({"todo", "clarify", "memory", "session_search", "skills_list", "skill_view", "web_search",
                       "x_search", "read_terminal", "delegate_task", "project_list", "kanban_list", "kanban_show"})
+# ARS's own memory provider's tools (tui/agents/hermes_provider/): reading ARS's memory is never held by ARS
+# (its MCP tools, mcp__ars__recall..., pass through the gate's built-in MCP allow-list)
+PROVIDER_TOOLS = frozenset({"ars_recall", "ars_get"})
 
 
 _say = hook_io.sayer(AGENT)
@@ -61,14 +69,15 @@ def _block(message: str) -> int:
 
 
 class Args:
-    __slots__ = ("state", "pin", "timeout", "floor")
+    __slots__ = ("state", "pin", "timeout", "floor", "serve")
 
     def __init__(self, state: str | None = None, pin: str | None = None, timeout: float = HERMES_TIMEOUT,
-                 floor: int = 0) -> None:
+                 floor: int = 0, serve: bool = False) -> None:
         self.state = state
         self.pin = pin
         self.timeout = timeout
         self.floor = floor  # --policy-version: an older gate policy is a rollback
+        self.serve = serve
 
 
 def _timeout(value: str) -> float:
@@ -82,10 +91,11 @@ def _timeout(value: str) -> float:
 
 
 def parse_args(argv: list[str]) -> tuple[Args, str | None]:
-    opts, problem = hook_io.parse(argv, USAGE, values={"--timeout": _timeout})
+    opts, problem = hook_io.parse(argv, USAGE, values={"--timeout": _timeout}, switches=("--serve",))
     if problem:
         return Args(), problem
-    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT, opts["policy-version"] or 0), None
+    return Args(opts["state"], opts["supervisor"], opts["timeout"] or HERMES_TIMEOUT, opts["policy-version"] or 0,
+                opts["serve"]), None
 
 
 # -- the entry point -------------------------------------------------------------------
@@ -93,6 +103,10 @@ def run(argv: list[str], stdin=None) -> int:
     """Handle one Hermes hook event; the exit code (0, or 1 for a wrong command line
     outside pre_tool_call). Hermes reads stdout whatever the exit code."""
     args, problem = parse_args(list(argv))
+    if args.serve and not problem:
+        from tui.agents.hermes_serve import serve
+
+        return serve(hook_io.state_dir(args.state), args.pin)
     raw = b""
     try:
         raw = (stdin or sys.stdin.buffer).read()
@@ -148,7 +162,7 @@ def as_gate_calls(tool_name: str, tool_input: dict) -> list[tuple[str, dict]]:
     that touches several things (a V4A patch of three files, web_extract of two URLs) is
     one pair each; a tool the gate does not know keeps its Hermes name (held as unknown
     unless gate.toml's [allow] tools names it)."""
-    if tool_name in HARMLESS:
+    if tool_name in HARMLESS or tool_name in PROVIDER_TOOLS:
         return []
     if tool_name == "terminal":
         return [("Bash", {"command": tool_input.get("command")})]
@@ -170,8 +184,12 @@ def as_gate_calls(tool_name: str, tool_input: dict) -> list[tuple[str, dict]]:
         urls = tool_input.get("urls") if tool_name == "web_extract" else [tool_input.get("url")]
         urls = urls if isinstance(urls, list) and urls else [None]
         return [("WebFetch", {"url": u if isinstance(u, str) else None}) for u in urls]
+    if tool_name.startswith("mcp__"):
+        # Hermes 0.19 names MCP tools as Claude Code does, mcp__<server>__<tool> (tools/mcp_tool.py:
+        # mcp_prefixed_tool_name): already the gate's word
+        return [(tool_name, dict(tool_input))]
     if tool_name.startswith("mcp_") and "_" in tool_name[4:]:
-        # Hermes names MCP tools mcp_<server>_<tool>; a server with "_" in its name splits wrongly,
+        # older Hermes: mcp_<server>_<tool>; a server with "_" in its name splits wrongly,
         # which only misses an [allow] mcp entry (held), never passes more
         server, _, tool = tool_name[4:].partition("_")
         return [(f"mcp__{server}__{tool}", dict(tool_input))]
@@ -246,6 +264,9 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
                       # where the supervisor's context comes from (core/inbox/context.py: hermes_tail)
                       "hermes_db": os.path.join(hermes_home(), "state.db")})
     outcome = hold(call, matches, gate, state, args.pin, wait=max(1.0, args.timeout - MARGIN), say=_say)
+    from tui.agents.hermes_outcome import remember_decision
+
+    remember_decision(state, call.session, call.call_id, outcome.request_id, outcome.verdict, args.pin, _say)
     if outcome.verdict == "allow":
         _say(outcome.reason)
         return 0  # Hermes runs a call no hook blocked
@@ -257,12 +278,15 @@ def pre_tool_call(event: dict, state: str, args: Args) -> int:
 
 # -- after the call, and at the session's end -------------------------------------------------
 def post_tool_call(event: dict, state: str, args: Args) -> int:
-    """The call is over (it ran, failed or was blocked): a request its hook left is withdrawn."""
+    """The call is over (it ran, failed or was blocked): a request its hook left is withdrawn;
+    an approved call's outcome goes into the memory of its decision (tui/agents/hermes_outcome.py)."""
     from tui.agents.held_call import end_call
+    from tui.agents.hermes_outcome import record_outcome
 
     status = _extra(event).get("status")
     end_call(state, str(event.get("session_id") or "unknown"), str(_extra(event).get("tool_call_id") or ""),
              f"the call is over in Hermes (status {status or 'unknown'})", _say)
+    record_outcome(state, event, _say)
     return 0
 
 

@@ -1,10 +1,12 @@
 """``ars install claude-code``: merge ARS's hooks and MCP server into Claude Code's settings.
 
-* Hooks (``PreToolUse``, ``PermissionRequest`` and ``PostToolUse`` for every tool, ``SessionStart``,
-  ``Stop``, ``SessionEnd``, each running ``ars hook claude-code --state DIR
-  --supervisor SHA256:...``) go into
+* Hooks (``PreToolUse``, ``PermissionRequest``, ``PostToolUse`` and ``PostToolUseFailure`` for
+  every tool, ``UserPromptSubmit``, ``SessionStart``, ``PreCompact``, ``Stop``, ``SessionEnd``, each
+  running ``ars hook claude-code --state DIR --supervisor SHA256:...``) go into
   ``<project>/.claude/settings.json`` (``--project``, the default) or
-  ``~/.claude/settings.json`` (``--user``).
+  ``~/.claude/settings.json`` (``--user``), beside an allow rule for ARS's own MCP tools
+  (``permissions.allow``: ``mcp__ars__*``): recalling memory never waits for a prompt
+  (Claude Code reads a project's allow rules once its folder is trusted).
 * The MCP server (``ars mcp --state DIR``, named ``ars``) goes into
   ``<project>/.mcp.json`` or, for ``--user``, the ``mcpServers`` of
   ``~/.claude.json`` (where ``claude mcp add --scope user`` puts it).
@@ -38,9 +40,12 @@ import sys
 import time
 from pathlib import Path
 
-HOOK_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse", "SessionStart", "Stop", "SessionEnd")
+HOOK_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit",
+               "SessionStart", "PreCompact", "Stop", "SessionEnd")
+TOOL_EVENTS = ("PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure")  # with a matcher
 from tui.agents.claude_code import PRE_TOOL_TIMEOUT  # seconds: Claude Code's default, written out in its settings
 MCP_NAME = "ars"
+ALLOW_OURS = f"mcp__{MCP_NAME}__*"  # every tool of ARS's MCP server (Claude Code's server-level rule)
 _OURS = re.compile(r"(?:^|\s)hook\s+claude-code(?:\s|$)")
 
 
@@ -88,8 +93,7 @@ def plan(*, state: Path, project: Path | None = None, user: bool = False, home: 
     state = Path(os.path.abspath(os.path.expanduser(str(state))))
     ars = list(ars or ars_command())
     pin = pinned_key(state)
-    hook_cmd = shlex.join(ars + ["hook", "claude-code", "--state", str(state)]
-                          + (["--supervisor", pin] if pin else []))
+    hook_cmd = shlex.join(ars + ["hook", "claude-code", "--state", str(state)] + pin_args(state, pin))
     server = {"type": "stdio", "command": ars[0], "env": {},
               "args": ars[1:] + ["mcp", "--state", str(state)] + (["--supervisor", pin] if pin else [])}
     if user:
@@ -102,6 +106,19 @@ def plan(*, state: Path, project: Path | None = None, user: bool = False, home: 
                                "project (or --user)")
         settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
     return [_merge_hooks(settings_path, hook_cmd), _merge_mcp(mcp_path, server)]
+
+
+def pin_args(state: Path, pin: str | None) -> list[str]:
+    """What a hook command pins: the supervisor key and the gate policy version in force now
+    (an older policy put back later is a rollback the hook refuses; Claude Code snapshots the
+    command at session start, where the agent cannot change it). Run `ars install` again
+    after `ars gate edit` to raise the pinned version."""
+    if not pin:
+        return []
+    from core.api import gate_policy
+
+    version = gate_policy.seen_version(state)
+    return ["--supervisor", pin] + (["--policy-version", str(version)] if version else [])
 
 
 def pinned_key(state: Path) -> str | None:
@@ -249,15 +266,31 @@ def _merge_hooks(path: Path, hook_cmd: str) -> FileChange:
         entry: dict = {"type": "command", "command": hook_cmd}
         if event in ("PreToolUse", "PermissionRequest"):  # both may wait for a person
             entry["timeout"] = PRE_TOOL_TIMEOUT
-            groups.append({"matcher": "*", "hooks": [entry]})
-        elif event == "PostToolUse":
-            groups.append({"matcher": "*", "hooks": [entry]})
-        else:
-            groups.append({"hooks": [entry]})
+        groups.append({"matcher": "*", "hooks": [entry]} if event in TOOL_EVENTS else {"hooks": [entry]})
+    _allow_ours(obj, path, notes)
     new = _dump(obj, indent)
     if text is not None and text.strip() and json.loads(text) == obj:
         new = text  # nothing to change: keep the file byte for byte
     return FileChange(path, text, new, notes, mode)
+
+
+def _allow_ours(obj: dict, path: Path, notes: list[str]) -> None:
+    """``permissions.allow`` holds ``mcp__ars__*`` (added once; the other rules stay as they are)."""
+    perms = obj.get("permissions")
+    if perms is None:
+        perms = obj["permissions"] = {}
+    if not isinstance(perms, dict):
+        raise InstallError(f"{path}: \"permissions\" is a {type(perms).__name__}, not an object: fix it; "
+                           "nothing was written")
+    allow = perms.get("allow")
+    if allow is None:
+        allow = perms["allow"] = []
+    if not isinstance(allow, list):
+        raise InstallError(f"{path}: permissions.allow is a {type(allow).__name__}, not a list of rules: fix it; "
+                           "nothing was written")
+    if ALLOW_OURS not in allow:
+        allow.append(ALLOW_OURS)
+        notes.append(f"permissions.allow: {ALLOW_OURS} (ARS's memory tools run without a prompt)")
 
 
 def _merge_mcp(path: Path, server: dict) -> FileChange:

@@ -7,7 +7,10 @@ else ``~/.hermes``):
   the hook is told it with ``--timeout`` and answers before it, since Hermes
   runs a call whose hook timed out), ``post_tool_call`` and ``on_session_end``,
   each running ``ars hook hermes --state DIR --supervisor SHA256:...``;
-* ``mcp_servers: ars:`` running ``ars mcp --state DIR --supervisor ...``.
+* ``mcp_servers: ars:`` running ``ars mcp --state DIR --supervisor ...``;
+* ARS's memory provider in ``<hermes home>/plugins/ars/`` and ``memory.provider: ars``
+  (tui/agents/install_hermes_memory.py); and it says when the Hermes on PATH has no
+  MCP support (no ``mcp`` package in its Python).
 
 Hermes asks once, at a terminal, before it runs a new hook command (or
 registers it silently with ``--accept-hooks``/``HERMES_ACCEPT_HOOKS``); a hook
@@ -34,7 +37,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tui.agents.install import FileChange, InstallError, ars_command, merge_server, pinned_key, report
+from tui.agents import install_hermes_memory as memory
+from tui.agents.install import pin_args, FileChange, InstallError, ars_command, merge_server, pinned_key, report
 
 PRE_TOOL_TIMEOUT = 300   # s: Hermes' MAX_TIMEOUT_SECONDS for a shell hook
 OTHER_TIMEOUT = 30       # s: post_tool_call and on_session_end do one stat, or start a detached ingest
@@ -54,7 +58,7 @@ def commands(state: Path, ars: list[str] | None = None) -> dict[str, str]:
     """Each hooked event's command (the pin read now from the state directory)."""
     ars = list(ars or ars_command())
     pin = pinned_key(state)
-    base = ars + ["hook", "hermes", "--state", str(state)] + (["--supervisor", pin] if pin else [])
+    base = ars + ["hook", "hermes", "--state", str(state)] + pin_args(state, pin)
     return {event: shlex.join(base + (["--timeout", str(PRE_TOOL_TIMEOUT)] if event == "pre_tool_call" else []))
             for event in HOOK_EVENTS}
 
@@ -67,7 +71,8 @@ def plan(*, state: Path, home: Path | None = None, ars: list[str] | None = None)
     cmds = commands(state, ars)
     pin = pinned_key(state)
     server = {"command": ars[0], "args": ars[1:] + ["mcp", "--state", str(state)] + (["--supervisor", pin] if pin else [])}
-    return [_merge_config(home / "config.yaml", cmds, server), _merge_allowlist(home / ALLOWLIST, cmds)]
+    return [_merge_config(home / "config.yaml", cmds, server), _merge_allowlist(home / ALLOWLIST, cmds),
+            *memory.plugin_changes(home, state, ars)]
 
 
 def _yaml():
@@ -157,6 +162,7 @@ def _merge_config(path: Path, cmds: dict[str, str], server: dict) -> FileChange:
         return made
 
     merge_server(servers, MCP_NAME, server, f"mcp_servers.{MCP_NAME}", path, notes, new_entry=entry)
+    memory.memory_setting(doc, path, notes)
     if text is not None and text.strip() and json.dumps(doc, default=str, sort_keys=True) == before:
         return FileChange(path, text, text, notes, mode)  # nothing to change: byte for byte
     out = io.StringIO()
@@ -202,6 +208,9 @@ def install_cli(*, home: Path | None, state: Path, dry_run: bool) -> int:
         sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")
         return 2
     report(changes, pin=pinned_key(state), unpinned="Hermes' held calls are blocked", dry_run=dry_run,
-           done=f"Hermes now asks ARS ({state}) before risky tool calls (from its next start): "
-                "`ars inbox list` shows what waits for you.")
+           done=f"Hermes now asks ARS ({state}) before risky tool calls and hears its memory in every turn (from "
+                "its next start): `ars inbox list` shows what waits for you.")
+    problem = memory.mcp_problem()
+    if problem:
+        sys.stdout.write(("# " if dry_run else "") + f"note: {problem}\n")
     return 0

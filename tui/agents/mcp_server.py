@@ -33,10 +33,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from core.api import ARS, OPEN_STATUSES, STATUSES
+from core.api import ARS, MAX_PAGE_CHARS, OPEN_STATUSES, PAGE_CHARS, STATUSES, EpisodeText
 from core.errors import BadQuery, failure_line, first_error
 from core.models import Explanation, LoopSummary, RecallResult
 from tui.agents.file_watch import FileWatch
+from tui.agents.mcp_catalog import server_version
 
 log = logging.getLogger("ars.mcp")
 
@@ -55,7 +56,8 @@ STARTUP_URI = "ars://startup-context"
 INSTRUCTIONS = """\
 ARS is this user's memory of past agent sessions and the supervisor of risky steps.
 - Call `recall` before answering anything about past work, decisions, people or
-  incidents; `explain` when an expected memory is missing.
+  incidents; `get` for the whole of a memory a snippet cut short; `explain` when an
+  expected memory is missing.
 - Call `remember` after a decision or finding worth keeping (one paragraph).
 - Call `request_approval` before a risky or irreversible step (deleting data,
   force-pushing, production changes, spending money) and act only on "approved".
@@ -227,7 +229,7 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
         auth = dict(token_verifier=StaticTokenVerifier(token),
                     auth=AuthSettings(issuer_url=issuer_url, resource_server_url=None))
     server = ArsMCPServer(ars, name="ars", title="ARS memory and approvals", instructions=INSTRUCTIONS,
-                          version=_version(), log_level="WARNING", **auth)
+                          version=server_version(), log_level="WARNING", **auth)
     writes = threading.Lock()  # one write at a time from this process (the state dir's lock spans processes)
     answers = anyio.CapacityLimiter(ANSWER_THREADS)
     write_slots = anyio.CapacityLimiter(WRITE_THREADS)
@@ -267,6 +269,18 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
             raise ToolError(f"unknown episode {episode_id[:80]!r}: no tier stores it; "
                             "use an id recall returned (hits[].episode_id)")
         return ex
+
+    @server.tool(annotations=read_only, structured_output=True)
+    async def get(episode_id: EpisodeId,
+                  offset: Annotated[int, Field(description="where to start in the text (a previous page's "
+                                                           "next_offset); 0 for the start")] = 0,
+                  limit: Annotated[int, Field(description=f"at most this many characters, 1-{MAX_PAGE_CHARS}")]
+                  = PAGE_CHARS) -> EpisodeText:
+        """One memory's whole text, with when it happened, the agent and the session: what a
+        command printed, what was decided and by whom. Call it when a recall hit or the recalled
+        context shows only a snippet of what you need. Long texts come a page at a time: call
+        again with `offset` = `next_offset` until `next_offset` is null."""
+        return await answer(ars.get, episode_id, offset=offset, limit=limit)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                              idempotent_hint=False, open_world_hint=False),
@@ -388,12 +402,3 @@ def build_server(ars: ARS, *, token: str | None = None, issuer_url: str = "http:
         return await startup_text()
 
     return server
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("ars")
-    except Exception:  # noqa: BLE001 - a source checkout without an install
-        return "0"

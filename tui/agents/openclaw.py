@@ -2,12 +2,17 @@
 
 Two ways in, both JSON:
 
-* ``--serve``: a long-lived checker the plugin starts once per OpenClaw process.
-  One request a line on stdin ``{"id", "tool", "params", "cwd", "paths"}``, one
-  answer a line on stdout ``{"id", "verdict": "pass"|"hold", "reason"}``. Only
-  the gate runs here (the signed policy is read again for every call, so a new
-  ``ars gate set`` applies at once); a held call goes to the one-shot form.
-  This keeps a tool that passes at a few milliseconds instead of a Python start.
+* ``--serve``: the long-lived process the plugin starts once per OpenClaw
+  process (tui/agents/openclaw_serve.py). One request a line on stdin, one
+  answer a line on stdout, matched by ``id``: the gate for every tool call
+  (``{"id", "tool", "params", "cwd", "paths"}`` -> ``{"id", "verdict":
+  "pass"|"hold", "reason"}``; the signed policy is read again for every call, so
+  a new ``ars gate set`` applies at once; a held call goes to the one-shot
+  form), and memory for every turn (``"op": "context"`` before the prompt is
+  built, ``"capture"`` when the turn ended, ``"outcome"`` after a decided call
+  ran, ``"search"``/``"get"`` for the memory tools; tui/agents/openclaw_memory.py).
+  A tool call that passes costs a few milliseconds instead of a Python start; a
+  turn's recall, one ARS kept open instead of a store opened per turn.
 * one event on stdin, one answer on stdout (a fresh process per event):
 
   - ``{"event": "before_tool_call", "tool", "params", "session", "call_id",
@@ -24,7 +29,8 @@ Two ways in, both JSON:
   - ``{"event": "session_end", "session"}``: the session's open requests end.
   - ``{"event": "session_start", "cwd"}``: ``{"context": TEXT}``, the startup
     context (``ars rehydrate``'s open loops, next steps, memories) and the
-    requests waiting in the inbox.
+    requests waiting in the inbox; "" when there is none (the plugin asks the
+    serve process for it instead).
 
 OpenClaw has no prompt of its own in the ARS path, so every outcome that is
 not a pinned supervisor's approval is a block with its reason: no decision in
@@ -145,22 +151,11 @@ def check(event: dict, state: str, pin: str | None):
 
 
 def serve(state: str, pin: str | None, stream) -> int:
-    """The plugin's checker: one JSON request a line, one answer a line, until EOF."""
-    for line in stream:
-        if not line.strip():
-            continue
-        rid = None
-        try:
-            req = json.loads(line)
-            rid = req.get("id")
-            _, matches, _, _ = check(req, state, pin)
-            if matches:
-                _emit({"id": rid, "verdict": "hold", "reason": matches[0].reason})
-            else:
-                _emit({"id": rid, "verdict": "pass"})
-        except Exception as exc:  # noqa: BLE001 - the one-shot hold decides (and blocks on failure)
-            _emit({"id": rid, "verdict": "hold", "reason": f"ARS could not check it here ({type(exc).__name__})"})
-    return 0
+    """The plugin's long-lived process: the gate for every tool call, memory for every turn
+    (tui/agents/openclaw_serve.py)."""
+    from tui.agents.openclaw_serve import serve as run_serve
+
+    return run_serve(state, pin, stream, check=check, say=_say, startup=startup_context)
 
 
 def _store_of(event: dict) -> dict:
@@ -201,22 +196,32 @@ def before_tool_call(event: dict, state: str, pin: str | None) -> int:
 
 
 # -- session start: the startup context ---------------------------------------------------------
-def startup_context(event: dict, state: str) -> str:
+def startup_context(event: dict, state: str, ars=None) -> str:
+    """What a session's first turn is told besides its recalled memories: requests waiting
+    in the inbox and open loops (``ars rehydrate``). "" when there is neither: a block
+    saying "none" costs every session's first turn for nothing."""
     if not os.path.isdir(state):
         return ""
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from core.api import ARS
-    from core.api import load_settings
-    from core.api import render_markdown
+    if ars is None:
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        from core.api import ARS
+        from core.api import load_settings
 
-    parts = [f"ARS memory for this session (state directory {os.path.abspath(state)}). Recall more with the ARS "
-             "MCP tools; risky tool calls wait for the supervisor in the ARS inbox."]
-    with ARS(load_settings(state_dir=state), create=False) as ars:
-        pending = list(ars.inbox.list("pending"))
-        if pending:
-            parts.append(f"## Waiting in the ARS inbox ({len(pending)})\n\n"
-                         + "\n".join(f"- `{r.id}` {r.source} {r.risk}: {r.summary[:200]}" for r in pending[:10]))
-        parts.append(render_markdown(ars.rehydrate(write=True)))
+        with ARS(load_settings(state_dir=state), create=False) as own:
+            return startup_context(event, state, own)
+    from core.api import OPEN_STATUSES, render_markdown
+
+    pending = list(ars.inbox.list("pending"))
+    states, _ = ars.loop_list()
+    if not pending and not any(s.status in OPEN_STATUSES for s in states):
+        return ""  # the common case, paid on a session's first turn: no rehydrate (a recall per loop) for nothing
+    report = ars.rehydrate(write=True)
+    parts = [f"ARS memory for this session (state directory {os.path.abspath(state)}). Risky tool calls wait "
+             "for the supervisor in the ARS inbox."]
+    if pending:
+        parts.append(f"## Waiting in the ARS inbox ({len(pending)})\n\n"
+                     + "\n".join(f"- `{r.id}` {r.source} {r.risk}: {r.summary[:200]}" for r in pending[:10]))
+    parts.append(render_markdown(report))
     text = "\n\n".join(p for p in parts if p)
     if len(text) > CONTEXT_LIMIT:
         tail = f"\n\n[... cut at {CONTEXT_LIMIT:,} characters; `ars rehydrate` prints all of it]"

@@ -1,5 +1,5 @@
-"""``ars install openclaw``: ARS's plugin, its MCP server and the startup context
-merged into OpenClaw's config (``openclaw.json``) in one step.
+"""``ars install openclaw``: ARS's plugin, its MCP server and its memory in every
+turn merged into OpenClaw's config (``openclaw.json``) in one step.
 
 The config is ``$OPENCLAW_CONFIG_PATH``, else ``$OPENCLAW_STATE_DIR/openclaw.json``,
 else ``~/.openclaw/openclaw.json`` (``--config`` names it). What goes in:
@@ -9,12 +9,23 @@ else ``~/.openclaw/openclaw.json`` (``--config`` names it). What goes in:
   (the ``ars`` command, ``--state``, the supervisor key pinned now, the
   project, how long a held call waits) and its hook policy: the
   ``before_tool_call`` budget (``hooks.timeouts``, past the gate's wait, so
-  OpenClaw never cuts a wait short into its own block) and
-  ``allowConversationAccess`` for ``before_prompt_build``, which adds the
-  startup context (``ars rehydrate``) to a session's first turn, OpenClaw's
-  counterpart of Claude Code's SessionStart. A ``plugins.allow`` list gets
-  the plugin's id.
+  OpenClaw never cuts a wait short into its own block),
+  ``allowConversationAccess`` (OpenClaw 2026.9 gives a plugin that is not
+  bundled ``before_prompt_build`` and ``agent_end`` only with it) and
+  ``allowPromptInjection`` (``before_prompt_build``'s ``prependContext``): every
+  turn gets what ARS recalls for it and every turn is captured as it ends. A
+  ``plugins.allow`` list gets the plugin's id.
 * ``mcp.servers.ars``: ``ars mcp --state DIR --supervisor FP``.
+* ``--memory-slot`` (opt-in): ARS takes OpenClaw's memory slot
+  (``plugins.slots.memory = "ars-memory"``, the plugin in
+  tui/agents/openclaw_memory_plugin): ``memory_search`` and ``memory_get`` are
+  ARS's, and OpenClaw's own memory-core steps aside. Without it ARS adds to
+  OpenClaw's own memory; a slot taken earlier stays (the note says how to give
+  it back).
+
+What OpenClaw did before the install is not in ARS yet: the installer says to run
+``ars ingest <OpenClaw's state directory>`` once (the same episode ids as the
+turns captured from now on, so nothing is stored twice).
 
 As ``ars install claude-code`` (tui/agents/install.py, whose merging helpers this
 uses): other entries are kept, ARS's own are brought up to date in place, a second
@@ -32,6 +43,8 @@ from tui.agents.install import FileChange, InstallError, _dump, _read, ars_comma
 
 PLUGIN_ID = "ars-gate"
 PLUGIN_DIR = Path(__file__).resolve().parent / "openclaw_plugin"
+MEMORY_ID = "ars-memory"
+MEMORY_DIR = Path(__file__).resolve().parent / "openclaw_memory_plugin"
 HOLD_GRACE_S = 20  # the plugin's margin past the wait (its HOLD_GRACE_S): the hook's start and last answer
 MAX_HOOK_MS = 600_000  # OpenClaw's cap on hooks.timeouts values
 
@@ -57,7 +70,7 @@ def gate_wait(state: Path, pin: str | None) -> float:
 
 
 def plan(*, state: Path, config: Path | None = None, project: Path | None = None, home: Path | None = None,
-         ars: list[str] | None = None) -> list[FileChange]:
+         ars: list[str] | None = None, memory_slot: bool = False) -> list[FileChange]:
     """What installing would change (nothing is written): OpenClaw's config file."""
     state = Path(os.path.abspath(os.path.expanduser(str(state))))
     ars = list(ars or ars_command())
@@ -69,6 +82,10 @@ def plan(*, state: Path, config: Path | None = None, project: Path | None = None
     plugin_config: dict = {"ars": ars, "state": str(state), "waitSeconds": wait}
     if pin:
         plugin_config["supervisor"] = pin
+        from core.api import gate_policy
+
+        if gate_policy.seen_version(state):  # the policy version in force now: an older one is a rollback
+            plugin_config["policyVersion"] = gate_policy.seen_version(state)
     if project is not None:
         root = Path(os.path.abspath(os.path.expanduser(str(project))))
         if not root.is_dir():
@@ -76,7 +93,8 @@ def plan(*, state: Path, config: Path | None = None, project: Path | None = None
                                "directory (or leave it out: the agent's workspace is the project)")
         plugin_config["project"] = str(root)
     server = {"command": ars[0], "args": ars[1:] + ["mcp", "--state", str(state)] + (["--supervisor", pin] if pin else [])}
-    return [_merge(config_path(config, home), plugin_config, budget_ms, server)]
+    memory_config = {k: plugin_config[k] for k in ("ars", "state", "supervisor") if k in plugin_config}
+    return [_merge(config_path(config, home), plugin_config, budget_ms, server, memory_config, memory_slot)]
 
 
 def _obj(parent: dict, key: str, path: Path, where: str) -> dict:
@@ -88,12 +106,59 @@ def _obj(parent: dict, key: str, path: Path, where: str) -> dict:
     return value
 
 
-def _is_our_path(p: object) -> bool:
-    return isinstance(p, str) and os.path.basename(os.path.normpath(p)) == PLUGIN_DIR.name \
+def _is_our_path(p: object, folder: Path = PLUGIN_DIR) -> bool:
+    return isinstance(p, str) and os.path.basename(os.path.normpath(p)) == folder.name \
         and os.path.basename(os.path.dirname(os.path.normpath(p))) == "agents"
 
 
-def _merge(path: Path, plugin_config: dict, budget_ms: int, server: dict) -> FileChange:
+def _load_path(paths: list, folder: Path, notes: list[str]) -> None:
+    """``folder`` in plugins.load.paths once, replacing an older ARS's copy of it."""
+    ours = str(folder)
+    for p in [p for p in paths if _is_our_path(p, folder) and p != ours]:
+        paths.remove(p)
+        notes.append(f"plugins.load.paths: {p} replaced by {ours}")
+    if ours not in paths:
+        paths.append(ours)
+
+
+def _allow(plugins: dict, plugin_id: str, path: Path, notes: list[str]) -> None:
+    allow = plugins.get("allow")
+    if isinstance(allow, list) and plugin_id not in allow:
+        allow.append(plugin_id)
+        notes.append(f"plugins.allow: {plugin_id} added")
+    deny = plugins.get("deny")
+    if isinstance(deny, list) and plugin_id in deny:
+        notes.append(f"{path}: plugins.deny names {plugin_id}: OpenClaw will not load it until you remove it")
+
+
+def _memory_slot(plugins: dict, path: Path, config: dict, take: bool, notes: list[str]) -> None:
+    """ARS as OpenClaw's memory (``take``), or kept up to date where an earlier run made it so."""
+    slots = plugins.get("slots")
+    ours = isinstance(slots, dict) and slots.get("memory") == MEMORY_ID
+    if not take and not ours:
+        return
+    slots = _obj(plugins, "slots", path, "plugins.slots")
+    load = plugins["load"]["paths"]
+    _load_path(load, MEMORY_DIR, notes)
+    _allow(plugins, MEMORY_ID, path, notes)
+    entries = plugins["entries"]
+    entry = _obj(entries, MEMORY_ID, path, f"plugins.entries.{MEMORY_ID}")
+    if entry.get("enabled") is not True:
+        entry["enabled"] = True
+    if entry.get("config") != config:
+        entry["config"] = config
+    if not ours:
+        before = slots.get("memory")
+        slots["memory"] = MEMORY_ID
+        notes.append(f"plugins.slots.memory: {MEMORY_ID} (was {before or 'memory-core, the default'}): memory_search "
+                     "and memory_get are ARS's now")
+    elif not take:
+        notes.append(f"plugins.slots.memory stays {MEMORY_ID} (an earlier `--memory-slot`); set it back to "
+                     "memory-core to give OpenClaw its own memory tools again")
+
+
+def _merge(path: Path, plugin_config: dict, budget_ms: int, server: dict, memory_config: dict,
+           memory_slot: bool) -> FileChange:
     try:
         obj, text, mode, indent = _read(path)
     except InstallError as exc:
@@ -113,32 +178,25 @@ def _merge(path: Path, plugin_config: dict, budget_ms: int, server: dict) -> Fil
     if not isinstance(paths, list):
         raise InstallError(f"{path}: plugins.load.paths is a {type(paths).__name__}, not a list: fix it; "
                            "nothing was written")
-    ours = str(PLUGIN_DIR)
-    stale = [p for p in paths if _is_our_path(p) and p != ours]
-    for p in stale:
-        paths.remove(p)
-        notes.append(f"plugins.load.paths: {p} replaced by {ours}")
-    if ours not in paths:
-        paths.append(ours)
-    allow = plugins.get("allow")
-    if isinstance(allow, list) and PLUGIN_ID not in allow:
-        allow.append(PLUGIN_ID)
-        notes.append(f"plugins.allow: {PLUGIN_ID} added")
-    deny = plugins.get("deny")
-    if isinstance(deny, list) and PLUGIN_ID in deny:
-        notes.append(f"{path}: plugins.deny names {PLUGIN_ID}: OpenClaw will not load the gate until you remove it")
+    _load_path(paths, PLUGIN_DIR, notes)
+    _allow(plugins, PLUGIN_ID, path, notes)
     entries = _obj(plugins, "entries", path, "plugins.entries")
     entry = _obj(entries, PLUGIN_ID, path, f"plugins.entries.{PLUGIN_ID}")
     if entry.get("enabled") is not True:
         entry["enabled"] = True
     hooks = _obj(entry, "hooks", path, f"plugins.entries.{PLUGIN_ID}.hooks")
-    hooks["allowConversationAccess"] = True
+    hooks["allowConversationAccess"] = True  # before_prompt_build and agent_end (not given to a non-bundled plugin)
+    hooks["allowPromptInjection"] = True     # prependContext: each turn's recalled memories
     timeouts = _obj(hooks, "timeouts", path, f"plugins.entries.{PLUGIN_ID}.hooks.timeouts")
     timeouts["before_tool_call"] = budget_ms
-    if entry.get("config") != plugin_config:
-        if entry.get("config") is not None:
+    old_config = entry.get("config")
+    if isinstance(old_config, dict) and isinstance(old_config.get("memory"), dict):
+        plugin_config = {**plugin_config, "memory": old_config["memory"]}  # the user's own memory settings stay
+    if old_config != plugin_config:
+        if old_config is not None:
             notes.append(f"plugins.entries.{PLUGIN_ID}.config brought up to date")
         entry["config"] = plugin_config
+    _memory_slot(plugins, path, memory_config, memory_slot, notes)
     mcp = _obj(obj, "mcp", path, '"mcp"')
     servers = _obj(mcp, "servers", path, "mcp.servers")
     merge_server(servers, "ars", server, "MCP server 'ars'", path, notes)
@@ -150,17 +208,26 @@ def _merge(path: Path, plugin_config: dict, budget_ms: int, server: dict) -> Fil
     return FileChange(path, text, new, notes, mode)
 
 
-def cli(*, state: Path, project: Path | None, dry_run: bool, write) -> int:
+def catch_up_hint(state: Path) -> str:
+    """The one command that brings what OpenClaw did before the install into ARS."""
+    home = os.environ.get("OPENCLAW_STATE_DIR") or "~/.openclaw"
+    return (f"Once, for what OpenClaw did before today: `ars ingest {home} --state {state}` (the turns from now on are "
+            "captured as they end, with the same ids: nothing is stored twice).")
+
+
+def cli(*, state: Path, project: Path | None, dry_run: bool, write, memory_slot: bool = False) -> int:
     """``ars install openclaw`` as the CLI runs it: lines through ``write``; the exit code."""
     try:
-        changes = plan(state=state, project=project)
+        changes = plan(state=state, project=project, memory_slot=memory_slot)
     except InstallError as exc:
         import sys
 
         sys.stderr.write(f"error: {' '.join(str(exc).split())}\n")
         return 2
+    memory = (f"memory_search/memory_get are ARS's ({MEMORY_ID})" if memory_slot else
+              "OpenClaw keeps its own memory tools (`--memory-slot` gives them to ARS)")
     report(changes, pin=pinned_key(state), unpinned="held calls are blocked", dry_run=dry_run, write=write,
-           done=f"OpenClaw now asks ARS ({state}) before risky tool calls (plugin {PLUGIN_ID}, {PLUGIN_DIR}): "
-                "`ars inbox list` shows what waits for you; a running Gateway picks the change up on its next "
-                "reload.")
+           done=f"OpenClaw now asks ARS ({state}) before risky tool calls, and every turn gets what ARS recalls for "
+                f"it and is kept as it ends (plugin {PLUGIN_ID}, {PLUGIN_DIR}); {memory}. `ars inbox list` shows what "
+                "waits for you; a running Gateway picks the change up on its next reload.\n" + catch_up_hint(state))
     return 0

@@ -18,6 +18,11 @@ OpenClaw tool call, plus reasons to hold it that the gate cannot see:
   writing to it, sending keys or killing it is held (it drives a shell).
 * Read-only tools (``web_search``, ``memory_search``, ``session_status``...)
   pass; ARS's own MCP tools (``ars__recall``...) as ``mcp__ars__recall``;
+* Tool Search (on by default in OpenClaw 2026.9): ``tool_search`` and
+  ``tool_describe`` only read the catalog and pass; ``tool_call`` is checked as
+  the call it makes (its ``id``: a catalog id ``mcp:ars:ars__recall`` or a
+  name, and ``args``), so ARS's own tools pass through it and ``exec`` through
+  it is the same ``exec``;
   every other tool goes to the gate under its own name, which holds tools it
   does not know unless gate.toml's ``[allow] tools`` names them.
 
@@ -35,6 +40,11 @@ HARMLESS = frozenset({"web_search", "memory_search", "memory_get", "session_stat
 PROCESS_READS = frozenset({"list", "poll", "log", "status"})
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 MCP_SEPARATORS = ("__", "_")  # OpenClaw names a server's tool <server>__<tool> (older: <server>_<tool>)
+# ARS's own MCP tools that only read its memory or the inbox (tui/agents/mcp_server.py); its
+# others (remember, request_approval, request_forget) go to the gate as mcp__ars__<name>
+ARS_READS = frozenset({"recall", "explain", "get", "loops", "check_approval", "startup_context"})
+CATALOG_READS = frozenset({"tool_search", "tool_describe"})  # Tool Search's catalog, read only
+CATALOG_CALL = "tool_call"
 
 
 class Held:
@@ -100,13 +110,34 @@ def translate(tool: str, params: dict, cwd: str | None,
             return [], []
         return [], [Held("process-input", "medium", f"process {str(action)[:40]!r} drives a running command "
                                                     "(writes to it, sends keys or kills it)", str(action)[:40])]
-    if low in HARMLESS:
+    if low in HARMLESS or low in CATALOG_READS:
         return [], []
+    if low == CATALOG_CALL:
+        target, args = catalog_target(params)
+        if not target or target.lower() in (CATALOG_CALL, "tool_search_code"):
+            return [], [Held("tool-call-target", "medium", "tool_call names no tool the gate can check",
+                             str(params.get("id"))[:80])]
+        return translate(target, args, cwd, derived)
     if low.startswith("ars_"):
         for sep in MCP_SEPARATORS:
             if low.startswith("ars" + sep) and len(low) > 3 + len(sep):
+                if low[3 + len(sep):] in ARS_READS:
+                    return [], []  # ARS's own memory, read: never held by ARS's own gate
                 return [("mcp__ars__" + name[3 + len(sep):], params, cwd)], []
     return [(name, params, cwd)], []
+
+
+def catalog_target(params: dict) -> tuple[str, dict]:
+    """(tool name, its input) of a ``tool_call``: ``id`` is a catalog id (``source:owner:name``)
+    or a name; the input is ``args``, or (a local model's flattened call) the other fields."""
+    ident = params.get("id") if isinstance(params.get("id"), str) else params.get("name")
+    if not isinstance(ident, str) or not ident.strip():
+        return "", {}
+    name = ident.strip().split(":")[-1] if ident.count(":") >= 2 else ident.strip()
+    args = params.get("args")
+    if not isinstance(args, dict):
+        args = {k: v for k, v in params.items() if k not in ("id", "name", "args")}
+    return name, args
 
 
 def check(gate, tool: str, params: dict, *, project: str | None, state: str, cwd: str | None,

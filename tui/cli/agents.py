@@ -44,9 +44,9 @@ def hook_command(agent: AgentArg, state: StateOpt = None,
                                               "refused as a rollback (written by `ars install`)")] = None
                  ) -> None:
     """Answer one hook event (JSON on stdin) as the agent expects: PreToolUse runs the gate
-    (a held call waits in the ARS inbox for a signed decision), PostToolUse ends a request its
-    call no longer needs, SessionStart prints the startup context, Stop/SessionEnd ingest the
-    transcript in the background. `ars install` sets it up."""
+    (a held call waits in the ARS inbox for a signed decision), UserPromptSubmit adds what memory
+    holds about the prompt, PostToolUse records what a held call did, SessionStart prints the
+    startup context, Stop/PreCompact/SessionEnd capture the turn. `ars install` sets it up."""
     _agent(agent)
     if agent == "hermes":
         from tui.agents.hermes import run
@@ -68,6 +68,7 @@ def install_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="print the diff of each file and write nothing")] = False,
     state: StateOpt = None,
     hermes_home: Annotated[Optional[Path], typer.Option("--hermes-home", help="hermes: Hermes' home (default: $HERMES_HOME, else ~/.hermes); its config.yaml gets the hooks")] = None,
+    memory_slot: Annotated[bool, typer.Option("--memory-slot", help="openclaw: ARS takes OpenClaw's memory slot (memory_search/memory_get backed by ARS); by default ARS adds to OpenClaw's own memory")] = False,
 ) -> None:
     """Connect an agent to ARS in one step: its gate (pinned to the supervisor key), its startup
     context, its ingest and ARS's MCP server. claude-code: hooks in .claude/settings.json and .mcp.json
@@ -76,6 +77,8 @@ def install_command(
     Other entries are kept, changed files are backed up (*.bak-<timestamp>), a second run changes
     nothing, --dry-run prints the diff."""
     _agent(agent)
+    if memory_slot and agent != "openclaw":
+        _fail("--memory-slot is for openclaw (OpenClaw's plugins.slots.memory)")
     if agent == "hermes":
         from tui.agents.install_hermes import install_cli
 
@@ -86,7 +89,8 @@ def install_command(
                   "($OPENCLAW_CONFIG_PATH, else ~/.openclaw/openclaw.json)")
         from tui.agents.openclaw_install import cli
 
-        raise typer.Exit(cli(state=_state(state), project=project, dry_run=dry_run, write=sys.stdout.write))
+        raise typer.Exit(cli(state=_state(state), project=project, dry_run=dry_run, write=sys.stdout.write,
+                             memory_slot=memory_slot))
     from tui.agents.install import InstallError, plan
 
     if user and project is not None:
@@ -99,8 +103,8 @@ def install_command(
     from tui.agents.install import pinned_key, report
 
     report(changes, pin=pinned_key(state_dir), unpinned="only Claude Code's own prompt", dry_run=dry_run,
-           done=f"Claude Code now asks ARS ({state_dir}) before risky tool calls: "
-                "`ars inbox list` shows what waits for you.")
+           done=f"Claude Code now asks ARS ({state_dir}) before risky tool calls, hears what ARS remembers "
+                "at every prompt and is remembered turn by turn: `ars inbox list` shows what waits for you.")
 
 
 def _state(state: Path | None) -> Path:

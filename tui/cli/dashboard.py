@@ -15,7 +15,7 @@ from core.api import ARS
 from core.errors import BadInput
 from tui.cli.common import LOOP_STYLE, JsonOpt, StateOpt, err, fail, fail_on, open_ars, out
 
-ViewOpt = Annotated[str, typer.Option("--view", help="the view to open: loops, inbox, recall, checkpoints or health")]
+ViewOpt = Annotated[str, typer.Option("--view", help="the view to open: loops, inbox, recall, checkpoints, health or context")]
 
 
 def _open_dashboard(ars: ARS, *, record_only: bool = False, view: str = "loops") -> None:

@@ -76,6 +76,10 @@ def _print_record(rec, indent: str = "") -> None:
 def _print_request(rec) -> None:
     r = rec.request
     _print_record(rec)
+    if r.detail:
+        from tui.cli.passphrase import short_hash
+
+        out.print(f"exact hash: {short_hash(r.exact_hash())}  (the passphrase prompt names the same)", highlight=False)
     for k, v in r.meta.items():
         if k in ("allowed", "history"):
             continue
@@ -176,7 +180,7 @@ def _decide(request_id: str, verdict: str, note: str, state: Path | None, as_jso
         r = _call(lambda: ars.inbox_get(request_id))
         runs = f" (runs: {' '.join(r.detail.split())[:120]})" if r.detail else ""
         # no passphrase for a request that is no longer pending: deciding it says who decided, or that it ended
-        signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}") if r.status == "pending" else None
+        signer = signer_for(ars, passphrase_fd, f"{verdict} {request_id}{runs}", r) if r.status == "pending" else None
         shown = r  # what the passphrase prompt named: the signature covers this copy, never a re-read
         r = _call(lambda: ars.inbox_decide(request_id, verdict, note, signer=signer, shown=shown))
     if signer is None and r.source != "loop" and verdict == "approve":

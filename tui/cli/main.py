@@ -15,7 +15,7 @@ import sys
 import typer
 
 from tui.cli import error_map
-from tui.cli import agents, dashboard, govern, ingest, loop, recall, store, sync
+from tui.cli import agents, context, dashboard, govern, ingest, loop, recall, store, sync
 from tui.cli import private_umask
 from tui.cli.common import err
 from tui.cli.daemon import daemon_app
@@ -30,7 +30,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 # typer lists the commands in this order, then the groups
 for name, command in [
-    ("recall", recall.recall), ("ingest", ingest.ingest), ("enrich", ingest.enrich), ("rebuild", store.rebuild),
+    ("recall", recall.recall), ("context", context.context_command), ("ingest", ingest.ingest), ("enrich", ingest.enrich), ("rebuild", store.rebuild),
     ("doctor", store.doctor), ("mcp", mcp_command), ("forget", govern.forget_command),
     ("export", govern.export_command), ("redact", govern.redact_command), ("hook", agents.hook_command),
     ("install", agents.install_command), ("serve", serve_command), ("check", loop.check),
@@ -75,6 +75,9 @@ def _root() -> None:
 
 def main() -> None:
     private_umask()
+    from tui.cli.passphrase import take_early
+
+    take_early(sys.argv[1:])  # (tui/entry.py did it already when `ars` is the console script)
     code: int | str | None = 0
     try:
         (_lean_app(sys.argv[1:2]) or app)()  # usage errors and typer.Exit end in sys.exit inside

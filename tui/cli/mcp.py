@@ -149,57 +149,42 @@ def mcp_command(
     """Serve ARS to agents over MCP: recall, explain, remember, request_approval, check_approval,
     loops, startup_context. stdio by default; --http for streamable HTTP at http://HOST:PORT/mcp
     with a bearer token ($ARS_MCP_TOKEN, else one generated into <state>/mcp-token)."""
-    from core.api import ARS, load_settings
-    from tui.cli import error_map
+    from tui.agents import mcp_front
 
     if not 0 < port < 65536:
         _fail(f"--port must be 1-65535, got {port}")
-    from core.api import pin_problem
+    if not http:
+        if host != "127.0.0.1" or port != DEFAULT_PORT:
+            _fail("--host and --port are for --http: add --http to serve streamable HTTP (stdio needs neither)")
+        # the handshake is answered at once; ARS and the SDK load meanwhile (tui/agents/mcp_front.py)
+        raise typer.Exit(mcp_front.serve(lambda: mcp_front.load_stdio(state, supervisor)))
+    from core.api import load_settings, pin_problem
+    from tui.cli import error_map
 
     if supervisor is not None and pin_problem(supervisor):
         _fail(pin_problem(supervisor))
-    if not http and (host != "127.0.0.1" or port != DEFAULT_PORT):
-        _fail("--host and --port are for --http: add --http to serve streamable HTTP (stdio needs neither)")
     try:
         settings = load_settings(state_dir=state)
     except Exception as exc:  # noqa: BLE001 - a malformed ARS_* variable: one line (else it rises)
         _fail_on(exc, error_map.opening(exc))
     state_dir = Path(settings.state_dir)
-    token = None
-    if http:
-        # a short ARS_MCP_TOKEN, an unusable token file or a non-loopback bind without
-        # a token is refused before anything is created
-        token = resolve_token(state_dir, host, create=False)
-        check_port(host, port)
+    # a short ARS_MCP_TOKEN, an unusable token file or a non-loopback bind without
+    # a token is refused before anything is created
+    token = resolve_token(state_dir, host, create=False)
+    check_port(host, port)
     try:
-        ars = ARS(settings, create=True)
-    except Exception as exc:  # noqa: BLE001 - said in one line when it is ARS's (else it rises)
-        _fail_on(exc, error_map.said(exc))
-    ars.supervisor_pin = supervisor  # from the command line the agent's settings snapshot: not the agent's to change
+        ars = mcp_front.open_ars(state, supervisor)
+    except mcp_front.Refused as exc:
+        _fail(str(exc), exc.code)
     with ars:
-        try:
-            ars.memory.prepare()  # tiers set up once, before the first call
-        except Exception:  # noqa: BLE001 - a broken tier answers as such on each call
-            pass
-        if http:
-            token, where, created = token or resolve_token(state_dir, host)
-            if created:
-                _say(f"generated a bearer token into {where} (0600; printed only this once); "
-                     f"clients send 'Authorization: Bearer <token>':")
-                sys.stderr.write(token + "\n")
-            else:
-                _say(f"bearer token from {where}")
-            _serve_http(ars, token, host, port)
+        token, where, created = token or resolve_token(state_dir, host)
+        if created:
+            _say(f"generated a bearer token into {where} (0600; printed only this once); "
+                 f"clients send 'Authorization: Bearer <token>':")
+            sys.stderr.write(token + "\n")
         else:
-            _serve_stdio(ars)
-
-
-def _serve_stdio(ars) -> None:
-    import anyio
-
-    from tui.agents.mcp_server import build_server
-
-    anyio.run(build_server(ars).run_stdio_async)
+            _say(f"bearer token from {where}")
+        _serve_http(ars, token, host, port)
 
 
 def _serve_http(ars, token: str, host: str, port: int) -> None:

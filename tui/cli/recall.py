@@ -81,19 +81,22 @@ def print_recall(result: RecallResult, me: str | None = None, wide: bool = False
     table = Table(title=f"recall: {result.query!r}  tokens: {' '.join(result.tokens)}", title_justify="left",
                   show_lines=False, expand=True)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("episode", overflow="fold", max_width=28)
+    table.add_column("episode, when", overflow="fold", max_width=28)
     table.add_column("score", justify="right", no_wrap=True)
     tiers = [t.tier for t in result.tiers if t.status not in ("skipped",)]
     for t in tiers:
         table.add_column(t, overflow="fold", ratio=1, min_width=14)
     table.add_column("snippet", overflow="fold", ratio=2, min_width=30)
+    from core.api import when_text
+
     for h in result.hits:
         host = (h.origin or {}).get("host")
         where = f"from {host}/{h.origin.get('agent', '')}".rstrip("/") if host and host != me else ""
         from core.api import cue
 
         fit = cue(h, result.tokens)  # absolute, beside the score normalised within this result
-        cells = [str(h.rank), h.episode_id + (f"\n[dim]{_esc(where)}[/]" if where else ""),
+        when = f"\n[dim]{_esc(when_text(h.ts))}[/]" if h.ts is not None else ""
+        cells = [str(h.rank), _esc(h.episode_id) + when + (f"\n[dim]{_esc(where)}[/]" if where else ""),
                  f"{h.score:.4f}\n[{'green' if fit.level == 'strong' else 'yellow' if fit.level == 'partial' else 'red'}]"
                  f"{fit.matched}/{fit.of} {fit.level}[/]" + (f"\n[dim]cos {fit.cosine:.2f}[/]" if fit.cosine is not None else "")]
         for t in tiers:

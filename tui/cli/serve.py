@@ -46,6 +46,7 @@ def serve_command(
     with open_ars(state) as ars:
         state_dir = ars.state_dir.resolve()
         pin = ars.supervisor_fingerprint()  # pinned now: a key put in the state directory later is refused
+        lock_after = ars.settings.key_lock_after
     from tui.web.access import load_token
     from tui.web.server import url
 
@@ -60,7 +61,7 @@ def serve_command(
         fail(f"ars serve needs {exc.name}: pip install textual-serve (or reinstall ars: pip install -e .)", 1)
     from tui.web.server import ServeServer
 
-    server = ServeServer(state_dir=state_dir, host=host, port=port, token=token, pin=pin)
+    server = ServeServer(state_dir=state_dir, host=host, port=port, token=token, pin=pin, lock_after=lock_after)
 
     def bound(actual: int) -> None:
         out.print(f"ars serve: open {url(host, actual, token)}", highlight=False, soft_wrap=True)

@@ -35,8 +35,12 @@ def rebuild(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 
 def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Each tier's health, sync health and the configuration in force (no secrets)."""
+    from core.api import ptrace_warning
+
     with open_ars(state) as ars:
         report = ars.doctor()
+    # what this host lets another process of your user do (README, "What stays outside")
+    report["warnings"] = [w for w in (ptrace_warning(),) if w]
     if as_json:
         sys.stdout.write(json.dumps(report) + "\n")
         return
@@ -59,4 +63,6 @@ def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     for key, value in report["config"].items():
         cfg.add_row(key, str(value))
     out.print(cfg)
+    for line in report.get("warnings") or []:
+        err.print(f"[yellow]warning:[/] {_esc(line)}", highlight=False, soft_wrap=True)
 

@@ -21,7 +21,7 @@ from typing import Annotated, Optional
 import typer
 
 from tui.cli.common import JsonTextOpt as JsonOpt
-from tui.cli.common import StateOpt, fail, open_ars, out
+from tui.cli.common import StateOpt, err, fail, open_ars, out
 
 
 def _esc(text: str) -> str:
@@ -35,63 +35,50 @@ gate_app = typer.Typer(no_args_is_help=True, help="The gate policy (signed by th
                                                   "tool calls pass, and which wait for a person.")
 
 PassFdOpt = Annotated[Optional[int], typer.Option(
-    "--passphrase-fd", help="read the supervisor's passphrase from this open file descriptor (first line), "
-                            "instead of asking on the terminal")]
-MAX_PASSPHRASE = 4096
+    "--passphrase-fd", help="read the supervisor's passphrase from this open file descriptor (first line; read "
+                            "at once and closed), instead of asking on the terminal")]
 
 
-def read_passphrase(fd: int | None, prompt: str, *, confirm: bool = False) -> bytes:
-    """The passphrase from ``fd`` (its first line), else asked on the terminal."""
-    if fd is not None:
-        if fd < 0:
-            fail(f"--passphrase-fd {fd}: give an open file descriptor number (e.g. 3 with 3<file)")
-        try:  # a byte at a time: the next line on the same fd is the next passphrase (--rotate)
-            chunks = b""
-            while not chunks.endswith(b"\n") and len(chunks) <= MAX_PASSPHRASE:
-                piece = os.read(fd, 1)
-                if not piece:
-                    break
-                chunks += piece
-        except OSError as exc:
-            fail(f"--passphrase-fd {fd}: cannot read it ({exc.strerror or exc}): open it for reading, "
-                  f"e.g. `{fd}<passphrase-file`")
-        line = chunks.split(b"\n", 1)[0].rstrip(b"\r")
-        if not line:
-            fail(f"--passphrase-fd {fd}: it gave no passphrase (an empty first line)")
-        return line
-    try:
-        tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        fail("this needs the supervisor's passphrase and there is no terminal to ask on: run it on your "
-              "terminal, or pass --passphrase-fd N")
-    os.close(tty)
-    import getpass
+def read_passphrase(fd: int | None, prompt: str, *, confirm: bool = False, header: str = "") -> bytearray:
+    """The passphrase from ``fd`` (its next line: tui/cli/passphrase.py read it at the start),
+    else asked on the terminal after ``header``. A bytearray: wipe it once used."""
+    from tui.cli import passphrase as pp
 
     try:
-        first = getpass.getpass(prompt)  # reads /dev/tty, echo off
-        if confirm and getpass.getpass("again: ") != first:
-            fail("the two passphrases differ: nothing was changed")
-    except (EOFError, KeyboardInterrupt):
-        fail("no passphrase given: nothing was decided")
-    return first.encode("utf-8")
+        if fd is not None:
+            if fd < 0:
+                fail(f"--passphrase-fd {fd}: give an open file descriptor number (e.g. 3 with 3<file)")
+            return pp.next_line(fd)
+        return pp.from_tty(header, prompt, confirm=confirm)
+    except pp.PassphraseProblem as exc:
+        fail(str(exc))
 
 
-def signer_for(ars, fd: int | None, what: str):
-    """An unlocked signer when the state directory has a supervisor key (asking
-    for its passphrase), else None: the decision is recorded unverified."""
-    from core.api import BadPassphrase, SigningError, has_key
+def signer_for(ars, fd: int | None, what: str, request=None):
+    """An unlocked signer when the state directory has a supervisor key (asking for its
+    passphrase, with the real prompt's head: the key, ``what``, and for ``request`` exactly
+    what runs and its hash), else None: the decision is recorded unverified."""
+    from core.api import BadPassphrase, SigningError, has_key, wipe
+    from tui.cli.passphrase import prompt_header
 
     if not has_key(ars.state_dir):
         if fd is not None:
             fail("--passphrase-fd was given, but there is no supervisor key yet: run `ars supervisor init` first")
         return None  # unverified: ARS's own loops may act on it, no agent's hook will
-    passphrase = read_passphrase(fd, f"supervisor passphrase to {what}: ")
+    if request is not None:
+        what = what.split(" (runs:")[0]  # the header says what runs, whole, with its hash
+    passphrase = read_passphrase(fd, f"supervisor passphrase to {what}: ",
+                                 header=prompt_header(ars.supervisor_fingerprint(), what, request))
     try:
-        return ars.supervisor_unlock(passphrase)
-    except BadPassphrase as exc:
+        signer = ars.supervisor_unlock(passphrase)
+    except (BadPassphrase, SigningError) as exc:
         fail(str(exc), 1)
-    except SigningError as exc:
-        fail(str(exc), 1)
+    finally:
+        wipe(passphrase)
+    if signer.upgraded:
+        err.print(f"the supervisor key file was upgraded from {signer.upgraded} to today's key derivation "
+                  "(same key, same fingerprint)", highlight=False)
+    return signer
 
 
 # -- ars supervisor ----------------------------------------------------------------------------
@@ -103,7 +90,8 @@ def supervisor_init(state: StateOpt = None, passphrase_fd: PassFdOpt = None,
     """Create the supervisor's signing key (Ed25519; the private half encrypted with a passphrase).
     With --passphrase-fd, the fd's first line is the passphrase (for --rotate: the current one,
     then the new one on the next line)."""
-    from core.api import SigningError, has_key
+    from core.api import MIN_PASSPHRASE, SigningError, has_key, wipe
+    from tui.cli.passphrase import prompt_header
 
     with open_ars(state, create=True) as ars:
         old = None
@@ -111,16 +99,22 @@ def supervisor_init(state: StateOpt = None, passphrase_fd: PassFdOpt = None,
             if not rotate:
                 fail(f"a supervisor key already exists ({ars.supervisor_fingerprint()}): `ars supervisor show` "
                       "prints it; `ars supervisor init --rotate` replaces it")
-            old = read_passphrase(passphrase_fd, "current supervisor passphrase: ")
+            old = read_passphrase(passphrase_fd, "current supervisor passphrase: ",
+                                  header=prompt_header(ars.supervisor_fingerprint(), "replace this key"))
             try:
                 ars.supervisor_unlock(old)
             except SigningError as exc:
+                wipe(old)
                 fail(str(exc), 1)
-        new = read_passphrase(passphrase_fd, "new supervisor passphrase: ", confirm=passphrase_fd is None)
+        new = read_passphrase(passphrase_fd, f"new supervisor passphrase (at least {MIN_PASSPHRASE} characters): ",
+                              confirm=passphrase_fd is None)
         try:
             fp = ars.supervisor_init(new, old_passphrase=old)
         except SigningError as exc:
             fail(str(exc), 2 if "characters" in str(exc) else 1)
+        finally:
+            wipe(new)
+            wipe(old)
     if as_json:
         sys.stdout.write(json.dumps({"fingerprint": fp, "state_dir": str(ars.state_dir)}) + "\n")
         return
@@ -175,7 +169,8 @@ def gate_show(state: StateOpt = None,
         out.print("# no gate.toml: the built-in defaults are in force (`ars gate edit` to widen them)",
                   highlight=False)
     else:
-        out.print(f"# {path}: version {policy.seen_version(ars.state_dir)}, signed by {fp}", highlight=False)
+        out.print(f"# {path}: version {policy.seen_version(ars.state_dir)}, signed by {fp}", highlight=False,
+                  soft_wrap=True)
     from core.api import gate_rules as gate_mod
 
     out.print(text if os.path.exists(path) else gate_mod.DEFAULT_TOML, highlight=False, markup=False)

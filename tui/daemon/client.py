@@ -76,6 +76,74 @@ def recall(args) -> dict | None:
     return reply
 
 
+# An agent's turn waits at most this long for its context (the daemon answers within
+# ARS_CONTEXT_DEADLINE, 0.3 s, plus the receipt's fsync); a capture waits for its fsync.
+CONTEXT_TIMEOUT = 0.5
+CAPTURE_TIMEOUT = 2.0
+PROMPT_HEAD, PROMPT_TAIL = 1000, 1500  # what core/context/query.py searches of a long prompt
+PREVIOUS_TAIL = 600
+
+
+def _cut(value, head: int, tail: int) -> str | None:
+    """A prompt as the daemon needs it: text (bytes decoded), only the part searched."""
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value[: (head + tail) * 4]).decode("utf-8", "replace")
+    value = str(value)
+    if len(value) > head + tail:
+        value = value[:head] + ("\n…\n" + value[-tail:] if tail else "")
+    return value
+
+
+def _ask(state, message: dict, timeout: float, start: bool) -> dict | None:
+    if address.mode() != "auto":
+        return None
+    try:
+        st = address.state_path(None if state is None else os.fspath(state))
+    except (TypeError, ValueError, OSError):
+        return None
+    if not st.is_dir():
+        return None
+    reply = request(address.socket_path(st, address.fingerprint()), message, timeout=timeout, state=st)
+    if reply is None and start:
+        spawn(os.fspath(st))  # none listening: the next turn finds one warm
+    return reply
+
+
+def context(state_dir, prompt, *, session: str | None = None, agent: str | None = None,
+            previous: str | None = None, budget: int | None = None, turn: str | None = None,
+            timeout: float = CONTEXT_TIMEOUT, record: bool = True, start: bool = True) -> dict | None:
+    """What this turn gets from memory, from the state directory's daemon:
+    ``{"text", "memories", "latency_ms", "note"}``, or None (no daemon, not warm yet, no
+    answer within ``timeout``: inject nothing). With ``start``, a missing daemon is started
+    for the next turn. Stdlib only; never raises."""
+    try:
+        message = {"op": "context", "prompt": _cut(prompt, PROMPT_HEAD, PROMPT_TAIL) or "",
+                   "previous": _cut(previous, 0, PREVIOUS_TAIL), "session": session, "agent": agent,
+                   "budget": budget, "turn": turn, "record": bool(record)}
+        reply = _ask(state_dir, message, timeout, start)
+    except Exception:  # noqa: BLE001 - a turn never fails on ARS
+        return None
+    if reply is None or not isinstance(reply.get("text"), str):
+        return None
+    return reply
+
+
+def capture(state_dir, agent: str, session: str, turn: dict, *, timeout: float = CAPTURE_TIMEOUT,
+            start: bool = True) -> dict | None:
+    """Hand one finished turn to the daemon (``ARS.capture_turn``): ``{"ids": [...]}`` once
+    it is durable, or None (no daemon, no answer in time, or it could not capture: the
+    transcript's ingest catches up later). Stdlib only; never raises."""
+    try:
+        reply = _ask(state_dir, {"op": "capture", "agent": agent, "session": session, "turn": turn}, timeout, start)
+    except Exception:  # noqa: BLE001
+        return None
+    if reply is None or not isinstance(reply.get("ids"), list):
+        return None
+    return reply
+
+
 def spawn(state: str | None) -> None:
     """Start a daemon for this state directory and configuration, detached:
     its own session, no inherited descriptors (a caller reading our output

@@ -112,6 +112,8 @@ class Daemon:
         if op == "stop":
             threading.Thread(target=self.stop, daemon=True).start()
             return {"stopping": os.getpid()}
+        if op in ("context", "capture"):
+            return self._turn_op(op, message)
         if op != "recall":
             return {"error": f"unknown op {op!r}"}
         from tui.fast_recall import RecallArgs, answer
@@ -133,6 +135,27 @@ class Daemon:
             self.last = time.monotonic()
         self._rewarm(ars)
         return {"code": code, "stdout": out, "stderr": err, "host": _host_of(ars)}
+
+    def _turn_op(self, op: str, message: dict) -> dict:
+        """An agent's turn: the context it gets (``ARS.context``), or its capture
+        (``ARS.capture_turn``); the reply of tui/daemon/turns.py."""
+        from tui.daemon import turns
+
+        try:
+            call = turns.context_call(message) if op == "context" else turns.capture_call(message)
+        except (KeyError, TypeError, ValueError) as exc:
+            return {"error": f"malformed {op} request: {exc}"}
+        if not self.ready:
+            return {"error": "warming up"}  # the turn goes on without it
+        if not self._still_ours():
+            threading.Thread(target=self.stop, daemon=True).start()
+            return {"error": "state directory gone"}
+        with self._lock:
+            self.last = time.monotonic()
+            reply = call(self.ars())
+            self.served += 1
+            self.last = time.monotonic()
+        return reply
 
     def _rewarm(self, ars) -> None:
         """After Neo4j failed an answer (a restart leaves a cold JVM whose first

@@ -1,7 +1,8 @@
 """The Inbox's decisions: approve, reject, edit, respond on the selected request.
 
 Each asks y/n (and a note, reason or answer) before anything is written, then
-the supervisor key's passphrase once per run (``ArsApp.unlock_signer``). A
+the supervisor key's passphrase: for every approval, and for the rest when the
+last one typed is older than the lock time (``ArsApp.unlock_signer``, tui/key_guard.py). A
 loop's decision goes through ``ArsApp.decide`` (the loop resumes); an agent's
 through ``ARS.inbox_decide`` in a thread worker (decided exactly once). A
 dialog whose request was decided elsewhere meanwhile is closed (``InboxScreen.sync``).
@@ -37,8 +38,10 @@ class InboxDecisions:
             return
         self.deciding = None
         closed = False
+        from tui.unlock_modal import UnlockModal
+
         for _ in range(3):  # the confirm, and the note or passphrase box over it
-            if not isinstance(self.app.screen, (ConfirmModal, InputModal)):
+            if not isinstance(self.app.screen, (ConfirmModal, InputModal, UnlockModal)):
                 break
             screen = self.app.screen
             screen.dismiss(False if isinstance(screen, ConfirmModal) else None)
@@ -67,7 +70,8 @@ class InboxDecisions:
         if not ok:
             self.notify("nothing written")
             return
-        go, signer = await self.app.unlock_signer()  # type: ignore[attr-defined]
+        go, signer = await self.app.unlock_signer(  # type: ignore[attr-defined]
+            verdict, f"{verdict} {r.id} from {r.source}", r)
         if not go:
             return
         self._send_agent(r.id, verdict, modal.note if ask_note else note, signer, r)
@@ -125,7 +129,9 @@ class InboxDecisions:
             return
         if ask_note:
             note = modal.note
-        go, signer = await self.app.unlock_signer()  # type: ignore[attr-defined]
+        shown = self.current_request() if kind != "edit" else None  # an edit runs other arguments than shown
+        go, signer = await self.app.unlock_signer(  # type: ignore[attr-defined]
+            kind, f"{kind} on loop {s.loop_id}" + (" (the edited arguments)" if kind == "edit" else ""), shown)
         if not go:
             return
         p = s.pending_approval

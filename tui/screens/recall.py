@@ -301,7 +301,7 @@ class RecallScreen(DashboardView):
         if not await self.app.push_screen_wait(ConfirmModal(f"Forget {h.episode_id}?", body)):
             self.notify("nothing forgotten")
             return
-        go, signer = await self.app.unlock_signer()  # type: ignore[attr-defined]
+        go, signer = await self.app.unlock_signer("forget", f"forget {h.episode_id}")  # type: ignore[attr-defined]
         if not go:
             return
         try:

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from tui.web import cards
 from tui.web.responses import answer
-from tui.web.unlock import SESSION_COOKIE, Backoff, Session, Sessions
+from tui.web.unlock import SESSION_COOKIE, UNLOCK_TTL, Session, Sessions
 
 MAX_POST = 64 * 1024
 MAX_KNOWN = 200
@@ -27,11 +27,12 @@ FRESH = 1.0  # seconds a listing of the inbox serves every page that polls
 
 
 class Approvals:
-    def __init__(self, state_dir: Path, pin: str | None) -> None:
+    def __init__(self, state_dir: Path, pin: str | None, lock_after: float = UNLOCK_TTL) -> None:
         self.state_dir = Path(state_dir)
         self.pin = pin  # the supervisor key at start: a key put there later is refused (as in the dashboard)
+        self.lock_after = lock_after  # ARS_KEY_LOCK_AFTER: how long a page keeps the key for rejections and answers
         self.sessions = Sessions()
-        self.backoff = Backoff()
+        self.unlocking = asyncio.Semaphore(1)  # one key derivation at a time (~0.3 s, ~96 MiB each)
         self._reader = ThreadPoolExecutor(1, thread_name_prefix="ars-serve-read")
         self._decider = ThreadPoolExecutor(1, thread_name_prefix="ars-serve-decide")
         self._ars: dict[str, Any] = {}
@@ -66,6 +67,19 @@ class Approvals:
     def session_of(self, request: web.Request) -> Session | None:
         return self.sessions.get(request.cookies.get(SESSION_COOKIE))
 
+    def session_or_new(self, request: web.Request) -> tuple[Session | None, bool, web.Response | None]:
+        """(this page's session, whether it is new, None), or (None, False, a 429) when too many new
+        pages were opened in the last minute: pages already open keep working."""
+        s = self.session_of(request)
+        if s is not None:
+            return s, False, None
+        wait = self.sessions.wait_for_new()
+        if wait > 0:
+            return None, False, answer(request, 429, f"too many new pages of ars serve were opened in the last minute "
+                                                     f"(another process may be opening them): pages already open "
+                                                     f"keep working; try again in {wait:.0f} s")
+        return self.sessions.new(), True, None
+
     @property
     def can_decide(self) -> bool:
         return self.pin is not None
@@ -81,7 +95,8 @@ class Approvals:
 
         left = s.seconds_left()
         if left:
-            return f"key {short(self.pin or '')} unlocked on this page for {left // 60}:{left % 60:02d}"
+            return (f"key {short(self.pin or '')} unlocked on this page for rejections and answers for "
+                    f"{left // 60}:{left % 60:02d}")
         return f"key {short(self.pin or '')} locked: type its passphrase to decide"
 
     def verdicts(self, r) -> tuple[str, ...]:
@@ -125,14 +140,14 @@ class Approvals:
 
     # -- GET / ---------------------------------------------------------------------------------
     async def page(self, request: web.Request) -> web.Response:
-        s = self.session_of(request)
-        fresh = s is None
-        if s is None:
-            s = self.sessions.new()
+        s, fresh, refused = self.session_or_new(request)
+        if refused is not None:
+            return refused
+        assert s is not None
         items = await self.pending()
         body = cards.page(cards_html="".join(self.card(r, s) for r in items), count=len(items), csrf=s.csrf,
                           key_line=self.key_line(s), notice=self.notice(), unlocked_seconds=s.seconds_left(),
-                          can_decide=self.can_decide)
+                          can_decide=self.can_decide, keep_minutes=max(1, round(self.lock_after / 60)))
         resp = web.Response(text=body, content_type="text/html")
         if fresh:
             resp.set_cookie(SESSION_COOKIE, s.id, httponly=True, samesite="Strict", path="/")

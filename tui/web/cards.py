@@ -141,7 +141,7 @@ def _form(r, csrf: str, verdicts: tuple[str, ...], can_decide: bool) -> str:
 
 
 def page(*, cards_html: str, count: int, csrf: str, key_line: str, notice: str, unlocked_seconds: int,
-         can_decide: bool) -> str:
+         can_decide: bool, keep_minutes: int = 5) -> str:
     """The whole page; the passphrase box is the page's one (it unlocks for whichever card is decided)."""
     now_ms = int(datetime.now(timezone.utc).timestamp() * 1000)
     unlock = ("" if not can_decide else
@@ -150,7 +150,7 @@ def page(*, cards_html: str, count: int, csrf: str, key_line: str, notice: str, 
               "<label>supervisor passphrase <input type=\"password\" id=\"passphrase\" name=\"passphrase\" "
               "autocomplete=\"off\" spellcheck=\"false\"></label>"
               "<label class=\"keep\"><input type=\"checkbox\" id=\"keep\" checked> keep the key unlocked on this "
-              "page for 10 minutes</label>"
+              f"page for rejections and answers for {keep_minutes} minutes (every approval asks again)</label>"
               f"<button type=\"button\" id=\"lock\"{'' if unlocked_seconds else ' hidden'}>lock now</button>"
               "</section>")
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -5,8 +5,12 @@
 3. it still shows what the page showed (the hash of its detail): a request that
    changed under the person's eyes is not signed;
 4. the verdict is one it takes, with the reason or answer it needs;
-5. the key: unlocked for this page, or unlocked now with the passphrase typed
-   into the page (wrong ones back off for every page), and it is the pinned key;
+5. the key: for an approval always unlocked now with the passphrase typed into
+   the page; for a rejection or an answer, the key this page kept, else the same;
+   wrong passphrases back off this page only (unlock.py); and it is the pinned key.
+   The passphrase arrives in the parsed form as a str (aiohttp's); it is turned
+   into a bytearray and dropped at once, the bytearray wiped after the unlock, and
+   the process is non-dumpable (ars serve calls no_dumps at start);
 6. ``ARS.inbox_decide`` with that signer: the same signed record as the terminal;
    a second decision (another process won the race) is refused with who won.
 """
@@ -19,9 +23,10 @@ from typing import Any
 from aiohttp import web
 
 from tui.web.responses import answer
-from tui.web.unlock import UNLOCK_TTL, Session
+from tui.web.unlock import Session
 
 MAX_PASSPHRASE = 4096
+TYPED_EVERY_TIME = ("approve", "edit")  # verdicts that let a call or an action run: the passphrase each time
 LOOP_ANSWER_AFTER = 2.0  # seconds: then a decision already on disk is answered while its loop runs on
 
 
@@ -107,38 +112,55 @@ def _log_late_failure(task: asyncio.Future) -> None:
 
 async def _signer(page, request: web.Request, s: Session, form: dict) -> tuple[Any, web.Response | None]:
     """The pinned key, unlocked for this page or with the passphrase in the form; else the answer to give."""
-    from core.api import BadPassphrase, SigningError, unlock
+    from core.api import BadPassphrase, SigningError, unlock, wipe
 
-    passphrase = str(form.get("passphrase") or "")
-    keep = str(form.get("keep") or "").lower() in ("1", "true", "on", "yes")
-    if not passphrase:
-        signer = s.signer_now()
-        if signer is not None:
-            return signer, None
-        return None, answer(request, 401, "type the supervisor passphrase first: nothing was decided")
-    if len(passphrase) > MAX_PASSPHRASE:
-        return None, answer(request, 400, "that passphrase is too long: nothing was decided")
-    wait = page.backoff.wait_left()
-    if wait > 0:
-        return None, answer(request, 429, f"a wrong passphrase was typed just before: try again in {wait:.0f} s; "
-                                          "nothing was decided")
+    passphrase = _take_passphrase(form)
     try:
-        signer = await asyncio.to_thread(unlock, page.state_dir, passphrase.encode("utf-8"))
-    except BadPassphrase as exc:
-        page.backoff.failed()
-        s.lock()
-        return None, answer(request, 403, str(exc))
-    except SigningError as exc:
-        return None, answer(request, 409, str(exc))
+        keep = str(form.get("keep") or "").lower() in ("1", "true", "on", "yes")
+        verdict = str(form.get("verdict") or "")
+        if not passphrase:
+            signer = s.signer_now()
+            if signer is not None and verdict not in TYPED_EVERY_TIME:
+                return signer, None
+            if signer is not None:
+                return None, answer(request, 401, "every approval needs the supervisor passphrase typed, even with "
+                                                  "the key unlocked on this page: nothing was decided")
+            return None, answer(request, 401, "type the supervisor passphrase first: nothing was decided")
+        if len(passphrase) > MAX_PASSPHRASE:
+            return None, answer(request, 400, "that passphrase is too long: nothing was decided")
+        wait = s.backoff.wait_left()
+        if wait > 0:
+            return None, answer(request, 429, f"a wrong passphrase was typed on this page just before: try again in "
+                                              f"{wait:.0f} s; nothing was decided")
+        try:
+            async with page.unlocking:  # one key derivation at a time, whatever the pages
+                signer = await asyncio.to_thread(unlock, page.state_dir, passphrase)
+        except BadPassphrase as exc:
+            s.backoff.failed()
+            s.lock()
+            return None, answer(request, 403, str(exc))
+        except SigningError as exc:
+            return None, answer(request, 409, str(exc))
     finally:
-        passphrase = ""  # noqa: F841 - the text is dropped here; only the unlocked key may stay (below)
-    page.backoff.succeeded()
+        wipe(passphrase)
+    s.backoff.succeeded()
     if signer.fingerprint != page.pin:
         return None, answer(request, 409, f"the key in the state directory ({signer.fingerprint}) is not the key "
                                           f"ars serve started with ({page.pin}): nothing was signed; restart ars "
                                           "serve if you replaced it yourself")
+    s.proven = True
     if keep:
-        s.keep(signer, UNLOCK_TTL)
+        s.keep(signer, page.lock_after)
     else:
         s.lock()
     return signer, None
+
+
+def _take_passphrase(form: dict) -> bytearray:
+    """The form's passphrase as a bytearray (the caller wipes it); the str is dropped from the form."""
+    text = form.pop("passphrase", None)
+    if not isinstance(text, str) or not text:
+        return bytearray()
+    out = bytearray(text, "utf-8", "surrogatepass")
+    del text
+    return out

@@ -1,18 +1,21 @@
 """The ``ars serve`` web application (aiohttp, as textual-serve uses it): the
-approvals page at ``/``, the dashboard at ``/dashboard`` (textual-serve runs
-``python -m tui.web.dashboard`` per browser session over ``/ws``), and the
-checks every request passes first (access.py): the Host header, the token
-(query once, then the cookie), the Origin of a POST or websocket.
+approvals page at ``/``, the dashboard at ``/dashboard`` (one
+``python -m tui.web.dashboard`` per browser tab over ``/ws``, capped and reaped:
+dashboards.py), and the checks every request passes first (access.py): the Host
+header, the token (query once, then the cookie), the Origin of a POST or
+websocket. The process is non-dumpable from its start: the passphrase typed into
+the page is used here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 from urllib.parse import urlencode
 
 import aiohttp_jinja2
@@ -21,30 +24,33 @@ from textual_serve.server import Server
 
 from tui.web import access
 from tui.web.approvals import Approvals
+from tui.web.dashboards import Dashboards
 from tui.web.responses import answer, one_line_response
+from tui.web.unlock import SESSION_COOKIE, UNLOCK_TTL
 
 HERE = Path(__file__).resolve().parent
-MAX_DASHBOARDS = 4  # Textual processes at once (one per browser tab): the machine is small
 PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
             "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 
 
-def dashboard_command(state_dir: Path) -> str:
-    return f"{shlex.quote(sys.executable)} -m tui.web.dashboard --state {shlex.quote(str(state_dir))}"
+def dashboard_argv(state_dir: Path) -> list[str]:
+    """One dashboard process: exec'd as it is (no shell), told whose child it is."""
+    return [sys.executable, "-m", "tui.web.dashboard", "--state", str(state_dir), "--parent", str(os.getpid())]
 
 
 class ServeServer(Server):
     """textual-serve's server with ARS's routes and checks, run on an AppRunner (so
     ``--port 0`` works and the URL printed is the one bound)."""
 
-    def __init__(self, *, state_dir: Path, host: str, port: int, token: str, pin: str | None) -> None:
-        super().__init__(dashboard_command(state_dir), host=host, port=port, title="ARS dashboard",
+    def __init__(self, *, state_dir: Path, host: str, port: int, token: str, pin: str | None,
+                 lock_after: float = UNLOCK_TTL) -> None:
+        argv = dashboard_argv(state_dir)
+        super().__init__(shlex.join(argv), host=host, port=port, title="ARS dashboard",
                          templates_path=HERE / "templates")
         self.state_dir = Path(state_dir)
         self.token = token
-        self.approvals = Approvals(self.state_dir, pin)
-        self.dashboards = 0
-        self.sockets: set[web.WebSocketResponse] = set()
+        self.approvals = Approvals(self.state_dir, pin, lock_after)
+        self.dashboards = Dashboards(argv, self.download_manager)
 
     # -- the application ------------------------------------------------------------------------
     async def _make_app(self) -> web.Application:
@@ -66,8 +72,7 @@ class ServeServer(Server):
         return app
 
     async def on_shutdown(self, app: web.Application) -> None:
-        for ws in list(self.sockets):
-            await ws.close()
+        await self.dashboards.stop_all()
 
     async def handle_asset(self, request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]
@@ -75,23 +80,27 @@ class ServeServer(Server):
             raise web.HTTPNotFound()
         return web.FileResponse(HERE / "static" / name)
 
-    @aiohttp_jinja2.template("app_index.html")
-    async def handle_index(self, request: web.Request) -> dict[str, Any]:
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
         """textual-serve's page, its websocket URL on the host the browser used (checked
-        by the guard): an SSH forward to another local port still finds it."""
+        by the guard): an SSH forward to another local port still finds it. The page gets
+        a session (as the approvals page does): its dashboard is that session's."""
+        s, fresh, refused = self.approvals.session_or_new(request)
+        if refused is not None:
+            return refused
         size = request.query.get("fontsize", "16")
-        return {"font_size": int(size) if size.isdigit() and 6 <= int(size) <= 48 else 16,
-                "app_websocket_url": f"ws://{request.host}/ws", "config": {"static": {"url": "/static/"}},
-                "application": {"name": self.title}}
+        resp = aiohttp_jinja2.render_template("app_index.html", request, {
+            "font_size": int(size) if size.isdigit() and 6 <= int(size) <= 48 else 16,
+            "app_websocket_url": f"ws://{request.host}/ws", "config": {"static": {"url": "/static/"}},
+            "application": {"name": self.title}})
+        if fresh:
+            resp.set_cookie(SESSION_COOKIE, s.id, httponly=True, samesite="Strict", path="/")
+        return resp
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
-        if self.dashboards >= MAX_DASHBOARDS:
-            return one_line_response(503, f"{MAX_DASHBOARDS} dashboards are open already: close one first")
-        self.dashboards += 1
-        try:
-            return await super().handle_websocket(request)
-        finally:
-            self.dashboards -= 1
+        s = self.approvals.session_of(request)
+        if s is None:
+            return one_line_response(403, "this dashboard's page has no session (or it ended): reload /dashboard")
+        return await self.dashboards.serve(request, s, self._process_messages)
 
     # -- every request --------------------------------------------------------------------------
     @web.middleware
@@ -139,6 +148,9 @@ class ServeServer(Server):
 
     # -- running --------------------------------------------------------------------------------
     async def run(self, on_bound: Callable[[int], None]) -> None:
+        from core.api import no_dumps
+
+        no_dumps()  # passphrases typed into the page are used here (core/inbox/key_memory.py)
         app = await self._make_app()
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
@@ -155,6 +167,7 @@ class ServeServer(Server):
         try:
             await stop.wait()
         finally:
+            await self.dashboards.stop_all()  # before the runner: each is quit, then signalled, then waited for
             await runner.cleanup()
             await asyncio.to_thread(self.approvals.close)
 

@@ -23,8 +23,13 @@ HARMLESS_TOOLS = frozenset({"Task", "Agent", "TodoWrite", "TodoRead", "WebSearch
                             "KillBash", "ExitPlanMode", "EnterPlanMode", "AskUserQuestion", "Skill", "SlashCommand",
                             "ListMcpResourcesTool", "ReadMcpResourceTool", "TaskOutput", "TaskStop", "Think"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
-DEFAULT_MCP = ("mcp__ars__recall", "mcp__ars__explain", "mcp__ars__check_approval", "mcp__ars__loops",
-               "mcp__ars__startup_context", "mcp__ars__remember", "mcp__ars__request_approval")
+# ARS's own MCP tools (tui/agents/mcp_server.py; a test holds this list to what the server offers): ARS never
+# holds its own memory, and its approval and forget tools are requests in its inbox already
+DEFAULT_MCP = ("mcp__ars__recall", "mcp__ars__explain", "mcp__ars__get", "mcp__ars__check_approval",
+               "mcp__ars__loops", "mcp__ars__startup_context", "mcp__ars__remember", "mcp__ars__request_approval",
+               "mcp__ars__request_forget", "mcp__ars__list_resources", "mcp__ars__read_resource",
+               "mcp__ars__list_prompts", "mcp__ars__get_prompt")
+# (the last four: Hermes' own tools over an MCP server's resources and prompts: ARS's startup context)
 
 DEFAULT_TIMEOUT_TEXT = f"{DEFAULT_TIMEOUT:g}"
 DEFAULT_TOML = f"""\

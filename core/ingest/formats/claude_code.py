@@ -33,7 +33,7 @@ import re
 from array import array
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from core.enrich.hints import Hints
 from core.models import Episode
@@ -41,6 +41,7 @@ from core.ingest.formats.lines import collect, iter_objects, line_failed, stream
 from core.ingest.formats.message_text import (
     block_text, blocks, is_noise, result_line, role_line, strip_envelope, to_datetime, tool_args, tool_line
 )
+from core.ingest.formats import builder_state
 from core.ingest.formats.parsed import Parsed, storable
 from core.ingest.formats.sessions import Msg, SessionBuilder, SpanCollector
 
@@ -114,9 +115,11 @@ class _Transcript:
         self.builders: dict[str, SessionBuilder] = {}
         # uuids as 64-bit hashes in an array: eight bytes a message, not a str in a set
         self.uuids: dict[str, array] = {}
+        self.last_uuid: dict[str, str] = {}  # each session's latest message uuid (a title's leaf, carried on)
         self.titles: list[tuple[int, str, str]] = []  # (line, leafUuid, summary)
         self.custom_title = ""
         self.tool_names: OrderedDict[str, str] = OrderedDict()  # tool_use id -> tool name (the latest few)
+        self.kept_titles: dict[str, str] = {}  # session key -> the title it had at the last read
         self.in_subagent_dir = path.parent.name == "subagents"
         self.fallback_session = storable(path.parent.parent.name if self.in_subagent_dir else path.stem)
 
@@ -167,14 +170,56 @@ class _Transcript:
 def stream_claude_code(path: Path, parsed: Parsed) -> Iterator[Episode]:
     spans = SpanCollector()
     t = _Transcript(path, parsed)
-    for no, obj in iter_objects(path, parsed):
+    read_lines(t, parsed, iter_objects(path, parsed))
+    yield from finish(t, parsed, spans)
+    parsed.spans = spans.spans()
+
+
+def read_lines(t: _Transcript, parsed: Parsed, objects: Iterable[tuple[int, dict]]) -> None:
+    """Read transcript lines ``(line number, object)`` into ``t``."""
+    for no, obj in objects:
         try:
             _line(t, parsed, no, obj)
         except Exception as exc:  # noqa: BLE001 - one line's failure is that line's error
-            line_failed(parsed, path, no, exc)
+            line_failed(parsed, t.path, no, exc)
+
+
+def finish(t: _Transcript, parsed: Parsed, spans: SpanCollector) -> Iterator[Episode]:
+    """Every session's episodes (of a resumed ``t``: its open parts and those closed since)."""
     for key, b in t.builders.items():
-        yield from b.finish(parsed, spans, title=t.title_of(key))
-    parsed.spans = spans.spans()
+        title = t.title_of(key) or t.kept_titles.get(key, "")
+        t.kept_titles[key] = title
+        yield from b.finish(parsed, spans, title=title)
+
+
+# -- carried on a turn at a time (core/capture): the transcript's state between two reads ----------
+KEEP_TOOL_NAMES = 64  # tool_use ids kept for naming results read in a later turn
+
+
+def transcript(path: Path, parsed: Parsed, state: dict | None = None) -> _Transcript:
+    """A transcript reader, fresh or carrying on from ``checkpoint``'s state."""
+    t = _Transcript(path, parsed)
+    if state:
+        t.custom_title = str(state.get("custom_title") or "")
+        t.kept_titles = {str(k): str(v) for k, v in (state.get("titles") or {}).items()}
+        for tool_id, name in (state.get("tool_names") or {}).items():
+            t.remember_tool(str(tool_id), str(name))
+        for key, b in (state.get("builders") or {}).items():
+            t.builders[key] = builder_state.load(b, path, parsed.spool)
+            t.uuids[key] = array("q")
+            leaf = (state.get("last_uuid") or {}).get(key)
+            if isinstance(leaf, str):
+                t.uuids[key].append(hash(leaf))
+                t.last_uuid[key] = leaf
+    return t
+
+
+def checkpoint(t: _Transcript) -> dict:
+    """What ``transcript`` needs to carry on after ``finish``."""
+    names = list(t.tool_names.items())[-KEEP_TOOL_NAMES:]
+    return {"custom_title": t.custom_title, "titles": t.kept_titles, "tool_names": dict(names),
+            "last_uuid": t.last_uuid,
+            "builders": {k: builder_state.dump(b) for k, b in t.builders.items()}}
 
 
 parse_claude_code = collect(stream_claude_code)
@@ -200,6 +245,7 @@ def _line(t: _Transcript, parsed: Parsed, no: int, obj: dict) -> None:
     b = t.builder_for(obj)
     if isinstance(obj.get("uuid"), str):
         t.uuids[b.session_id].append(hash(obj["uuid"]))
+        t.last_uuid[b.session_id] = obj["uuid"]
     if obj.get("isMeta") or obj.get("isApiErrorMessage"):
         return
     msg = obj.get("message")

@@ -144,6 +144,10 @@ class SessionBuilder:
         self._first_channel = ""  # the first platform a message named
         self._cut = False
         self._pending_meta: dict[str, Any] = {}
+        # the id of the part before the first one ``finish`` yields: set when a builder carries
+        # on from a checkpoint (core/capture), whose earlier parts are stored already
+        self.prev: str | None = None
+        self.open_prev: str | None = None  # after ``finish``: the ``prev`` the open part was given
 
     def __getstate__(self) -> dict[str, Any]:
         # parked in the spool itself (``SessionTable``): the spool's file does not pickle
@@ -213,7 +217,7 @@ class SessionBuilder:
     def finish(self, parsed: Parsed, spans: SpanCollector, title: str = "") -> Iterator[Episode]:
         """Close the session: its episodes, enriched, one at a time. An episode
         that cannot be built is reported at its first line; the others go on."""
-        prev: str | None = None
+        prev = self.prev
         # A platform named once (an envelope, a session column) holds for the whole session.
         channel = self.channel or self._first_channel
         for part in self._all_parts():
@@ -229,6 +233,8 @@ class SessionBuilder:
                 spans.add(m.line, ep.id)
                 for ln in m.lines:
                     spans.add(ln, ep.id)
+            if part is self._open:
+                self.open_prev = prev
             prev = ep.id
             yield ep
 

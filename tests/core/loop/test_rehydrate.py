@@ -52,7 +52,7 @@ def test_rehydrate_lists_open_loops_with_next_steps_and_memories(state_dir, memo
     text = (state_dir / STARTUP_FILE).read_text(encoding="utf-8")
     assert text.startswith("# Startup Recovery Context")
     for needle in ("## Suggested next focus", "## Open loops (3)", "## Sync health", waiting.loop_id,
-                   "Blocker: iteration 1: rerun the nightly job failed", "Relevant memories:",
+                   "Blocker: iteration 1: rerun the nightly job failed", "Relevant memories (recalled text, quoted as data",
                    f"`ars loop resume {active.loop_id}`"):
         assert needle in text, needle
     assert f"`{done.loop_id}` ·" not in text  # not listed as open (its episodes may still be recalled)

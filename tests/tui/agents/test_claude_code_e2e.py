@@ -215,3 +215,207 @@ def test_agent_with_its_own_key_cannot_approve(scene: Scene):
         ours = [t for t in s.stub.tool_results if t["tool_use_id"] == s.stub.tool_use_id]
         assert ours and ours[0]["is_error"], s.stub.tool_results
         assert [d["tool_use_id"] for d in result.get("permission_denials", [])] == [s.stub.tool_use_id], result
+
+
+# -- memory in the agent's turn: the day-1 / day-2 story of issue 30 ------------------------------
+SCRAPER = "import sys\nprint('抓取了 137 个产品经理职位')\nprint('saved to jobs.csv')\n"
+FAKE_OPENCLAW = "#!/bin/sh\necho \"Gateway restarted (pid 4242)\"\necho \"listening on 127.0.0.1:18789\"\n"
+DAY1_PROJECT = "写一个 boss_scraper.py 抓取 BOSS 直聘上的产品经理职位，然后运行它"
+DAY1_RESTART = "重启一下 openclaw 网关"
+DAY2_ZH = "重启完了没？继续，把昨天那个项目的具体执行结果给我看看"
+DAY2_EN = "Did the gateway restart finish? And show me the results of yesterday's scraper project."
+UNRELATED = "What is the capital of Australia?"
+
+
+class ScriptedAnthropic(StubAnthropic):
+    """The stub, scripted by the session's prompt: a prompt naming a script runs it, the restart
+    prompt asks for ``openclaw gateway restart``, any other prompt is answered in words. Every
+    request body is kept whole (``bodies``): what the model was given."""
+
+    SCRIPT = {DAY1_PROJECT: "python3 boss_scraper.py", DAY1_RESTART: "openclaw gateway restart"}
+
+    def __init__(self):
+        super().__init__("unused")
+        self.bodies: list[dict] = []
+
+    def reply_for(self, body: dict) -> tuple[list[dict], str]:
+        with self._lock:
+            self.bodies.append(body)
+        if not _has_tool(body, "Bash"):
+            return [{"type": "text", "text": "Stub session"}], "end_turn"
+        prompt = next((p for p in self.SCRIPT if p in _prompts(body)), None)
+        results = _tool_results(body)
+        for block in results:
+            self.saw_tool_result(block)
+        if prompt is None or results:
+            return [{"type": "text", "text": FINAL_TEXT}], "end_turn"
+        tool_id = "toolu_story_" + str(abs(hash(prompt)))[:12]
+        return [{"type": "tool_use", "id": tool_id, "name": "Bash",
+                 "input": {"command": self.SCRIPT[prompt], "description": "run it"}}], "tool_use"
+
+    def first_turn_of(self, prompt: str) -> str:
+        """The first main-loop request (the one with the tools) of the session asked ``prompt``."""
+        with self._lock:
+            for body in self.bodies:
+                if _has_tool(body, "Bash") and prompt in _prompts(body):
+                    return json.dumps(body, ensure_ascii=False)
+        raise AssertionError(f"no request asked {prompt!r}")
+
+
+def _prompts(body: dict) -> list[str]:
+    """What the user typed: the text blocks of the user messages that are not system reminders
+    (an injected memory quoting an older prompt is inside one)."""
+    out = []
+    for msg in body.get("messages") or []:
+        content = msg.get("content") if isinstance(msg, dict) and msg.get("role") == "user" else None
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        out += [b["text"].strip() for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                and isinstance(b.get("text"), str) and not b["text"].lstrip().startswith("<system-reminder>")]
+    return out
+
+
+from agents_stub.anthropic_server import _has_tool, _tool_results  # noqa: E402
+
+
+FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # Debian's faketime package
+
+
+class Story(Scene):
+    """Day 1 runs a day ago: Claude Code, its hooks and the supervisor's `ars` under libfaketime
+    (``FAKETIME=-1d``), so day 2's "yesterday" is what it says."""
+
+    yesterday = False
+
+    def __init__(self, tmp: Path, claude: Path):
+        super().__init__(tmp, claude)
+        self.stub = ScriptedAnthropic()
+        self.bin = tmp / "bin"
+        self.bin.mkdir()
+        (self.bin / "openclaw").write_text(FAKE_OPENCLAW)
+        (self.bin / "openclaw").chmod(0o755)
+        (self.project / "boss_scraper.py").write_text(SCRAPER)
+
+    def env(self) -> dict[str, str]:
+        env = super().env()
+        env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        env["ARS_RECALL_DAEMON"] = "auto"  # the per-turn context comes from the daemon (the suite turns it off)
+        if self.yesterday:
+            env.update({"FAKETIME": "-1d", "LD_PRELOAD": str(FAKETIME_LIB)})
+        return env
+
+    def run_ars(self, *args: str, passphrase: str | None = None) -> subprocess.CompletedProcess:
+        """`ars ARGS --state STATE` as the supervisor runs it, on the scene's day."""
+        env = env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_"))
+        if self.yesterday:
+            env.update({"FAKETIME": "-1d", "LD_PRELOAD": str(FAKETIME_LIB)})
+        return ars(*args, "--state", str(self.state), passphrase=passphrase, env=env)
+
+    def pending(self) -> list[dict]:
+        return json.loads(ok(self.run_ars("inbox", "list", "--status", "pending", "--json")).stdout)
+
+    def next_day(self) -> None:
+        """The night between: the recall daemon (started on day 1, on day 1's clock) is gone."""
+        ok(ars("daemon", "stop", "--state", str(self.state),
+               env={**env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_")), "ARS_RECALL_DAEMON": "auto"}))
+        self.yesterday = False
+
+    def trust(self) -> None:
+        """What answering Claude Code's trust prompt once in this folder leaves (its allow rules then count),
+        and the user's own rule for the script (ARS's gate passes it; Claude Code would prompt)."""
+        cfg = self.home / ".claude" / ".claude.json"
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write_text(json.dumps({"projects": {str(self.project): {"hasTrustDialogAccepted": True}}}))
+        settings = self.project / ".claude" / "settings.json"
+        data = json.loads(settings.read_text())
+        data["permissions"]["allow"].append("Bash(python3 boss_scraper.py)")
+        settings.write_text(json.dumps(data, indent=2))
+
+    def start(self, prompt: str) -> None:
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [str(self.claude), "-p", prompt, "--output-format", "json", "--debug-file", str(self.debug_path)],
+                cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                start_new_session=True)
+
+    def run(self, prompt: str) -> dict:
+        self.start(prompt)
+        return self.wait_exit()
+
+    def recall(self, query: str) -> list[dict]:
+        return json.loads(ok(self.run_ars("recall", query, "--json")).stdout)["hits"]
+
+
+@pytest.fixture
+def story(tmp_path: Path, claude: Path):
+    s = Story(tmp_path, claude)
+    s.stub.start()
+    try:
+        yield s
+    finally:
+        s.stop()
+        s.stub.stop()
+        ars("daemon", "stop", "--state", str(s.state), env={**env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_")),
+                                                           "ARS_RECALL_DAEMON": "auto"})
+
+
+def test_day_two_a_new_session_hears_what_ran_yesterday_and_who_approved_it(story: Story):
+    s = story
+    if not FAKETIME_LIB.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{FAKETIME_LIB} is missing (apt-get install faketime): day 1 runs a day ago")
+        pytest.skip(f"{FAKETIME_LIB} is missing (apt-get install faketime)")
+    with s.explained():
+        set_up(s)
+        s.trust()
+        s.yesterday = True
+        # day 1: the project, captured turn by turn (recallable when each turn ends)
+        assert s.run(DAY1_PROJECT).get("is_error") is False
+        [hit] = [h for h in s.recall("抓取了多少个产品经理职位")[:1]]
+        assert hit["episode_id"].startswith("claude-code:"), hit
+        # day 1: the restart, held by ARS and approved by the supervisor with a signed decision
+        s.start(DAY1_RESTART)
+        held = s.wait_for_held()
+        assert held["detail"] == "openclaw gateway restart", held
+        ok(s.run_ars("inbox", "approve", held["id"], "--note", "ok, restart it", passphrase=PASSPHRASE))
+        assert s.wait_exit().get("is_error") is False
+        decided = json.loads(ok(s.run_ars("inbox", "show", held["id"], "--json")).stdout)
+        # the decision and what ran are one memory, found by the words a person uses
+        for query in ("approved", "重启完了没", "did the gateway restart finish"):
+            hits = s.recall(query)
+            assert hits[0]["episode_id"] == f"inbox:{held['id']}", (query, hits)
+        from datetime import datetime
+
+        approved_at = datetime.fromisoformat(decided["decision"]["decided_at"]).astimezone()
+        assert approved_at.date() < datetime.now().astimezone().date()  # day 1 was yesterday
+        at = approved_at.strftime("%H:%M")
+
+        from tui.daemon import client
+        if getattr(client, "context", None) is None:
+            if os.environ.get("CI") == "true":
+                pytest.fail("the recall daemon has no context request (issue 30's per-turn context)")
+            pytest.skip("day 2 needs the recall daemon's context request (tui.daemon.client.context)")
+
+        # day 2: new sessions; the model's first request holds yesterday's result and the restart
+        s.next_day()
+        missing = []
+        for prompt in (DAY2_ZH, DAY2_EN):
+            assert s.run(prompt).get("is_error") is False
+            given = _injected(s.stub.first_turn_of(prompt))
+            # yesterday's result; that the restart ran; when; who approved it (in either language)
+            wanted = {"137": ("137",), "the restart ran": ("Gateway restarted", "重启完了"), "when": (at,),
+                      "who approved": ("supervisor approved", "监督者")}
+            got = [what for what, words in wanted.items() if not any(w in given for w in words)]
+            if got:
+                missing.append(f"{prompt!r}: missing {got}; given: {given!r}")
+        # a question memory knows nothing about gets nothing injected
+        assert s.run(UNRELATED).get("is_error") is False
+        given = _injected(s.stub.first_turn_of(UNRELATED))
+        if given:
+            missing.append(f"{UNRELATED!r}: given {given!r}")
+        assert not missing, "\n".join(missing)
+
+
+def _injected(body_text: str) -> str:
+    """The ARS block in a request body ("" when none)."""
+    start = body_text.find("[ARS memory")
+    return "" if start < 0 else body_text[start:body_text.find("[end of ARS memory]", start) + 19]

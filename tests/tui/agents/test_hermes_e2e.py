@@ -22,8 +22,11 @@ Hermes' output, the stub's log and the inbox.
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import time
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 
@@ -174,3 +177,180 @@ def test_signed_reject_blocks_the_call_with_its_reason(scene: Scene):
         assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
         text = s.tool_result()
         assert "BLOCKED" in text and reason in text and held["id"] in text, text
+
+
+# -- memory in every turn: the issue's story ---------------------------------------------------------
+SCRAPE = "写一个 boss_scraper.py，抓取 BOSS 直聘上的产品经理职位，然后运行它"
+SCRAPED = "抓取了 137 个产品经理职位"
+RESTART = "把 OpenClaw 的 gateway 重启一下"
+RESTARTED = "Gateway restarted (pid 4242)"
+RESULTS = "继续，把昨天那个项目的具体执行结果给我看看"
+DONE_YET = "重启完了没？"
+RESULTS_EN = "Go on: show me the concrete results of yesterday's project."
+DONE_YET_EN = "Has the gateway restart finished?"
+UNRELATED = "What is the boiling point of ethanol at sea level?"
+LOOK_UP = "Look the scraper's job count up in ARS."
+MEMORY = re.compile(r"<memory-context>(.*?)</memory-context>", re.S)
+FAKETIME_LIBS = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/"
+                 "libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1")
+
+
+def yesterday_env() -> dict[str, str]:
+    """Day 1 happens yesterday: libfaketime (Debian's faketime) moves the wall clock of Hermes and
+    of everything it starts (ARS's hooks and memory process) back a day."""
+    lib = next((p for p in FAKETIME_LIBS if os.path.exists(p)), None)
+    if lib is None:
+        problem = "libfaketime is not installed (apt-get install faketime): day 1 cannot happen yesterday"
+        if os.environ.get("CI") == "true":
+            pytest.fail(problem)
+        pytest.skip(problem)
+    return {"LD_PRELOAD": lib, "FAKETIME": "-1d"}  # (not FAKETIME_DONT_FAKE_MONOTONIC: Python's sleep fails with it)
+
+
+def story_model(beats: list[tuple]):
+    """The story's model (tests/agents_stub/openai_story.py: a script of beats keeping every request
+    body), told the user's words apart from the memory Hermes appends after them (the fenced block
+    quotes earlier prompts: by the words alone, "has the restart finished?" would read as the
+    request to restart)."""
+    from agents_stub.openai_story import Beat, StoryModel
+
+    class HermesStory(StoryModel):
+        def beat_of(self, body: dict):
+            messages = []
+            for m in body.get("messages") or []:
+                if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
+                    m = {**m, "content": MEMORY.sub("", m["content"])}
+                elif isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), list):
+                    m = {**m, "content": [{**p, "text": MEMORY.sub("", p["text"])} if isinstance(p, dict)
+                                          and isinstance(p.get("text"), str) else p for p in m["content"]]}
+                messages.append(m)
+            return super().beat_of({**body, "messages": messages})
+
+    return HermesStory([Beat(*b) for b in beats])
+
+
+class Story(Scene):
+    """Several Hermes sessions (each ``hermes -z`` is one) against one state directory; the
+    model a script of beats (tests/agents_stub/openai_story.py) that keeps every request body."""
+
+    def __init__(self, tmp: Path, hermes: Path):
+        super().__init__(tmp, hermes)
+        self.clock: dict[str, str] = {}  # yesterday_env() on day 1
+        self.stub = story_model([
+            (SCRAPE, f"写好并运行了 boss_scraper.py：{SCRAPED}。", "terminal", {"command": "python3 boss_scraper.py"}),
+            (RESTART, "Gateway 已重启。", "terminal", {"command": "openclaw gateway restart"}),
+            (LOOK_UP, "Story stub answer.", "mcp__ars__recall", {"query": "boss_scraper 产品经理职位", "k": 3}),
+            *((p, "Story stub answer.") for p in (RESULTS, DONE_YET, RESULTS_EN, DONE_YET_EN, UNRELATED))])
+        (self.project / "boss_scraper.py").write_text(f'print("{SCRAPED}，结果写进 jobs.csv")\n')
+        self.bin = tmp / "bin"  # `openclaw gateway restart` as Hermes' terminal runs it: a stand-in
+        self.bin.mkdir()
+        (self.bin / "openclaw").write_text(f"#!/bin/sh\necho '{RESTARTED}'\n")
+        (self.bin / "openclaw").chmod(0o755)
+        # Hermes' terminal runs in a login shell, whose /etc/profile sets PATH again: the user's profile adds it
+        (self.home / ".bash_profile").write_text(f'export PATH="{self.bin}:$PATH"\n')
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), **self.clock}
+
+    def ars_env(self) -> dict[str, str]:
+        """The supervisor's `ars` on the same day as the agent."""
+        return {**env_without_ars(("ARS_", "HERMES_")), **self.clock}
+
+    def pending(self) -> list[dict]:
+        return json.loads(ok(ars("inbox", "list", "--status", "pending", "--json", "--state", str(self.state),
+                                 env=self.ars_env())).stdout)
+
+    def start_turn(self, prompt: str) -> None:
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen([str(self.hermes), "-z", prompt, "--accept-hooks"], cwd=self.project,
+                                         env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                         start_new_session=True)
+
+    def turn(self, prompt: str) -> str:
+        """One whole session of one turn; every message's text of the model's first request."""
+        self.start_turn(prompt)
+        self.wait_exit()
+        return self.stub.first_text(prompt)
+
+    def test_this_tree(self) -> None:
+        """Hermes starts MCP servers with PATH and HOME only: the `ars mcp` it starts gets this
+        checkout's PYTHONPATH written beside it, so the code under test is what answers."""
+        if os.environ.get("PYTHONPATH"):
+            from ruamel.yaml import YAML
+
+            y = YAML()
+            path = self.hermes_home / "config.yaml"
+            config = y.load(path.read_text())
+            config["mcp_servers"]["ars"]["env"] = {"PYTHONPATH": os.environ["PYTHONPATH"]}
+            with open(path, "w") as fh:
+                y.dump(config, fh)
+
+
+def memory_of(text: str) -> str:
+    """What ARS's memory provider put into a request: the recalled block Hermes fences ("" when none)."""
+    return "\n".join(MEMORY.findall(text))
+
+
+def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, hermes: Path):
+    """Day 1: the scraper's result, and a restart ARS held and the supervisor approved. Day 2,
+    each question in a new session, in Chinese and in English: the model's first request holds
+    "137", and that the restart ran, when, approved by the supervisor; a question about nothing
+    in memory gets nothing injected; ARS's own MCP tool is offered and runs, never held."""
+    from core.api import ARS
+
+    for name in ("context", "capture_turn", "inbox_outcome"):
+        if not hasattr(ARS, name):
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"ARS.{name} is missing from core")
+            pytest.skip(f"ARS.{name} is not in this tree yet (core's per-turn memory, built on another branch)")
+    if not (ROOT / "tests" / "agents_stub" / "openai_story.py").exists():  # the story's model, OpenClaw's e2e's too
+        if os.environ.get("CI") == "true":
+            pytest.fail("tests/agents_stub/openai_story.py is missing")
+        pytest.skip("tests/agents_stub/openai_story.py is not in this tree yet (built on another branch)")
+    s = Story(tmp_path, hermes)
+    s.stub.start()
+    s.write_config()
+    try:
+        with s.explained():
+            set_up(s)
+            s.test_this_tree()
+            config = (s.hermes_home / "config.yaml").read_text()
+            assert "provider: ars" in config and (s.hermes_home / "plugins" / "ars" / "__init__.py").is_file()
+            # day 1 (yesterday): the project, then the restart, held until the supervisor approves it
+            s.clock = yesterday_env()
+            first = s.turn(SCRAPE)
+            assert memory_of(first) == "", first[-3000:]  # nothing in memory yet: nothing injected
+            assert any(SCRAPED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
+            s.start_turn(RESTART)
+            held = s.wait_for_held()
+            assert held["detail"] == "openclaw gateway restart", held
+            ok(ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE, env=s.ars_env()))
+            s.wait_exit()
+            assert any(RESTARTED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
+            decided = json.loads(ok(ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+            at = datetime.fromisoformat(decided["decision"]["decided_at"]).astimezone().strftime("%H:%M")
+
+            # day 2 (today): new sessions; nothing ingested by hand: what the turns captured is what comes back
+            s.clock = {}
+            given = {p: memory_of(s.turn(p)) for p in (RESULTS, RESULTS_EN, DONE_YET, DONE_YET_EN, UNRELATED)}
+            missing = [p for p in (RESULTS, RESULTS_EN) if "137" not in given[p]]
+            missing += [p for p in (DONE_YET, DONE_YET_EN) if not ("openclaw gateway restart" in given[p]
+                        and RESTARTED in given[p] and at in given[p]
+                        and ("approv" in given[p].lower() or "批准" in given[p]))]
+            assert not missing, "\n".join(f"{p!r} (restart decided at {at}) got: {given[p]!r}" for p in missing)
+            assert given[UNRELATED] == "", s.stub.first_text(UNRELATED)[-3000:]
+
+            # ARS's MCP server answered Hermes' discovery in time, and its recall is not held by ARS's gate
+            s.turn(LOOK_UP)
+            offered = s.stub.requests(LOOK_UP)[0].get("tools") or []
+            names = [t.get("function", {}).get("name") for t in offered]
+            assert "mcp__ars__recall" in names and "ars_recall" in names, names
+            looked = s.stub.tool_results[-1]["text"]
+            assert "BLOCKED" not in looked and "137" in looked, looked
+            print("day 2, first request of each question: " + ", ".join(
+                f"{len(memory_of(s.stub.first_text(p)))} characters of memory for {p!r}"
+                for p in (RESULTS, DONE_YET, RESULTS_EN, DONE_YET_EN, UNRELATED)))
+    finally:
+        s.stop()
+        s.stub.stop()
+

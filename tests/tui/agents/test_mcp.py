@@ -87,8 +87,8 @@ async def test_tools_are_listed_with_schemas_and_when_to_call_them(ars):
     async with client(ars) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         resources = (await c.list_resources()).resources
-    assert set(tools) == {"recall", "explain", "remember", "request_approval", "check_approval", "loops", "request_forget",
-                          "startup_context"}
+    assert set(tools) == {"recall", "explain", "get", "remember", "request_approval", "check_approval", "loops",
+                          "request_forget", "startup_context"}
     for t in tools.values():
         assert t.description and len(t.description) > 80, t.name  # says when an agent should call it
         assert t.input_schema["type"] == "object"
@@ -165,6 +165,44 @@ async def test_explain_and_its_errors(ars):
     assert "episode_id is empty" in error_text(empty_id)
     assert "empty query" in error_text(empty_q)
     assert "k must be between" in error_text(bad_k)
+
+
+async def test_get_returns_an_episode_whole_a_bounded_page_at_a_time(ars):
+    text = "day 1: wrote boss_scraper.py and ran it. " + "output line. " * 900 + "抓取了 137 个产品经理职位"
+    async with client(ars) as c:
+        made = await c.call_tool("remember", {"text": text, "summary": "the scraper run", "session_id": "s-137"})
+        episode_id = made.structured_content["episode_id"]
+        first = await c.call_tool("get", {"episode_id": episode_id})
+        pages = [first.structured_content]
+        while pages[-1]["next_offset"] is not None:
+            nxt = await c.call_tool("get", {"episode_id": episode_id, "offset": pages[-1]["next_offset"],
+                                            "limit": 5000})
+            pages.append(nxt.structured_content)
+        unknown = await c.call_tool("get", {"episode_id": "hermes:nope"})
+        huge = await c.call_tool("get", {"episode_id": episode_id, "limit": 10 ** 6})
+        past = await c.call_tool("get", {"episode_id": episode_id, "offset": 10 ** 6})
+    page = pages[0]
+    assert page["episode_id"] == episode_id and page["session_id"] == "s-137" and page["summary"] == "the scraper run"
+    assert page["chars"] == len(text) and len(page["text"]) == 6000 and page["offset"] == 0  # bounded
+    assert page["first_ts"] and page["next_offset"] == 6000
+    assert "".join(p["text"] for p in pages) == text and pages[-1]["text"].endswith("137 个产品经理职位")
+    assert "unknown episode 'hermes:nope'" in error_text(unknown)
+    assert "limit must be 1-20000" in error_text(huge)
+    assert "past the end" in error_text(past)
+
+
+def test_every_ars_tool_passes_the_gate_on_every_agent(ars):
+    """ARS never holds its own tools: each one the server offers is on the gate's built-in allow-list
+    (Hermes and Claude Code name them mcp__ars__<tool>; OpenClaw's hook maps to the same)."""
+    from core.inbox.gate import Gate
+
+    async def names():
+        async with client(ars) as c:
+            return [t.name for t in (await c.list_tools()).tools]
+
+    gate = Gate.builtin()
+    for name in anyio.run(names):
+        assert not gate.check(f"mcp__ars__{name}", {"query": "x"}, project_dir="/tmp", cwd="/tmp"), name
 
 
 async def test_remember_then_recall_finds_it(ars, state):

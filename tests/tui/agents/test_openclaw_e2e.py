@@ -19,8 +19,10 @@ OpenClaw's output, the stub's request log and the inbox.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 
@@ -29,6 +31,7 @@ import pytest
 from agent_run import PASSPHRASE, ROOT, AgentRun, agent_path, installed, ok, tail
 from agent_run import ars as _ars
 from agents_stub.openai_server import FINAL_TEXT, MODEL, StubOpenAI
+from agents_stub.openai_story import Beat, StoryModel
 from conftest import env_without_ars
 
 INSTALLER = ROOT / "scripts" / "agents" / "install-openclaw"
@@ -152,8 +155,8 @@ def test_held_rm_waits_agent_approval_does_nothing_supervisor_approval_runs_it(s
         held = s.wait_for_held()
         assert held["detail"] == f"rm -rf {s.victim}", held
         assert s.victim.is_dir() and (s.victim / "nested" / "keep.txt").exists()
-        # the plugin's before_prompt_build gave the session ARS's startup context (SessionStart's counterpart)
-        assert "ARS memory for this session" in s.stub.first_prompt, s.stub.first_prompt[-3000:]
+        # nothing in memory and nothing waiting: the plugin's before_prompt_build injected nothing at all
+        assert s.stub.first_prompt and "ARS memory" not in s.stub.first_prompt, s.stub.first_prompt[-3000:]
         # what the supervisor reads before deciding: the session's last turns, from OpenClaw's own store
         from core.inbox.context import request_context
 
@@ -192,3 +195,159 @@ def test_supervisor_reject_blocks_the_call_with_its_reason(scene: Scene):
         assert s.stub.tool_results, "the model never got the call's result"
         assert reason in s.stub.tool_results[0]["text"] and held["id"] in s.stub.tool_results[0]["text"], \
             s.stub.tool_results
+
+
+# -- memory in every turn: the issue's story -----------------------------------------------------
+SCRAPE = "写一个 boss_scraper.py，抓取 BOSS 直聘上的产品经理职位，然后运行它"
+SCRAPED = "抓取了 137 个产品经理职位"
+RESTART = "把 OpenClaw 的 gateway 重启一下"
+RESTARTED = "Gateway restarted (pid 4242)"
+RESULTS = "继续，把昨天那个项目的具体执行结果给我看看"
+DONE_YET = "重启完了没？"
+RESULTS_EN = "Go on: show me the concrete results of yesterday's project."
+DONE_YET_EN = "Has the gateway restart finished?"
+UNRELATED = "What is the boiling point of ethanol at sea level?"
+
+
+FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # Debian's faketime (.ci/run installs it)
+
+
+def yesterday_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the clock one day back (libfaketime): day 1 happens yesterday, so "昨天"
+    and "yesterday" mean it, as they would for a person. The monotonic clock moves with it
+    (FAKETIME_DONT_FAKE_MONOTONIC breaks Python's time.sleep there: EINVAL)."""
+    return {**env, "LD_PRELOAD": str(FAKETIME), "FAKETIME": "-1d"}
+
+
+class Story(Scene):
+    """Several OpenClaw sessions against one state directory, the model a script of beats
+    (tests/agents_stub/openai_story.py) that keeps every request body. ``yesterday``: the
+    sessions started now run with the clock one day back."""
+
+    yesterday = False
+
+    def __init__(self, tmp: Path, openclaw: Path):
+        super().__init__(tmp, openclaw)
+        self.stub = StoryModel([
+            Beat(SCRAPE, f"写好并运行了 boss_scraper.py：{SCRAPED}。", "exec", {"command": "python3 boss_scraper.py"}),
+            Beat(RESTART, "Gateway 已重启。", "exec", {"command": "openclaw gateway restart"}),
+            *(Beat(p, "Story stub answer.") for p in (RESULTS, DONE_YET, RESULTS_EN, DONE_YET_EN, UNRELATED))])
+        (self.project / "boss_scraper.py").write_text(f'print("{SCRAPED}，结果写进 jobs.csv")\n')
+        self.bin = tmp / "bin"  # `openclaw gateway restart` as the exec tool runs it: a stand-in, not this OpenClaw
+        self.bin.mkdir()
+        (self.bin / "openclaw").write_text(f"#!/bin/sh\necho '{RESTARTED}'\n")
+        (self.bin / "openclaw").chmod(0o755)
+
+    def env(self) -> dict[str, str]:
+        env = super().env()
+        env["PATH"] = f"{self.bin}:{env.get('PATH', '')}"
+        return yesterday_env(env) if self.yesterday else env
+
+    def ars(self, *args: str, **kw) -> subprocess.CompletedProcess:
+        """``ars`` on the same clock as the sessions (a request made yesterday is not expired yesterday)."""
+        if self.yesterday:
+            kw.setdefault("env", yesterday_env(env_without_ars(ENV_PREFIXES)))
+        return ars(*args, **kw)
+
+    def start_turn(self, session: str, prompt: str) -> None:
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [str(self.openclaw), "agent", "--local", "--agent", "main", "--json",
+                 "--session-key", f"agent:main:{session}", "-m", prompt],
+                cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                start_new_session=True)
+
+    def turn(self, session: str, prompt: str) -> str:
+        """One whole turn in ``session``; every message's text of the model's first request."""
+        self.start_turn(session, prompt)
+        self.wait_exit()
+        return self.stub.first_text(prompt)
+
+
+def memory_of(text: str) -> str:
+    """ARS's blocks in a request, from the first "[ARS memory" to the last "[end of ARS memory]"
+    ("" when there is none): what the plugin put before the user's words, not OpenClaw's own text."""
+    start, end = text.find("[ARS memory"), text.rfind("[end of ARS memory]")
+    return text[start:end + len("[end of ARS memory]")] if 0 <= start < end else ""
+
+
+def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, openclaw: Path):
+    """Day 1: the scraper's result, and a restart ARS held and the supervisor approved. Day 2,
+    each question in a new session, in Chinese and in English: the model's first request holds
+    "137", and that the restart ran, when, approved by the supervisor; a question about
+    nothing in memory gets nothing injected."""
+    from core.api import ARS
+
+    missing = [f"ARS.{name} is not in this tree yet (core's per-turn memory, built on another branch)"
+               for name in ("context", "capture_turn") if not hasattr(ARS, name)]
+    if not FAKETIME.exists():
+        missing.append(f"no libfaketime at {FAKETIME} (apt-get install faketime)")
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail("; ".join(missing))
+        pytest.skip("; ".join(missing))
+    s = Story(tmp_path, openclaw)
+    s.stub.start()
+    try:
+        with s.explained():
+            set_up(s)
+            # day 1, yesterday: the project, then the restart, held until the supervisor approves it
+            s.yesterday = True
+            s.turn("day1-project", SCRAPE)
+            assert any(SCRAPED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
+            s.start_turn("day1-restart", RESTART)
+            held = s.wait_for_held()
+            assert held["detail"] == "openclaw gateway restart", held
+            ok(s.ars("inbox", "approve", held["id"], "--state", str(s.state), passphrase=PASSPHRASE))
+            s.wait_exit()
+            assert any(RESTARTED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
+            decided = json.loads(ok(s.ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
+            s.yesterday = False
+            at = datetime.fromisoformat(decided["decision"]["decided_at"]).astimezone().strftime("%H:%M")
+
+            # day 2: new sessions, nothing ingested by hand: what the turns captured is what comes back.
+            # Every question is asked before anything is asserted: a failure names all that was missing.
+            given = {p: memory_of(s.turn(f"day2-{n}", p))
+                     for n, p in enumerate((RESULTS, RESULTS_EN, DONE_YET, DONE_YET_EN, UNRELATED))}
+            missing = [f"{p!r}: no 137" for p in (RESULTS, RESULTS_EN) if "137" not in given[p]]
+            for p in (DONE_YET, DONE_YET_EN):
+                wanted = {"the command": "openclaw gateway restart", "that it ran": RESTARTED, "when": at}
+                missing += [f"{p!r}: not {what} ({text})" for what, text in wanted.items() if text not in given[p]]
+                if not any(word in given[p] for word in ("approved", "批准")):
+                    missing.append(f"{p!r}: not that the supervisor approved it")
+            if given[UNRELATED]:
+                missing.append(f"{UNRELATED!r}: {len(given[UNRELATED])} characters injected")
+            print("day 2, each question's first request: " + "; ".join(
+                f"{len(text)} characters of memory for {p!r}" for p, text in given.items()))
+            assert not missing, "\n".join(missing) + "\n\n" + "\n\n".join(f"{p}:\n{t}" for p, t in given.items())
+    finally:
+        s.stop()
+        s.stub.stop()
+
+
+def test_memory_slot_gives_openclaw_memory_search_from_ars(tmp_path: Path, openclaw: Path):
+    """`ars install openclaw --memory-slot`: OpenClaw's memory slot is ARS's (its memory-core
+    steps aside); the model calls memory_search through Tool Search's tool_call, which the gate
+    lets through, and reads ARS's compact answer (each memory once, its id for memory_get)."""
+    s = Story(tmp_path, openclaw)
+    ask = "查一下 boss_scraper 抓了多少个职位"
+    s.stub.beats = [Beat(ask, "查到了。", "tool_call", {"id": "memory_search", "args": {"query": "boss_scraper 产品经理职位"}})]
+    s.stub.start()
+    try:
+        with s.explained():
+            set_up(s)
+            ok(ars("install", "openclaw", "--state", str(s.state), "--memory-slot", env=s.env()))
+            config = json.loads(s.config.read_text())
+            assert config["plugins"]["slots"]["memory"] == "ars-memory", config["plugins"]
+            notes = tmp_path / "notes"
+            notes.mkdir()
+            (notes / "boss.md").write_text(f"# boss_scraper.py\n\n{SCRAPED}，结果写进 jobs.csv。\n")
+            ok(ars("ingest", str(notes), "--state", str(s.state)))
+            s.turn("slot", ask)
+            results = [r["text"] for r in s.stub.tool_results]
+            assert results and SCRAPED in results[0] and "memory_get" in results[0], s.stub.tool_results
+            assert results[0].count(SCRAPED) <= 2 and len(results[0]) < 3000, results[0]  # one memory, compact
+            assert not s.pending()  # nothing held on the way
+    finally:
+        s.stop()
+        s.stub.stop()

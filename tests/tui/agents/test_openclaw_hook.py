@@ -64,7 +64,18 @@ def ars(*args: str, stdin: str = "", passphrase: str | None = None, env: dict | 
     ("process", {"action": "kill", "sessionId": "s1"}, True),
     ("browser", {"action": "open", "url": "https://example.com"}, True),
     ("ars__recall", {"query": "x"}, False),
+    ("ars__get", {"episode_id": "openclaw:s1:0"}, False),  # ARS's own memory: never held by its own gate
     ("ars__forget_everything", {}, True),
+    # Tool Search: the catalog reads pass; tool_call is the call it makes
+    ("tool_search", {"query": "recall memory"}, False),
+    ("tool_describe", {"id": "mcp:ars:ars__recall"}, False),
+    ("tool_call", {"id": "mcp:ars:ars__recall", "args": {"query": "restart"}}, False),
+    ("tool_call", {"id": "ars__get", "args": {"episode_id": "x"}}, False),
+    ("tool_call", {"id": "exec", "args": {"command": "rm -rf victim"}}, True),
+    ("tool_call", {"id": "openclaw:core:exec", "command": "ls -la"}, False),  # a local model's flattened args
+    ("tool_call", {"args": {"command": "ls"}}, True),  # no tool named: held
+    ("tool_call", {"id": "tool_call", "args": {"id": "exec"}}, True),
+    ("tool_search_code", {"code": "return 1"}, True),
 ])
 def test_openclaw_tools_map_onto_the_gate(tmp_path: Path, tool: str, params: dict, held: bool):
     project = tmp_path / "project"
@@ -91,7 +102,9 @@ def test_checker_answers_each_line(tmp_path: Path):
     text = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
     r = ars("hook", "openclaw", "--state", str(tmp_path / "state"), "--serve", stdin=text)
     assert r.returncode == 0, r.stderr
-    answers = [json.loads(x) for x in r.stdout.splitlines()]
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert sum(a.get("ready") is True for a in lines) == 1  # the memory worker's, whenever it is done
+    answers = [a for a in lines if "ready" not in a]
     assert [(a["id"], a["verdict"]) for a in answers] == [(1, "pass"), (2, "hold"), (3, "hold"), (None, "hold")]
 
 
@@ -297,3 +310,30 @@ def test_plugin_takes_the_agents_workspace_as_the_project(node: Path, tmp_path: 
     results = {a["n"]: a["result"] for a in map(json.loads, out.splitlines()) if "n" in a}
     assert results[1] is None, (results, err)
     assert results[2]["block"] is True and "outside the project" in results[2]["blockReason"], results
+
+
+def test_tool_search_passes_and_an_approved_tool_call_lets_its_inner_call_run_once(node: Path, tmp_path: Path):
+    """OpenClaw's Tool Search: tool_search reads the catalog (passes); tool_call is checked as
+    the call it makes (ARS's own recall through it passes, an rm -rf through it is held with
+    its command); once the supervisor approves, OpenClaw runs the inner call through the hook
+    again, which passes once, and only that call."""
+    state = tmp_path / "state"
+    pin = _supervisor(state)
+    victim = tmp_path / "v"
+    host = Host(node, config(tmp_path, supervisor=pin, waitSeconds=30), tmp_path)
+    assert host.call("tool_search", {"query": "memory recall"})["result"] is None
+    assert host.call("tool_call", {"id": "mcp:ars:ars__recall", "args": {"query": "restart"}})["result"] is None
+    host.send("tool_call", {"id": "exec", "args": {"command": f"rm -rf {victim}"}}, "outer-1")
+    req = _wait_pending(state)
+    assert req["detail"] == f"rm -rf {victim}", req
+    assert ars("inbox", "approve", req["id"], "--state", str(state), passphrase=PASSPHRASE).returncode == 0
+    assert host.read()["result"] is None
+    inner = host.call("exec", {"command": f"rm -rf {victim}"}, "tool_search_code:outer-1:exec:1")
+    assert inner["result"] is None  # the approved call: no second request
+    host.send("exec", {"command": f"rm -rf {victim}"}, "tool_search_code:outer-1:exec:2")
+    again = _wait_pending(state)  # the same command once more: a new request, not the old approval
+    assert again["id"] != req["id"]
+    assert ars("inbox", "reject", again["id"], "--reason", "once was enough", "--state", str(state),
+               passphrase=PASSPHRASE).returncode == 0
+    assert host.read()["result"]["block"] is True
+    host.close()

@@ -1,7 +1,8 @@
 """``ars install openclaw``: the plugin, its pinned config, the MCP server and the
-startup-context permission merged into OpenClaw's openclaw.json; idempotent, backed
-up, ``--dry-run`` writes nothing, a JSON5 file or a wrong shape stops it with one line.
-Each case runs the real ``ars`` command with a temporary HOME."""
+permissions its memory in every turn needs (conversation access, prompt injection)
+merged into OpenClaw's openclaw.json; ``--memory-slot`` gives OpenClaw's memory slot to
+ARS; idempotent, backed up, ``--dry-run`` writes nothing, a JSON5 file or a wrong shape
+stops it with one line. Each case runs the real ``ars`` command with a temporary HOME."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from conftest import env_without_ars, passphrase_pipe
 
 SCRIPT = Path(sys.executable).parent / "ars"
 PLUGIN = Path(__file__).resolve().parents[3] / "tui" / "agents" / "openclaw_plugin"
+MEMORY_PLUGIN = PLUGIN.parent / "openclaw_memory_plugin"
 
 
 def run(home: Path, *args: str, passphrase: str | None = None, extra_env: dict | None = None):
@@ -50,6 +52,9 @@ def test_install_merges_pins_and_is_idempotent(tmp_path: Path):
     assert got["plugins"]["entries"]["telegram"] == {"enabled": True}
     entry = got["plugins"]["entries"]["ars-gate"]
     assert entry["enabled"] is True and entry["hooks"]["allowConversationAccess"] is True
+    assert entry["hooks"]["allowPromptInjection"] is True  # prependContext: the turn's recalled memories
+    assert "slots" not in got["plugins"] and "ars-memory" not in got["plugins"]["entries"]  # OpenClaw's own memory
+    assert f"ars ingest ~/.openclaw --state {state}" in first.stdout  # the catch-up, said once
     assert entry["hooks"]["timeouts"]["before_tool_call"] == (50 + 20) * 1000  # the gate's wait + the margin
     assert entry["config"]["supervisor"] == pin and entry["config"]["state"] == str(state)
     assert entry["config"]["waitSeconds"] == 50
@@ -103,3 +108,29 @@ def test_install_leaves_a_foreign_ars_mcp_server(tmp_path: Path):
     r = run(home, "install", "openclaw", "--state", str(state))
     assert r.returncode == 0 and "does not run `ars mcp`" in r.stdout, r.stdout
     assert json.loads(config.read_text())["mcp"]["servers"]["ars"] == {"command": "node", "args": ["other.js"]}
+
+
+def test_memory_slot_is_opt_in_and_kept(tmp_path: Path):
+    """--memory-slot: ARS's memory plugin loaded and given OpenClaw's memory slot; a later
+    install without the flag keeps it (and says how to give it back), a second run changes
+    nothing, the user's own memory settings in the gate's config stay."""
+    home, state = tmp_path / "home", tmp_path / "state"
+    config = home / ".openclaw" / "openclaw.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"plugins": {"slots": {"memory": "memory-lancedb"}, "allow": ["memory-lancedb"],
+                                              "entries": {"ars-gate": {"config": {"memory": {"budget": 900}}}}}}))
+    r = run(home, "install", "openclaw", "--state", str(state), "--memory-slot")
+    assert r.returncode == 0 and "memory_search/memory_get are ARS's" in r.stdout, r.stdout + r.stderr
+    assert "was memory-lancedb" in r.stdout
+    got = json.loads(config.read_text())["plugins"]
+    assert got["slots"]["memory"] == "ars-memory" and got["allow"] == ["memory-lancedb", "ars-gate", "ars-memory"]
+    assert got["load"]["paths"] == [str(PLUGIN), str(MEMORY_PLUGIN)]
+    assert got["entries"]["ars-memory"] == {"enabled": True, "config": {"ars": got["entries"]["ars-gate"]["config"]["ars"],
+                                                                       "state": str(state)}}
+    assert got["entries"]["ars-gate"]["config"]["memory"] == {"budget": 900}
+    text = config.read_text()
+    again = run(home, "install", "openclaw", "--state", str(state))
+    assert again.returncode == 0 and "unchanged" in again.stdout and "stays ars-memory" in again.stdout
+    assert config.read_text() == text
+    wrong = run(home, "install", "claude-code", "--state", str(state), "--memory-slot")
+    assert wrong.returncode != 0 and "--memory-slot is for openclaw" in wrong.stdout + wrong.stderr

@@ -200,7 +200,7 @@ def test_csrf_origin_and_passphrase_guard_every_decision(served):
     code, body = _decide(s, cookie, {**form, "csrf": csrf, "passphrase": "not the passphrase"})
     assert code == 403 and body["error"] == "wrong supervisor passphrase: nothing was decided"
     assert _get(state, rid).status == "pending"
-    code, body = _decide(s, cookie, {**form, "csrf": csrf})  # right away: the wrong one backs off every page
+    code, body = _decide(s, cookie, {**form, "csrf": csrf})  # right away: the wrong one backs off this page
     assert code == 429 and "try again" in body["error"]
     assert _get(state, rid).status == "pending"
     time.sleep(1.2)

@@ -1,7 +1,8 @@
-// ARS's gate inside OpenClaw (written into openclaw.json by `ars install openclaw`).
+// ARS inside OpenClaw (written into openclaw.json by `ars install openclaw`): its gate on
+// every tool call, and its memory in every turn.
 //
-// before_tool_call: every tool call is checked by ARS's gate (core/inbox/gate/) in a
-// long-lived checker (`ars hook openclaw --serve`, one JSON line each way), so a call that
+// before_tool_call: every tool call is checked by ARS's gate (core/inbox/gate/) in the
+// long-lived `ars hook openclaw --serve` (serve.js; one JSON line each way), so a call that
 // passes costs milliseconds, not a Python start. A held call goes to a fresh
 // `ars hook openclaw` that re-checks it, puts a request bound to its exact input in the ARS
 // inbox and waits for the supervisor's decision, signed with the key pinned at install
@@ -13,13 +14,18 @@
 // `mirror` not "never", the held request is mirrored into OpenClaw's own plugin approvals
 // (requireApproval): whichever side decides first settles both (see mirror.js).
 //
-// before_prompt_build, once per session: the startup context (`ars rehydrate`'s loops and
-// memories, what waits in the inbox), like Claude Code's SessionStart.
+// Memory (turns.js), through the same process: before_prompt_build recalls into every
+// turn (prependContext), agent_end captures every turn, after_tool_call records how a
+// call the supervisor decided on ran. ARS's own memory tools are never held (the gate
+// passes them, and Tool Search's tool_search/tool_describe; tool_call is checked as the
+// call it makes, and an approved tool_call lets its one inner call through).
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import os from "node:os";
 import path from "node:path";
 import { mirrorHeld } from "./mirror.js";
+import { arsArgv, oneLine, shared } from "./serve.js";
+import { CAPTURE_MS, RECALL_MS, WARMUP_MS, registerTurns } from "./turns.js";
 
 const ID = "ars-gate";
 const CHECK_BUDGET_MS = 5_000;   // one check by the running checker; longer: block, restart it
@@ -28,71 +34,6 @@ const DEFAULT_WAIT_S = 50;       // the gate's default timeout (gate.toml `timeo
 
 function block(reason) {
   return { block: true, blockReason: String(reason).slice(0, 2000) };
-}
-
-function oneLine(text) {
-  return String(text ?? "").split(/\s+/).join(" ").trim().slice(0, 300);
-}
-
-// The checker: `ars hook openclaw --serve`, started on first use, restarted after a failure.
-class Checker {
-  constructor(argv, log) {
-    this.argv = argv;
-    this.log = log;
-    this.child = null;
-    this.pending = new Map();
-    this.next = 1;
-  }
-
-  start() {
-    const child = spawn(this.argv[0], this.argv.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-    this.child = child;
-    const lines = createInterface({ input: child.stdout });
-    lines.on("line", (line) => {
-      let answer;
-      try { answer = JSON.parse(line); } catch { return; }
-      const waiter = this.pending.get(answer?.id);
-      if (waiter) { this.pending.delete(answer.id); waiter.resolve(answer); }
-    });
-    let stderr = "";
-    child.stderr.on("data", (d) => { stderr = (stderr + d).slice(-2000); });
-    const fail = (why) => {
-      if (this.child === child) this.child = null;
-      for (const [, waiter] of this.pending) waiter.reject(new Error(why));
-      this.pending.clear();
-    };
-    child.on("error", (err) => fail(`cannot start ${this.argv[0]}: ${err.message}`));
-    child.on("exit", (code, signal) => fail(`the ARS checker exited (${signal ?? code}): ${oneLine(stderr)}`));
-    child.stdin.on("error", () => {});
-    // never keep OpenClaw alive for the checker: it ends with the process (its stdin closes)
-    child.unref();
-    child.stdin.unref?.();
-    child.stdout.unref?.();
-    child.stderr.unref?.();
-  }
-
-  check(request) {
-    if (!this.child) this.start();
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        this.stop();
-        reject(new Error(`ARS did not answer within ${CHECK_BUDGET_MS / 1000} s`));
-      }, CHECK_BUDGET_MS);
-      this.pending.set(id, {
-        resolve: (a) => { clearTimeout(timer); resolve(a); },
-        reject: (e) => { clearTimeout(timer); reject(e); },
-      });
-      this.child.stdin.write(JSON.stringify({ id, ...request }) + "\n");
-    });
-  }
-
-  stop() {
-    const child = this.child;
-    this.child = null;
-    if (child) try { child.kill("SIGTERM"); } catch {}
-  }
 }
 
 // A one-shot `ars hook openclaw`: one event in, JSON lines out. `onLine` sees each answer line
@@ -132,12 +73,14 @@ export function runHook(argv, event, { timeoutMs, signal, onLine, keepStdin } = 
   });
 }
 
+function positive(value, fallback) {
+  return typeof value === "number" && value > 0 ? value : fallback;
+}
+
 function settings(api) {
   const cfg = api.pluginConfig ?? {};
-  const ars = Array.isArray(cfg.ars) && cfg.ars.length ? cfg.ars.map(String) : null;
-  const base = ars ? [...ars, "hook", "openclaw", "--state", String(cfg.state)] : null;
-  if (base && cfg.supervisor) base.push("--supervisor", String(cfg.supervisor));
-  const wait = typeof cfg.waitSeconds === "number" && cfg.waitSeconds > 0 ? cfg.waitSeconds : DEFAULT_WAIT_S;
+  const base = arsArgv(cfg);
+  const wait = positive(cfg.waitSeconds, DEFAULT_WAIT_S);
   // the project the gate allows writes in: the plugin's config, else the agent's workspace as
   // OpenClaw resolves it (agents.defaults.workspace, $OPENCLAW_WORKSPACE_DIR, <state dir>/workspace)
   const stateDir = process.env.OPENCLAW_STATE_DIR || path.join(os.homedir(), ".openclaw");
@@ -145,7 +88,37 @@ function settings(api) {
     || path.join(stateDir, "workspace");
   project = String(project);
   if (project === "~" || project.startsWith("~/")) project = path.join(os.homedir(), project.slice(1));
-  return { base, wait, project, mirror: cfg.mirror ?? "auto", context: cfg.context !== false };
+  const memory = cfg.memory ?? {};
+  return {
+    base, wait, project, mirror: cfg.mirror ?? "auto",
+    // memory in every turn: on unless the config says `"memory": {"recall": false}` (or the older `"context": false`)
+    recall: cfg.context !== false && memory.recall !== false, capture: memory.capture !== false,
+    startup: cfg.context !== false, budget: Number.isInteger(memory.budget) && memory.budget > 0 ? memory.budget : undefined,
+    recallMs: positive(memory.recallMs, RECALL_MS), warmupMs: positive(memory.warmupMs, WARMUP_MS),
+    captureMs: positive(memory.captureMs, CAPTURE_MS),
+  };
+}
+
+// A tool_call approved by the supervisor runs one inner call, which OpenClaw hooks again
+// (its id "tool_search_code:<parent>:<name>:<n>"): that call, with exactly the approved
+// input, passes once instead of being held a second time.
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+function catalogTarget(params) {
+  const ident = typeof params?.id === "string" ? params.id : params?.name;
+  if (typeof ident !== "string" || !ident.trim()) return null;
+  const name = (ident.match(/:/g) ?? []).length >= 2 ? ident.trim().split(":").pop() : ident.trim();
+  let args = params.args;
+  if (!args || typeof args !== "object" || Array.isArray(args)) {
+    args = Object.fromEntries(Object.entries(params).filter(([k]) => !["id", "name", "args"].includes(k)));
+  }
+  return `${name}\n${canonical(args)}`;
 }
 
 function hasApprovalRoute(ctx) {
@@ -156,18 +129,24 @@ function hasApprovalRoute(ctx) {
 const plugin = {
   id: ID,
   name: "ARS gate",
-  description: "Holds risky tool calls in the ARS inbox until the supervisor decides; fails closed.",
+  description: "Holds risky tool calls in the ARS inbox until the supervisor decides (fails closed); "
+    + "recalls ARS memory into every turn and captures every turn.",
   register(api) {
     const log = api.logger ?? console;
     const s = settings(api);
-    const checker = s.base ? new Checker([...s.base, "--serve"], log) : null;
-    // start it now: the first tool call should not pay for a Python start (~200 ms)
-    try { checker?.start(); } catch (err) { log.warn?.(`ars-gate: the ARS checker did not start: ${err.message}`); }
+    const serve = s.base ? shared([...s.base, "--serve"]) : null;
+    // start it now: the first tool call should not pay for a Python start (~200 ms), nor the
+    // first turn for opening ARS
+    try { if (serve && !serve.child) serve.start(); } catch (err) {
+      log.warn?.(`ars-gate: the ARS process did not start: ${err.message}`);
+    }
     const budgetMs = (s.wait + HOLD_GRACE_S) * 1000;
     const heldSessions = new Set();
+    const decided = new Map();   // toolCallId -> the inbox request the supervisor approved (its outcome follows)
+    const approvedInner = new Map();  // an approved tool_call's inner call -> when the approval lapses
 
     api.on("before_tool_call", async (event, ctx) => {
-      if (!checker) return block("ARS gate: the plugin has no `ars` command configured (run `ars install openclaw`)");
+      if (!serve) return block("ARS gate: the plugin has no `ars` command configured (run `ars install openclaw`)");
       const session = String(ctx?.sessionKey ?? ctx?.sessionId ?? event.runId ?? "unknown");
       const request = {
         tool: event.toolName, params: event.params ?? {}, cwd: s.project, project: s.project,
@@ -175,19 +154,33 @@ const plugin = {
       };
       let verdict;
       try {
-        verdict = await checker.check(request);
+        verdict = await serve.request(request, CHECK_BUDGET_MS, { stopOnTimeout: true });
       } catch (err) {
         return block(`ARS gate could not check this call, so it is blocked: ${oneLine(err.message)}`);
       }
       if (verdict?.verdict === "pass") return undefined;
+      const callId = event.toolCallId ?? ctx?.toolCallId ?? "";
+      const inner = `${event.toolName}\n${canonical(event.params ?? {})}`;
+      if (String(callId).startsWith("tool_search_code:") && (approvedInner.get(inner) ?? 0) > Date.now()) {
+        approvedInner.delete(inner);  // once: the call the supervisor approved through tool_call
+        return undefined;
+      }
       heldSessions.add(session);
       const held = {
-        event: "before_tool_call", ...request, session, call_id: event.toolCallId ?? ctx?.toolCallId ?? "",
+        event: "before_tool_call", ...request, session, call_id: callId,
         agent_id: ctx?.agentId, run_id: event.runId ?? ctx?.runId, wait: s.wait,
         session_id: ctx?.sessionId,  // where the supervisor's context is read from (the agent's store)
       };
+      const approved = (requestId) => {
+        if (requestId) decided.set(callId, requestId);
+        const target = event.toolName === "tool_call" ? catalogTarget(event.params) : null;
+        if (target) approvedInner.set(target, Date.now() + 60_000);
+      };
       const mirror = s.mirror === "always" || (s.mirror === "auto" && hasApprovalRoute(ctx));
-      if (mirror) return mirrorHeld({ argv: s.base, held, ctx, wait: s.wait, budgetMs, log, api });
+      if (mirror) {
+        return mirrorHeld({ argv: s.base, held, ctx, wait: s.wait, budgetMs, log, api,
+                            onAllowed: (requestId) => approved(requestId) });
+      }
       let answer;
       try {
         answer = await runHook(s.base, held, { timeoutMs: budgetMs, signal: ctx?.abortSignal });
@@ -199,26 +192,13 @@ const plugin = {
       }
       if (answer?.verdict === "allow") {
         log.info?.(`ars-gate: ${event.toolName} allowed: ${oneLine(answer.reason)}`);
+        approved(answer.request_id);
         return undefined;
       }
       return block(answer?.reason ?? "ARS gate: blocked");
     }, { timeoutMs: budgetMs });
 
-    if (s.context && s.base) {
-      const seen = new Set();
-      api.on("before_prompt_build", async (_event, ctx) => {
-        const key = String(ctx?.sessionKey ?? ctx?.sessionId ?? "");
-        if (seen.has(key)) return undefined;
-        seen.add(key);
-        try {
-          const answer = await runHook(s.base, { event: "session_start", cwd: s.project }, { timeoutMs: 12_000 });
-          return answer?.context ? { prependContext: answer.context } : undefined;
-        } catch (err) {
-          log.warn?.(`ars-gate: no startup context: ${oneLine(err.message)}`);
-          return undefined;
-        }
-      });
-    }
+    if (serve) registerTurns(api, serve, s, log, decided);
 
     api.on("session_end", async (_event, ctx) => {
       const session = String(ctx?.sessionKey ?? ctx?.sessionId ?? "");

@@ -82,7 +82,7 @@ export async function resolveInOpenClaw(target, toolCallId, decision) {
   return approvalId;
 }
 
-export function mirrorHeld({ argv, held, wait, budgetMs, log, api }) {
+export function mirrorHeld({ argv, held, wait, budgetMs, log, api, onAllowed }) {
   return new Promise((resolveHook) => {
     let hookChild = null;
     let answered = false;   // the hook's result went back to OpenClaw (requireApproval or a block)
@@ -113,12 +113,14 @@ export function mirrorHeld({ argv, held, wait, budgetMs, log, api }) {
     done.then((final) => {
       if (!answered) {
         answered = true;
+        if (final?.verdict === "allow") onAllowed?.(final.request_id);
         resolveHook(final?.verdict === "allow" ? undefined : { block: true, blockReason: String(final?.reason ?? "ARS gate: blocked") });
         return;
       }
       if (settledHere || !final?.verdict) return;
       // decided in ARS first: settle OpenClaw's pending approval the same way
       const decision = final.verdict === "allow" ? "allow-once" : "deny";
+      if (final.verdict === "allow") onAllowed?.(final.request_id);
       resolveInOpenClaw(gatewayTarget(api?.config, api?.pluginConfig), held.call_id, decision).then(
         (id) => log.info?.(`ars-gate: OpenClaw's approval ${id} settled as ${decision}, decided in ARS`),
         (err) => log.warn?.(`ars-gate: could not settle OpenClaw's approval for ${held.call_id}: ${err.message}`));

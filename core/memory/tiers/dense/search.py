@@ -30,7 +30,7 @@ from core.memory.embed.base import Embedder, EmbedderUnavailable
 from core.memory.embed.query import query_vector
 from core.models import Hit, TierReport
 from core.memory.scoring import Query
-from core.memory.text import snippet as make_snippet
+from core.memory.snippet import snippet as make_snippet
 from core.memory.tiers.base import DeadlineExceeded, Lookup, guarded, one_line
 
 NATIVE = "cosine"

@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS entities (
     name_lc TEXT NOT NULL,
     type TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS episodes_when ON episodes(coalesce(last_ts, first_ts));
 CREATE INDEX IF NOT EXISTS entities_name ON entities(name_lc);
 CREATE INDEX IF NOT EXISTS entities_episode ON entities(episode_rowid);
 """

@@ -68,6 +68,16 @@ class SqliteSearch:
         since count(*) costs ms at 100k episodes."""
         return self._stats(self._conn(), ())[0]
 
+    def doc_freqs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """Document count and each term's document frequency, from the cache the
+        search just filled for the same query (core/context/floor.py weighs terms by them)."""
+        return self._stats(self._conn(), terms)
+
+    def terms_of(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """episode id -> its stored index terms (space-separated), for the episodes held."""
+        return dict(self._rows_for_ids(
+            "SELECT e.id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid", list(episode_ids)))
+
     def _terms_of(self, episode_id: str) -> set[str]:
         row = self._conn().execute(
             "SELECT f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid WHERE e.id = ?",

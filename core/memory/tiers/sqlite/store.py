@@ -80,6 +80,22 @@ class SqliteStore(SqliteSchema, SqliteWrites, SqliteSearch):
         """episode id -> source key of its stored version (to skip unchanged ones)."""
         return dict(self._rows_for_ids("SELECT e.id, e.source_key FROM episodes e", episode_ids))
 
+    def times(self, episode_ids: Sequence[str]) -> dict[str, str]:
+        """episode id -> when it happened (ISO: its last message, else its first), for hits
+        a tier answered without one (the dense tier's)."""
+        return {i: t for i, t in self._rows_for_ids("SELECT e.id, coalesce(e.last_ts, e.first_ts) FROM episodes e",
+                                                      episode_ids) if t}
+
+    def ids_between(self, start: str, end: str, limit: int) -> list[str]:
+        """Ids of the episodes that happened between two ISO times (their last message,
+        else their first), newest first: what "yesterday" names when no word matches.
+        Times compare as text, so callers widen the range by a zone's width and check
+        each episode's own time."""
+        rows = self._conn().execute(
+            "SELECT id FROM episodes WHERE coalesce(last_ts, first_ts) BETWEEN ? AND ? "
+            "ORDER BY coalesce(last_ts, first_ts) DESC LIMIT ?", (start, end, int(limit))).fetchall()
+        return [r[0] for r in rows]
+
     def count(self) -> int:
         return self._conn().execute("SELECT count(*) FROM episodes").fetchone()[0]
 

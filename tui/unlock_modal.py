@@ -1,0 +1,69 @@
+"""The dashboard's real passphrase prompt (README, "The real prompt").
+
+It names the key pinned at the dashboard's start, this run's check words (also in
+the header; tui/key_guard.py), the decision, and for a request exactly what will run
+with the first 12 hex digits of its hash (``ars inbox show ID`` prints the same).
+The passphrase goes into a ``SecretInput`` (bytes, never a str); enter dismisses
+with those bytes (the caller unlocks and wipes them), escape with None.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+from tui.widgets.secret_input import SecretInput
+
+
+def short_hash(h: str) -> str:
+    hexpart = h.split(":", 1)[-1][:12]
+    return " ".join(hexpart[i:i + 4] for i in range(0, len(hexpart), 4))
+
+
+class UnlockModal(ModalScreen["bytearray | None"]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", show=True)]
+
+    def __init__(self, *, fingerprint: str, check: str, what: str, request=None, keeps: int = 0,
+                 shared: str = "") -> None:
+        super().__init__(classes="input-modal unlock")
+        self._fp, self._check, self._what, self._request = fingerprint, check, what, request
+        self._keeps, self._shared = keeps, shared
+
+    def compose(self) -> ComposeResult:
+        rows = [f"key    {self._fp}", f"check  {self._check}   (the header's words: a prompt without them is not ARS's)",
+                f"sign   {self._what}"]
+        r = self._request
+        if r is not None:
+            detail = " ".join(str(r.detail or "").split())
+            if detail:
+                rows.append(f"runs   {detail[:400]}" + ("…" if len(detail) > 400 else ""))
+            rows.append(f"hash   {short_hash(r.exact_hash())}   (ars inbox show {r.id})")
+        if self._keeps:
+            rows.append(f"then   rejections and answers are signed without asking for {self._keeps // 60} min")
+        if self._shared:
+            rows.append(f"note   this runs inside {self._shared}: any process of your user can read this screen "
+                        "and type into it; only your passphrase signs")
+        with Vertical(id="dialog"):
+            yield Label("ARS · sign with the supervisor key", id="title", markup=False)
+            yield Static("\n".join(rows), id="body", markup=False)
+            yield SecretInput(id="secret")
+            yield Label("", id="error", markup=False)
+            yield Static("[b]enter[/] sign · [b]escape[/] cancel", id="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(SecretInput).focus()
+
+    def on_secret_input_submitted(self, event: SecretInput.Submitted) -> None:
+        event.stop()
+        box = self.query_one(SecretInput)
+        if not box.chars:
+            self.query_one("#error", Label).update("type the supervisor passphrase (escape cancels)")
+            return
+        self.dismiss(box.take())
+
+    def action_cancel(self) -> None:
+        self.query_one(SecretInput).clear()
+        self.dismiss(None)
