@@ -369,19 +369,6 @@ class ARS(CaptureMethods, TurnContextFacade, EpisodePages, AuditMethods, LoopVer
         return self.inbox.create(source=source, kind=kind, summary=action, detail=details, risk=risk, meta=meta,
                                  binds=binds, expires_in=expires_in, exact=exact, request_id=request_id)
 
-    def inbox_end(self, request_id: str, how: str, why: str = "") -> bool:
-        """End a request nobody waits for (``expire``/``withdraw``) once; False: already settled.
-        An expiry is told where new requests are (core/inbox/notify.py): nothing ends silently."""
-        ended = self.inbox.end(request_id, how, why)
-        if ended and how == "expire":
-            from core.inbox.notify import announce
-            announce(self.state_dir, self.inbox.get(request_id), ended=True)
-        return ended
-
-    def inbox_withdraw(self, request_id: str, why: str = "") -> bool:
-        """The waiter went away (a client disconnected, the call ran, the session stopped)."""
-        return self.inbox.end(request_id, "withdraw", why)
-
     # -- memory the supervisor governs (core/govern) ---------------------------------
     MAX_REMEMBER = MAX_REMEMBER  # characters of text one remember() takes
 

@@ -1,5 +1,6 @@
 """The audit's calls on the facade (``core.api.ARS`` takes them in): one request's record, every
-request's, or the records of requests and loops a front end already holds (core/inbox/audit.py)."""
+request's, or the records of requests and loops a front end already holds (core/inbox/audit.py);
+and how a request ends with nobody deciding it, told where new requests are told."""
 
 from __future__ import annotations
 
@@ -43,3 +44,17 @@ class AuditMethods:
         from core.inbox import audit
 
         return audit.records_of(self.state_dir, self.loops.store, requests, states, pin or self._audit_pin())
+
+    def inbox_end(self, request_id: str, how: str, why: str = "") -> bool:
+        """End a request nobody waits for (``expire``/``withdraw``) once; False: already settled.
+        An expiry is told where new requests are (core/inbox/notify.py): nothing ends silently."""
+        ended = self.inbox.end(request_id, how, why)
+        if ended and how == "expire":
+            from core.inbox.notify import announce
+
+            announce(self.state_dir, self.inbox.get(request_id), ended=True)
+        return ended
+
+    def inbox_withdraw(self, request_id: str, why: str = "") -> bool:
+        """The waiter went away (a client disconnected, the call ran, the session stopped)."""
+        return self.inbox.end(request_id, "withdraw", why)

@@ -25,7 +25,7 @@ import pytest
 from core.api import ARS, audit_lines
 from core.config import Settings
 
-from conftest import env_without_ars
+from conftest import env_without_ars, passphrase_pipe
 from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
 from tuihelp import loaded, make_app, select_row, wait_for
 
@@ -48,19 +48,9 @@ def _env() -> dict:
 
 
 def cli(state: Path, *args: str, passphrase: bool = False) -> str:
-    fds: tuple[int, ...] = ()
-    extra: list[str] = []
-    if passphrase:
-        r, w = os.pipe()
-        os.write(w, PASS.encode() + b"\n")
-        os.close(w)
-        fds, extra = (r,), ["--passphrase-fd", str(r)]
-    try:
-        p = subprocess.run([sys.executable, "-m", "tui.cli.main", *args, "--state", str(state), *extra],
-                           capture_output=True, text=True, cwd=ROOT, env=_env(), pass_fds=fds, timeout=120)
-    finally:
-        for fd in fds:
-            os.close(fd)
+    with passphrase_pipe(PASS if passphrase else None) as pp:  # a socket: ars refuses a pipe
+        p = subprocess.run([sys.executable, "-m", "tui.cli.main", *args, "--state", str(state), *pp.args],
+                           capture_output=True, text=True, cwd=ROOT, env=_env(), pass_fds=pp.fds, timeout=120)
     assert p.returncode == 0, (args, p.stdout, p.stderr)
     return p.stdout
 

@@ -126,6 +126,7 @@ def test_help_lists_every_key_of_every_view():
     from tui.modals import HELP
     from tui.screens.base import DashboardView
     from tui.screens.checkpoints import CheckpointsScreen
+    from tui.screens.context import ContextScreen
     from tui.screens.health import HealthScreen
     from tui.screens.inbox import InboxScreen
     from tui.screens.loops import LoopsScreen
@@ -137,7 +138,7 @@ def test_help_lists_every_key_of_every_view():
     keys_of = {section: {k for key, _ in rows for k in key.split()} for section, rows in HELP.items()}
     anywhere = keys_of["Anywhere"]
     views = {"Loops (1)": LoopsScreen, "Inbox (2)": InboxScreen, "Recall (3)": RecallScreen,
-             "Checkpoints (4)": CheckpointsScreen, "Health (5)": HealthScreen}
+             "Checkpoints (4)": CheckpointsScreen, "Health (5)": HealthScreen, "Context (6)": ContextScreen}
     missing = []
     for section, cls in [("Anywhere", ArsApp), ("Anywhere", DashboardView), *views.items()]:
         for b in cls.BINDINGS:
