@@ -141,3 +141,29 @@ async def inbox_select(pilot, app, goal_id: str):
     body = app.screen.query_one("#request-body")
     await wait_for(pilot, lambda: s.loop_id in str(body.render()), what="the request pane")
     return s
+
+
+# -- tmux: the dashboard as a person's terminal runs it -------------------------------------------
+@pytest.fixture
+def tmux() -> str:
+    """tmux's path; skipped without it, failing under CI=true (.ci/run installs it)."""
+    import os
+
+    path = shutil.which("tmux")
+    if path is None:
+        reason = "tmux is not installed (apt-get install tmux; .ci/run installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
+
+
+def until(cond, what: str, limit: float = 60.0):
+    """``cond()``'s first true value, polled every 0.1 s for at most ``limit`` seconds."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}")

@@ -14,28 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tuihelp import ROOT, open_ars, seed_demo
+from tuihelp import ROOT, open_ars, seed_demo, tmux, until  # noqa: F401 - tmux: the fixture
 
 
-@pytest.fixture
-def tmux() -> str:
-    path = shutil.which("tmux")
-    if path is None:
-        reason = "tmux is not installed (apt-get install tmux; .ci/run installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return path
-
-
-def _until(cond, what: str, limit: float = 30.0):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}")
 
 
 def test_a_new_request_sets_the_title_count_and_rings_the_bell_in_tmux(tmux: str, tmp_path: Path):
@@ -52,7 +33,7 @@ def test_a_new_request_sets_the_title_count_and_rings_the_bell_in_tmux(tmux: str
                     f"{ROOT / '.venv/bin/ars'} tui --state {state}"], check=True, env=env, cwd=ROOT)
     try:
         title = lambda: t("display-message", "-p", "-t", f"{session}:0", "#{pane_title}").strip()  # noqa: E731
-        _until(lambda: title() == "ARS — 3 waiting", "the title's count", 60)
+        until(lambda: title() == "ARS — 3 waiting", "the title's count", 60)
         t("set-option", "-g", "monitor-bell", "on")
         t("new-window", "-t", session)  # the person looks elsewhere: the dashboard's window is not current
         bell = lambda: t("display-message", "-p", "-t", f"{session}:0", "#{window_bell_flag}").strip()  # noqa: E731
@@ -60,7 +41,7 @@ def test_a_new_request_sets_the_title_count_and_rings_the_bell_in_tmux(tmux: str
         with open_ars(state) as ars:
             ars.inbox.create(source="claude-code:s1", kind="approval", summary="Bash: make deploy",
                              detail="make deploy", risk="high", binds="Bash", expires_in=50)
-        _until(lambda: bell() == "1", "the bell flag on the dashboard's window")
-        _until(lambda: title() == "ARS — 4 waiting", "the title's new count")
+        until(lambda: bell() == "1", "the bell flag on the dashboard's window", 30)
+        until(lambda: title() == "ARS — 4 waiting", "the title's new count", 30)
     finally:
         subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tuihelp import tmux, until  # noqa: F401 - tmux: the fixture
+
 from core.api import ARS
 from core.config import Settings
 from core.inbox import signing
@@ -23,25 +25,6 @@ ROOT = Path(__file__).resolve().parents[3]
 PASS = "correct horse battery staple"
 
 
-@pytest.fixture
-def tmux() -> str:
-    path = shutil.which("tmux")
-    if path is None:
-        reason = "tmux is not installed (apt-get install tmux; .ci/run installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return path
-
-
-def _until(cond, what: str, limit: float = 60.0):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}")
 
 
 def test_the_real_prompt_names_key_request_and_hash_hides_input_and_drops_typed_ahead_keys(tmux, tmp_path):
@@ -69,16 +52,16 @@ def test_the_real_prompt_names_key_request_and_hash_hides_input_and_drops_typed_
                    check=True, env=env, cwd=ROOT)
     try:
         t("send-keys", "-t", session, "a guess typed ahead", "Enter")
-        _until(lambda: "a guess typed ahead" in screen(), "the keys to reach the terminal (echoed by it)")
+        until(lambda: "a guess typed ahead" in screen(), "the keys to reach the terminal (echoed by it)")
         go.touch()
-        text = _until(lambda: "supervisor passphrase to approve" in screen() and screen(), "the prompt")
+        text = until(lambda: "supervisor passphrase to approve" in screen() and screen(), "the prompt")
         assert f"ARS supervisor key {fp}" in text
         assert f"sign: approve {r.id}" in text and "runs: rm -rf build" in text
         prefix = r.exact_hash().split(":", 1)[1][:12]
         grouped = " ".join(prefix[i:i + 4] for i in range(0, 12, 4))
         assert f"exact hash: {grouped}" in text and f"exact hash: {grouped}" in shown  # the same as ars inbox show
         t("send-keys", "-t", session, PASS, "Enter")
-        done = _until(lambda: "EXIT=" in screen() and screen(), "ars to end")
+        done = until(lambda: "EXIT=" in screen() and screen(), "ars to end")
         # the line typed ahead was thrown away (taken as the passphrase it would have failed: EXIT=1)
         assert "EXIT=0" in done and f"{r.id}: approved" in done
         assert PASS not in done  # never echoed
