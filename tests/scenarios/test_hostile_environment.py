@@ -59,7 +59,7 @@ def test_a_full_disk_is_one_line_and_loses_nothing_acknowledged(tmp_path: Path):
     with open(big, "w") as fh:
         for i in range(3000):
             fh.write(json.dumps({"id": f"manual:big-{i}", "text": f"note {i} " + "filler words " * 40}) + "\n")
-    with mounted_tmpfs(tmp_path / "small", "256k") as mnt:
+    with mounted_tmpfs(tmp_path / "small", "512k") as mnt:
         state = mnt / "state"
         assert ars("ingest", str(SAMPLE), state=state).returncode == 0
         before = json.loads(ars("sync", "status", "--json", state=state).stdout)["counts"]["sqlite"]
@@ -68,5 +68,11 @@ def test_a_full_disk_is_one_line_and_loses_nothing_acknowledged(tmp_path: Path):
         assert "disk full" in one_line_error(r)
         after = ars("recall", "Neo4j outage", "--json", state=state)
         assert after.returncode == 0 and json.loads(after.stdout)["hits"], after.stderr
+        # the promise of the line: free some space, run it again, and nothing is missing
+        grown = subprocess.run(["mount", "-o", "remount,size=64m", str(mnt)], capture_output=True)
+        assert grown.returncode == 0, grown.stderr
         status = json.loads(ars("sync", "status", "--json", state=state).stdout)
         assert status["counts"]["sqlite"] >= before
+        assert ars("ingest", str(big), state=state).returncode == 0
+        status = json.loads(ars("sync", "status", "--json", state=state).stdout)
+        assert status["counts"]["sqlite"] == before + 3000, status["counts"]
