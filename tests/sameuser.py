@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -29,7 +32,34 @@ def prefix() -> list[str]:
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
-    return [setpriv, f"--reuid={UID}", f"--regid={GID}", "--clear-groups", "--inh-caps=-all"]
+    argv = [setpriv, f"--reuid={UID}", f"--regid={GID}", "--clear-groups", "--inh-caps=-all"]
+    _reach_checkout(argv)
+    return argv
+
+
+_reached: list[bool] = []
+
+
+def _reach_checkout(argv: list[str]) -> None:
+    """That user must run this checkout's Python and code. A checkout under a private
+    directory (a CI runner's ``/check`` made with mode 700) stops it at the first parent
+    it cannot search, and every process of the test would die before its first line: give
+    each such parent search permission (o+x, no listing), once, and fail plainly if that is
+    not enough."""
+    if _reached:
+        return
+    root = Path(__file__).resolve().parents[1]
+    probe = argv + [sys.executable, "-c", "import tui.entry"]
+    env = {"PYTHONPATH": str(root), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if subprocess.run(probe, cwd="/", env=env, capture_output=True, timeout=60).returncode != 0:
+        for parent in [*reversed(root.parents), root]:
+            mode = parent.stat().st_mode
+            if not mode & stat.S_IXOTH:
+                os.chmod(parent, mode | stat.S_IXOTH)
+        r = subprocess.run(probe, cwd="/", env=env, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            pytest.fail(f"user {UID} cannot run {sys.executable} on {root}: {r.stderr.strip()[-300:]}")
+    _reached.append(True)
 
 
 def home() -> Path:
@@ -58,7 +88,9 @@ def give(path: Path) -> None:
 
 
 def env(home_dir: Path, **extra: str) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("ARS_", "CLAUDE_", "TMUX"))}
+    # no outer terminal's size either: pytest-xdist's workers carry COLUMNS/LINES (tests/tuihelp.py)
+    keep = {k: v for k, v in os.environ.items()
+            if not k.startswith(("ARS_", "CLAUDE_", "TMUX")) and k not in ("COLUMNS", "LINES")}
     keep.update(HOME=str(home_dir), ARS_RECALL_DAEMON="off",
                 PYTHONPATH=str(Path(__file__).resolve().parents[1]), **extra)
     return keep

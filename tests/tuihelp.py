@@ -158,12 +158,29 @@ def tmux() -> str:
     return path
 
 
-def until(cond, what: str, limit: float = 60.0):
-    """``cond()``'s first true value, polled every 0.1 s for at most ``limit`` seconds."""
+# A terminal's size is the terminal's: pytest-xdist's workers carry the controller's COLUMNS and
+# LINES (80x24 when it has no terminal), and Textual and Rich would take them over the tmux pane's.
+NOT_FOR_A_PANE = ("TMUX", "COLUMNS", "LINES")
+
+
+def pane_env(base=None, **extra: str) -> dict[str, str]:
+    """The environment of a program run in a tmux pane: ``base`` (os.environ) without
+    the outer terminal's variables, plus ``extra``."""
+    import os
+
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in NOT_FOR_A_PANE}
+    env.update(extra)
+    return env
+
+
+def until(cond, what: str, limit: float = 60.0, show=None):
+    """``cond()``'s first true value, polled every 0.1 s for at most ``limit`` seconds;
+    ``show()`` (the screen, a log) is put in the failure."""
     end = time.monotonic() + limit
     while time.monotonic() < end:
         value = cond()
         if value:
             return value
         time.sleep(0.1)
-    raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}")
+    seen = f":\n{show()}" if show is not None else ""
+    raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}{seen}")

@@ -60,10 +60,19 @@ class Wire:
         os.close(null)
         os.dup2(2, fd_out)
 
+    def close_output(self) -> None:
+        """The client sees the end of the wire (EOF) now, not when a collector gets to
+        the file object: in a process that goes on (a test, an embedding host) the
+        client would wait on an open pipe."""
+        with self._lock:
+            self.wfile.close()
+
     def send(self, message: dict | str) -> None:
         data = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False,
                                                                      separators=(",", ":"))
         with self._lock:
+            if self.wfile.closed:
+                return  # serve has ended: nobody is listening
             self.wfile.write(data.encode("utf-8") + b"\n")
 
 
@@ -101,6 +110,8 @@ class Front:
                     self.lines.put(("line", line.decode("utf-8", "replace")))
         except (OSError, ValueError):
             pass
+        finally:
+            self.wire.rfile.close()  # only this thread reads it
         self.lines.put(("line", None))
 
     def take(self, line: str) -> None:
@@ -149,6 +160,13 @@ def serve(load: Callable[[], tuple[Any, Callable[[], None]]], *, wire: Wire | No
     ``load`` raises ``Refused(code, line)`` for what a person must fix (said, exit code).
     ``catalog``: another recorded catalog than the shipped one."""
     wire = wire or Wire()
+    try:
+        return _serve(load, wire, catalog)
+    finally:
+        wire.close_output()
+
+
+def _serve(load: Callable[[], tuple[Any, Callable[[], None]]], wire: Wire, catalog: "os.PathLike | None") -> int:
     # the loader thread imports for ~0.7 s holding the GIL; at the default 5 ms switch interval
     # each of the front's few steps waits behind it
     switch = sys.getswitchinterval()

@@ -71,7 +71,13 @@ class Pipes:
         os.close(self.w_in)
         self.thread.join(30)
         assert not self.thread.is_alive(), "the front did not end when the client left"
-        rest = self.out.read()
+        # the front closed its end: the rest ends at once (a copy left open would hang the read)
+        got: list[bytes] = []
+        reader = threading.Thread(target=lambda: got.append(self.out.read()), daemon=True)
+        reader.start()
+        reader.join(30)
+        assert got, "the front's end of the wire stayed open after it ended"
+        rest = got[0]
         self.out.close()
         assert PRIVATE not in rest.decode(), rest  # the replayed initialize's answer never reaches the client
         return self.code[0]

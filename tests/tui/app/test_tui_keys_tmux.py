@@ -51,6 +51,10 @@ def test_keys_sent_to_the_dashboard_cannot_approve_without_the_passphrase(tmux, 
     def screen() -> str:
         return t("capture-pane", "-p", "-t", session)
 
+    def shown() -> str:  # what a failure shows: the pane, or why there is none
+        r = subprocess.run([tmux, "-S", sock, "capture-pane", "-p", "-t", session], capture_output=True, text=True)
+        return r.stdout or r.stderr
+
     argv = sameuser.prefix() + [sys.executable, "-m", "tui.entry", "tui", "--state", str(state), "--view", "inbox"]
     env = sameuser.env(agent_home, TERM="xterm-256color")
     subprocess.run([tmux, "-S", sock, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", *argv],
@@ -62,30 +66,30 @@ def test_keys_sent_to_the_dashboard_cannot_approve_without_the_passphrase(tmux, 
 
     prompt = "ARS · sign with the supervisor key"
     try:
-        until(lambda: "waiting" in screen() and "check:" in screen(), "the dashboard", 90)
+        until(lambda: "waiting" in screen() and "check:" in screen(), "the dashboard", 90, show=shown)
         pid = int(t("display-message", "-p", "-t", session, "#{pane_pid}").strip())
         assert os.stat(f"/proc/{pid}/fd").st_uid == 0  # non-dumpable: its memory and fds are not the agent's
         check = re.search(r"check: (\w+ \w+ \d+)", screen()).group(1)
         keys("Escape", "2", "n", "a", "y")  # the attack from the issue (lands wherever n goes)
         keys("Escape", "Escape", "Up", "Up", "Up", "Up", "Up", "a")  # then the agent's own request, surely
-        until(lambda: f"Approve {r.id}" in screen(), "the confirmation")
+        until(lambda: f"Approve {r.id}" in screen(), "the confirmation", show=shown)
         keys("y")
-        text = until(lambda: prompt in screen() and screen(), "the real prompt")
+        text = until(lambda: prompt in screen() and screen(), "the real prompt", show=shown)
         assert fp in text and f"check  {check}" in text and UPLOAD in text
         prefix = r.exact_hash().split(":", 1)[1][:12]
         assert " ".join(prefix[i:i + 4] for i in range(0, 12, 4)) in text
         keys("Enter")  # an empty passphrase: the prompt stays
         assert prompt in screen() and _status(state, r.id).status == "pending"
         keys("y", "Enter")  # one more confirmation, typed into the prompt: a wrong passphrase
-        until(lambda: "wrong supervisor passphrase" in screen(), "the refusal")
+        until(lambda: "wrong supervisor passphrase" in screen(), "the refusal", show=shown)
         assert _status(state, r.id).status == "pending"
         # the supervisor, at the terminal, with the passphrase
         keys("a")
-        until(lambda: f"Approve {r.id}" in screen(), "the confirmation")
+        until(lambda: f"Approve {r.id}" in screen(), "the confirmation", show=shown)
         keys("y")
-        until(lambda: prompt in screen(), "the prompt again")
+        until(lambda: prompt in screen(), "the prompt again", show=shown)
         t("send-keys", "-t", session, PASS, "Enter")
-        until(lambda: _status(state, r.id).status == "approved", "the approval")
+        until(lambda: _status(state, r.id).status == "approved", "the approval", show=shown)
         assert PASS not in screen()  # bullets only, never the text
     finally:
         subprocess.run([tmux, "-S", sock, "kill-server"], capture_output=True)

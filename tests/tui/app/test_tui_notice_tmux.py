@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tuihelp import ROOT, open_ars, seed_demo, tmux, until  # noqa: F401 - tmux: the fixture
+from tuihelp import ROOT, open_ars, pane_env, seed_demo, tmux, until  # noqa: F401 - tmux: the fixture
 
 
 
@@ -28,7 +28,7 @@ def test_a_new_request_sets_the_title_count_and_rings_the_bell_in_tmux(tmux: str
     def t(*args: str) -> str:
         return subprocess.run([tmux, "-S", sock, *args], capture_output=True, text=True, check=True).stdout
 
-    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    env = pane_env()
     subprocess.run([tmux, "-S", sock, "new-session", "-d", "-s", session, "-x", "160", "-y", "48",
                     f"{ROOT / '.venv/bin/ars'} tui --state {state}"], check=True, env=env, cwd=ROOT)
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tuihelp import tmux, until  # noqa: F401 - tmux: the fixture
+from tuihelp import pane_env, tmux, until  # noqa: F401 - tmux: the fixture
 
 from core.api import ARS
 from core.config import Settings
@@ -47,7 +47,7 @@ def test_the_real_prompt_names_key_request_and_hash_hides_input_and_drops_typed_
     go = tmp_path / "go"
     command = (f"while [ ! -e {go} ]; do sleep 0.05; done; PYTHONPATH={ROOT} {sys.executable} -m tui.entry inbox "
                f"approve {r.id} --state {state}; echo EXIT=$?; sleep 60")
-    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    env = pane_env()
     subprocess.run([tmux, "-S", sock, "new-session", "-d", "-s", session, "-x", "150", "-y", "30", "sh", "-c", command],
                    check=True, env=env, cwd=ROOT)
     try:
