@@ -225,6 +225,10 @@ DAY1_RESTART = "重启一下 openclaw 网关"
 DAY2_ZH = "重启完了没？继续，把昨天那个项目的具体执行结果给我看看"
 DAY2_EN = "Did the gateway restart finish? And show me the results of yesterday's scraper project."
 UNRELATED = "What is the capital of Australia?"
+# two days before day 2: the article's third story ("前天让你做了一个系统大升级…")
+UPGRADE = "print('系统大升级完成：升级了 42 个软件包，内核 6.8 → 6.12')\n"
+DAY0_UPGRADE = "做一个系统大升级：运行 upgrade_system.py"
+TWO_DAYS_ON = "前天让你做了一个系统大升级，升级了多少个软件包？"
 
 
 class ScriptedAnthropic(StubAnthropic):
@@ -232,7 +236,8 @@ class ScriptedAnthropic(StubAnthropic):
     prompt asks for ``openclaw gateway restart``, any other prompt is answered in words. Every
     request body is kept whole (``bodies``): what the model was given."""
 
-    SCRIPT = {DAY1_PROJECT: "python3 boss_scraper.py", DAY1_RESTART: "openclaw gateway restart"}
+    SCRIPT = {DAY1_PROJECT: "python3 boss_scraper.py", DAY1_RESTART: "openclaw gateway restart",
+              DAY0_UPGRADE: "python3 upgrade_system.py"}
 
     def __init__(self):
         super().__init__("unused")
@@ -282,9 +287,9 @@ FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # De
 
 class Story(Scene):
     """Day 1 runs a day ago: Claude Code, its hooks and the supervisor's `ars` under libfaketime
-    (``FAKETIME=-1d``), so day 2's "yesterday" is what it says."""
+    (``FAKETIME=-1d``), so day 2's "yesterday" is what it says; the upgrade two days ago (-2d)."""
 
-    yesterday = False
+    days_ago = 0
 
     def __init__(self, tmp: Path, claude: Path):
         super().__init__(tmp, claude)
@@ -294,30 +299,34 @@ class Story(Scene):
         (self.bin / "openclaw").write_text(FAKE_OPENCLAW)
         (self.bin / "openclaw").chmod(0o755)
         (self.project / "boss_scraper.py").write_text(SCRAPER)
+        (self.project / "upgrade_system.py").write_text(UPGRADE)
+
+    def clock(self) -> dict[str, str]:
+        """The scene's day for a process: libfaketime ``days_ago`` back (nothing today)."""
+        if not self.days_ago:
+            return {}
+        return {"FAKETIME": f"-{self.days_ago}d", "LD_PRELOAD": str(FAKETIME_LIB)}
 
     def env(self) -> dict[str, str]:
         env = super().env()
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
         env["ARS_RECALL_DAEMON"] = "auto"  # the per-turn context comes from the daemon (the suite turns it off)
-        if self.yesterday:
-            env.update({"FAKETIME": "-1d", "LD_PRELOAD": str(FAKETIME_LIB)})
+        env.update(self.clock())
         return env
 
     def run_ars(self, *args: str, passphrase: str | None = None) -> subprocess.CompletedProcess:
         """`ars ARGS --state STATE` as the supervisor runs it, on the scene's day."""
-        env = env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_"))
-        if self.yesterday:
-            env.update({"FAKETIME": "-1d", "LD_PRELOAD": str(FAKETIME_LIB)})
+        env = {**env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_")), **self.clock()}
         return ars(*args, "--state", str(self.state), passphrase=passphrase, env=env)
 
     def pending(self) -> list[dict]:
         return json.loads(ok(self.run_ars("inbox", "list", "--status", "pending", "--json")).stdout)
 
     def next_day(self) -> None:
-        """The night between: the recall daemon (started on day 1, on day 1's clock) is gone."""
+        """The night between: the recall daemon (started on the day before, on its clock) is gone."""
         ok(ars("daemon", "stop", "--state", str(self.state),
                env={**env_without_ars(("ARS_", "CLAUDE_", "ANTHROPIC_")), "ARS_RECALL_DAEMON": "auto"}))
-        self.yesterday = False
+        self.days_ago -= 1
 
     def trust(self) -> None:
         """What answering Claude Code's trust prompt once in this folder leaves (its allow rules then count),
@@ -327,7 +336,7 @@ class Story(Scene):
         cfg.write_text(json.dumps({"projects": {str(self.project): {"hasTrustDialogAccepted": True}}}))
         settings = self.project / ".claude" / "settings.json"
         data = json.loads(settings.read_text())
-        data["permissions"]["allow"].append("Bash(python3 boss_scraper.py)")
+        data["permissions"]["allow"] += ["Bash(python3 boss_scraper.py)", "Bash(python3 upgrade_system.py)"]
         settings.write_text(json.dumps(data, indent=2))
 
     def start(self, prompt: str) -> None:
@@ -367,7 +376,10 @@ def test_day_two_a_new_session_hears_what_ran_yesterday_and_who_approved_it(stor
     with s.explained():
         set_up(s)
         s.trust()
-        s.yesterday = True
+        # two days ago: the system upgrade, in a session of its own
+        s.days_ago = 2
+        assert s.run(DAY0_UPGRADE).get("is_error") is False
+        s.next_day()
         # day 1: the project, captured turn by turn (recallable when each turn ends)
         assert s.run(DAY1_PROJECT).get("is_error") is False
         [hit] = [h for h in s.recall("抓取了多少个产品经理职位")[:1]]
@@ -407,6 +419,11 @@ def test_day_two_a_new_session_hears_what_ran_yesterday_and_who_approved_it(stor
             got = [what for what, words in wanted.items() if not any(w in given for w in words)]
             if got:
                 missing.append(f"{prompt!r}: missing {got}; given: {given!r}")
+        # two days on: "前天…系统大升级" finds that session, and what it did
+        assert s.run(TWO_DAYS_ON).get("is_error") is False
+        given = _injected(s.stub.first_turn_of(TWO_DAYS_ON))
+        if "42 个软件包" not in given:
+            missing.append(f"{TWO_DAYS_ON!r}: missing the upgrade's result; given: {given!r}")
         # a question memory knows nothing about gets nothing injected
         assert s.run(UNRELATED).get("is_error") is False
         given = _injected(s.stub.first_turn_of(UNRELATED))

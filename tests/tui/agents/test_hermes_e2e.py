@@ -190,21 +190,25 @@ RESULTS_EN = "Go on: show me the concrete results of yesterday's project."
 DONE_YET_EN = "Has the gateway restart finished?"
 UNRELATED = "What is the boiling point of ethanol at sea level?"
 LOOK_UP = "Look the scraper's job count up in ARS."
+# two days before day 2: the article's third story ("前天让你做了一个系统大升级…")
+UPGRADE = "做一个系统大升级：运行 upgrade_system.py"
+UPGRADED = "系统大升级完成：升级了 42 个软件包"
+TWO_DAYS_ON = "前天让你做了一个系统大升级，升级了多少个软件包？"
 MEMORY = re.compile(r"<memory-context>(.*?)</memory-context>", re.S)
 FAKETIME_LIBS = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/"
                  "libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1", "/usr/local/lib/faketime/libfaketime.so.1")
 
 
-def yesterday_env() -> dict[str, str]:
+def yesterday_env(days: int = 1) -> dict[str, str]:
     """Day 1 happens yesterday: libfaketime (Debian's faketime) moves the wall clock of Hermes and
-    of everything it starts (ARS's hooks and memory process) back a day."""
+    of everything it starts (ARS's hooks and memory process) back a day (``days``)."""
     lib = next((p for p in FAKETIME_LIBS if os.path.exists(p)), None)
     if lib is None:
         problem = "libfaketime is not installed (apt-get install faketime): day 1 cannot happen yesterday"
         if os.environ.get("CI") == "true":
             pytest.fail(problem)
         pytest.skip(problem)
-    return {"LD_PRELOAD": lib, "FAKETIME": "-1d"}  # (not FAKETIME_DONT_FAKE_MONOTONIC: Python's sleep fails with it)
+    return {"LD_PRELOAD": lib, "FAKETIME": f"-{days}d"}  # (not FAKETIME_DONT_FAKE_MONOTONIC: Python's sleep fails with it)
 
 
 def story_model(beats: list[tuple]):
@@ -240,8 +244,10 @@ class Story(Scene):
             (SCRAPE, f"写好并运行了 boss_scraper.py：{SCRAPED}。", "terminal", {"command": "python3 boss_scraper.py"}),
             (RESTART, "Gateway 已重启。", "terminal", {"command": "openclaw gateway restart"}),
             (LOOK_UP, "Story stub answer.", "mcp__ars__recall", {"query": "boss_scraper 产品经理职位", "k": 3}),
-            *((p, "Story stub answer.") for p in (RESULTS, DONE_YET, RESULTS_EN, DONE_YET_EN, UNRELATED))])
+            (UPGRADE, "升级完成。", "terminal", {"command": "python3 upgrade_system.py"}),
+            *((p, "Story stub answer.") for p in (RESULTS, DONE_YET, RESULTS_EN, DONE_YET_EN, UNRELATED, TWO_DAYS_ON))])
         (self.project / "boss_scraper.py").write_text(f'print("{SCRAPED}，结果写进 jobs.csv")\n')
+        (self.project / "upgrade_system.py").write_text(f'print("{UPGRADED}，内核 6.8 → 6.12")\n')
         self.bin = tmp / "bin"  # `openclaw gateway restart` as Hermes' terminal runs it: a stand-in
         self.bin.mkdir()
         (self.bin / "openclaw").write_text(f"#!/bin/sh\necho '{RESTARTED}'\n")
@@ -316,10 +322,14 @@ def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, hermes: Path)
             s.test_this_tree()
             config = (s.hermes_home / "config.yaml").read_text()
             assert "provider: ars" in config and (s.hermes_home / "plugins" / "ars" / "__init__.py").is_file()
+            # two days ago: the system upgrade (nothing in memory yet: nothing injected)
+            s.clock = yesterday_env(2)
+            first = s.turn(UPGRADE)
+            assert memory_of(first) == "", first[-3000:]
+            assert any(UPGRADED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
             # day 1 (yesterday): the project, then the restart, held until the supervisor approves it
             s.clock = yesterday_env()
-            first = s.turn(SCRAPE)
-            assert memory_of(first) == "", first[-3000:]  # nothing in memory yet: nothing injected
+            s.turn(SCRAPE)
             assert any(SCRAPED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
             s.start_turn(RESTART)
             held = s.wait_for_held()
@@ -332,8 +342,10 @@ def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, hermes: Path)
 
             # day 2 (today): new sessions; nothing ingested by hand: what the turns captured is what comes back
             s.clock = {}
-            given = {p: memory_of(s.turn(p)) for p in (RESULTS, RESULTS_EN, DONE_YET, DONE_YET_EN, UNRELATED)}
+            given = {p: memory_of(s.turn(p))
+                     for p in (RESULTS, RESULTS_EN, DONE_YET, DONE_YET_EN, UNRELATED, TWO_DAYS_ON)}
             missing = [p for p in (RESULTS, RESULTS_EN) if "137" not in given[p]]
+            missing += [p for p in (TWO_DAYS_ON,) if "42 个软件包" not in given[p]]  # "前天…": that session
             missing += [p for p in (DONE_YET, DONE_YET_EN) if not ("openclaw gateway restart" in given[p]
                         and RESTARTED in given[p] and at in given[p]
                         and ("approv" in given[p].lower() or "批准" in given[p]))]

@@ -207,32 +207,39 @@ DONE_YET = "重启完了没？"
 RESULTS_EN = "Go on: show me the concrete results of yesterday's project."
 DONE_YET_EN = "Has the gateway restart finished?"
 UNRELATED = "What is the boiling point of ethanol at sea level?"
+# two days before day 2: the article's third story ("前天让你做了一个系统大升级…")
+UPGRADE = "做一个系统大升级：运行 upgrade_system.py"
+UPGRADED = "系统大升级完成：升级了 42 个软件包"
+TWO_DAYS_ON = "前天让你做了一个系统大升级，升级了多少个软件包？"
 
 
 FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # Debian's faketime (.ci/run installs it)
 
 
-def yesterday_env(env: dict[str, str]) -> dict[str, str]:
+def yesterday_env(env: dict[str, str], days: int = 1) -> dict[str, str]:
     """``env`` with the clock one day back (libfaketime): day 1 happens yesterday, so "昨天"
     and "yesterday" mean it, as they would for a person. The monotonic clock moves with it
     (FAKETIME_DONT_FAKE_MONOTONIC breaks Python's time.sleep there: EINVAL)."""
-    return {**env, "LD_PRELOAD": str(FAKETIME), "FAKETIME": "-1d"}
+    return {**env, "LD_PRELOAD": str(FAKETIME), "FAKETIME": f"-{days}d"}
 
 
 class Story(Scene):
     """Several OpenClaw sessions against one state directory, the model a script of beats
-    (tests/agents_stub/openai_story.py) that keeps every request body. ``yesterday``: the
-    sessions started now run with the clock one day back."""
+    (tests/agents_stub/openai_story.py) that keeps every request body. ``days_ago``: the
+    sessions started now run with the clock that many days back."""
 
-    yesterday = False
+    days_ago = 0
 
     def __init__(self, tmp: Path, openclaw: Path):
         super().__init__(tmp, openclaw)
         self.stub = StoryModel([
             Beat(SCRAPE, f"写好并运行了 boss_scraper.py：{SCRAPED}。", "exec", {"command": "python3 boss_scraper.py"}),
             Beat(RESTART, "Gateway 已重启。", "exec", {"command": "openclaw gateway restart"}),
-            *(Beat(p, "Story stub answer.") for p in (RESULTS, DONE_YET, RESULTS_EN, DONE_YET_EN, UNRELATED))])
+            Beat(UPGRADE, "升级完成。", "exec", {"command": "python3 upgrade_system.py"}),
+            *(Beat(p, "Story stub answer.") for p in (RESULTS, DONE_YET, RESULTS_EN, DONE_YET_EN, UNRELATED,
+                                                      TWO_DAYS_ON))])
         (self.project / "boss_scraper.py").write_text(f'print("{SCRAPED}，结果写进 jobs.csv")\n')
+        (self.project / "upgrade_system.py").write_text(f'print("{UPGRADED}，内核 6.8 → 6.12")\n')
         self.bin = tmp / "bin"  # `openclaw gateway restart` as the exec tool runs it: a stand-in, not this OpenClaw
         self.bin.mkdir()
         (self.bin / "openclaw").write_text(f"#!/bin/sh\necho '{RESTARTED}'\n")
@@ -241,12 +248,12 @@ class Story(Scene):
     def env(self) -> dict[str, str]:
         env = super().env()
         env["PATH"] = f"{self.bin}:{env.get('PATH', '')}"
-        return yesterday_env(env) if self.yesterday else env
+        return yesterday_env(env, self.days_ago) if self.days_ago else env
 
     def ars(self, *args: str, **kw) -> subprocess.CompletedProcess:
         """``ars`` on the same clock as the sessions (a request made yesterday is not expired yesterday)."""
-        if self.yesterday:
-            kw.setdefault("env", yesterday_env(env_without_ars(ENV_PREFIXES)))
+        if self.days_ago:
+            kw.setdefault("env", yesterday_env(env_without_ars(ENV_PREFIXES), self.days_ago))
         return ars(*args, **kw)
 
     def start_turn(self, session: str, prompt: str) -> None:
@@ -291,8 +298,12 @@ def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, openclaw: Pat
     try:
         with s.explained():
             set_up(s)
+            # two days ago: the system upgrade, in a session of its own
+            s.days_ago = 2
+            s.turn("day0-upgrade", UPGRADE)
+            assert any(UPGRADED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
             # day 1, yesterday: the project, then the restart, held until the supervisor approves it
-            s.yesterday = True
+            s.days_ago = 1
             s.turn("day1-project", SCRAPE)
             assert any(SCRAPED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
             s.start_turn("day1-restart", RESTART)
@@ -302,14 +313,16 @@ def test_memory_reaches_a_new_session_the_next_day(tmp_path: Path, openclaw: Pat
             s.wait_exit()
             assert any(RESTARTED in r["text"] for r in s.stub.tool_results), s.stub.tool_results
             decided = json.loads(ok(s.ars("inbox", "show", held["id"], "--json", "--state", str(s.state))).stdout)
-            s.yesterday = False
+            s.days_ago = 0
             at = datetime.fromisoformat(decided["decision"]["decided_at"]).astimezone().strftime("%H:%M")
 
             # day 2: new sessions, nothing ingested by hand: what the turns captured is what comes back.
             # Every question is asked before anything is asserted: a failure names all that was missing.
             given = {p: memory_of(s.turn(f"day2-{n}", p))
-                     for n, p in enumerate((RESULTS, RESULTS_EN, DONE_YET, DONE_YET_EN, UNRELATED))}
+                     for n, p in enumerate((RESULTS, RESULTS_EN, DONE_YET, DONE_YET_EN, UNRELATED, TWO_DAYS_ON))}
             missing = [f"{p!r}: no 137" for p in (RESULTS, RESULTS_EN) if "137" not in given[p]]
+            if "42 个软件包" not in given[TWO_DAYS_ON]:  # "前天…": that session, and what it did
+                missing.append(f"{TWO_DAYS_ON!r}: not the upgrade's result")
             for p in (DONE_YET, DONE_YET_EN):
                 wanted = {"the command": "openclaw gateway restart", "that it ran": RESTARTED, "when": at}
                 missing += [f"{p!r}: not {what} ({text})" for what, text in wanted.items() if text not in given[p]]
