@@ -29,10 +29,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from core.inbox import key_file, signing  # noqa: E402
 
 PASS = b"the bench supervisor's passphrase"
+
+from signed_approval import passphrase_socket  # noqa: E402
 
 
 def progress(msg: str) -> None:
@@ -86,12 +89,7 @@ def approve_cli(state: Path) -> float:
 
     with ARS(Settings(state_dir=state)) as a:
         rid = a.request_approval("claude-code:bench", "bench", "make test", binds="Bash").id
-    import socket
-
-    a_end, b_end = socket.socketpair()  # a pipe is refused: see tui/cli/passphrase.py
-    b_end.sendall(PASS + b"\n")
-    b_end.close()
-    r = a_end.detach()
+    r = passphrase_socket(PASS.decode())  # a pipe is refused: see tui/cli/passphrase.py
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
     env.update(ARS_RECALL_DAEMON="off", PYTHONPATH=str(ROOT))
     try:

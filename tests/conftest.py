@@ -34,14 +34,14 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 os.environ["ARS_RECALL_DAEMON"] = "off"
 
 
-def passphrase_socket(passphrase: str) -> int:
-    """The read end of a socket holding ``passphrase`` and a newline, as a supervisor's script
-    passes it to ``--passphrase-fd N`` (a pipe is refused: any process of the user can read a
-    pipe through /proc first; a socket cannot be opened there)."""
+def passphrase_socket(passphrase: str, after: bytes = b"") -> int:
+    """The read end of a socket holding ``passphrase`` and a newline (then ``after``), as a
+    supervisor's script passes it to ``--passphrase-fd N`` (a pipe is refused: any process of
+    the user can read a pipe through /proc first; a socket cannot be opened there)."""
     import socket
 
     a, b = socket.socketpair()
-    b.sendall(passphrase.encode() + b"\n")
+    b.sendall(passphrase.encode() + b"\n" + after)
     b.close()
     return a.detach()
 

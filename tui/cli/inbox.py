@@ -117,7 +117,7 @@ def inbox_list(status: Annotated[Optional[str], typer.Option("--status", help="p
                since: Annotated[Optional[str], typer.Option("--since", help="made or decided since: 2026-11-30, 12h, 7d")] = None,
                state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Requests waiting for a person (and decided ones), newest first, from every source."""
-    from core.api import inbox_outcome as outcome
+    from core.api import audit_outcome as outcome
 
     after = _since(since)
     with open_ars(state) as ars:

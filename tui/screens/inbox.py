@@ -416,10 +416,10 @@ class InboxScreen(InboxDecisions, InboxContext, InboxFilter, DashboardView):
         rec = getattr(self.app, "audits", {}).get(r.id)
         if rec is not None and rec.request.status == r.status:
             return rec
-        from core.api import AuditRecord, inbox_outcome
+        from core.api import AuditRecord, audit_outcome
 
         self.app.load_audit()  # type: ignore[attr-defined]
-        return AuditRecord(request=r, kind=r.kind, outcome=inbox_outcome(r))
+        return AuditRecord(request=r, kind=r.kind, outcome=audit_outcome(r))
 
     def decision_failed(self, loop_id: str) -> None:
         """The app could not record our decision: the row is live again."""

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import sameuser
+from conftest import passphrase_socket
 from core.api import ARS
 from sameuser import agent_home  # noqa: F401 - the fixture
 from core.config import Settings
@@ -87,12 +88,7 @@ def test_the_passphrase_fd_is_read_at_once_and_closed_and_the_decider_is_not_dum
     eng.memory.close()
     rid = f"loop:{loop.loop_id}:{loop.pending_approval.request_id}"
     sameuser.give(home)
-    import socket
-
-    a_end, b_end = socket.socketpair()
-    b_end.sendall(PASS.encode() + b"\nwhat comes after the first line stays unread by anyone\n")
-    b_end.close()
-    fd = a_end.detach()
+    fd = passphrase_socket(PASS, after=b"what comes after the first line stays unread by anyone\n")
     # the supervisor's script: `ars inbox approve ID --passphrase-fd N` (the loop's step runs in that process)
     proc = subprocess.Popen(sameuser.prefix() + [sys.executable, "-m", "tui.entry", "inbox", "approve", rid,
                                                  "--state", str(state), "--passphrase-fd", str(fd)],
