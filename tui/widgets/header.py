@@ -1,4 +1,4 @@
-"""The header every view shares: the five views as tabs (with their keys), the
+"""The header every view shares: the six views as tabs (with their keys), the
 inbox count from any view, and where the dashboard looks (state dir, live)."""
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("3", "recall", "Recall"),
     ("4", "checkpoints", "Checkpoints"),
     ("5", "health", "Health"),
+    ("6", "context", "Context"),
 )
+# At 80 columns the long titles give their room to the inbox count and the trust state.
+SHORT = {"Checkpoints": "Chkpts", "Context": "Ctx"}
 
 
 NARROW = 100  # columns under which the tabs close up and the right side says only whose decisions count
@@ -23,7 +26,10 @@ NARROW = 100  # columns under which the tabs close up and the right side says on
 class Tab(Label):
     def __init__(self, key: str, mode: str, title: str, active: bool):
         super().__init__(f"[b]{key}[/] {title}", id=f"tab-{mode}", classes="tab" + (" -active" if active else ""))
-        self.mode = mode
+        self.mode, self._key, self._title = mode, key, title
+
+    def narrow(self, narrow: bool) -> None:
+        self.update(f"[b]{self._key}[/] {SHORT.get(self._title, self._title) if narrow else self._title}")
 
     def on_click(self, event: Click) -> None:
         event.stop()
@@ -100,5 +106,7 @@ class ArsHeader(Horizontal):
         narrow = event.size.width < NARROW
         if narrow != self.has_class("-narrow"):
             self.set_class(narrow, "-narrow")
+            for tab in self.query(Tab):
+                tab.narrow(narrow)
             self._where()
             self._inbox(getattr(self.app, "inbox_count", 0))
