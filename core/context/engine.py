@@ -19,7 +19,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from core.context import block, floor as floors, query as queries, receipts, seen
 from core.context.models import InjectedMemory, Receipt, TurnContext
@@ -50,10 +50,17 @@ class Selection:
 
 
 def select(result: RecallResult, *, given: set[str], session: str | None, floor: floors.Floor,
-           weights: floors.Weights, episodes: dict, named: set[str], terms: dict[str, str] | None = None) -> Selection:
+           weights: floors.Weights, episodes: dict, named: set[str], terms: dict[str, str] | None = None,
+           neighbours: "Callable[[list[str]], dict[str, list[str]]] | None" = None) -> Selection:
     """The hits a turn may get: not given before in the session, not of the session itself
     (the agent has those), and only when one of them clears the floor (then each that
-    holds something of the message, in recall's order: the budget decides how many)."""
+    holds something of the message, in recall's order: the budget decides how many).
+
+    A memory that holds nothing of the message itself, matched through its session's
+    neighbours ("Yesterday, it was great" after "How was the race?"), goes in only beside
+    a neighbour that does: ``neighbours(ids)`` gives each id the episodes around it in its
+    session (the window of its context field). Alone it tells an agent nothing; next to the
+    memory that made it match, it is that exchange's answer."""
     out = Selection(named=tuple(sorted(named)))
     left: list[Hit] = []
     for h in result.hits:
@@ -78,9 +85,22 @@ def select(result: RecallResult, *, given: set[str], session: str | None, floor:
     if out.cleared_by is None:
         out.below_floor = len(left)
     else:
-        out.kept = [h for h in left if floor.keeps(out.signals[h.episode_id])]
+        kept = {h.episode_id for h in left if floor.keeps(out.signals[h.episode_id])}
+        kept |= _beside(kept, [h.episode_id for h in left if h.episode_id not in kept], neighbours)
+        out.kept = [h for h in left if h.episode_id in kept]
         out.below_floor = len(left) - len(out.kept)
     return out
+
+
+def _beside(kept: set[str], others: list[str], neighbours) -> set[str]:
+    """Those of ``others`` whose session neighbours include a kept memory."""
+    if not kept or not others or neighbours is None:
+        return set()
+    try:
+        around = neighbours(others)
+    except Exception:  # noqa: BLE001 - SQLite down: the memories that hold the message stand alone
+        return set()
+    return {i for i in others if any(n in kept for n in around.get(i, ()))}
 
 
 def in_window(ts: datetime | None, window: tuple[date, date] | None) -> bool:
@@ -177,7 +197,8 @@ class TurnContexts:
         given = seen.given(self.state_dir, session)
         sel = select(result, given=given, session=session,
                      floor=floor or self.floor, weights=self.weights(result.tokens), episodes=episodes,
-                     named=floors.named_persons(q.text, episodes.values()), terms=self.terms(episodes))
+                     named=floors.named_persons(q.text, episodes.values()), terms=self.terms(episodes),
+                     neighbours=lambda ids: self.memory.sqlite.session_neighbours(ids))
         kept = list(sel.kept)
         if q.window is not None:  # the days the message names first, in recall's order within
             kept.sort(key=lambda h: not in_window(_ts(h, episodes), q.window))

@@ -15,9 +15,9 @@ nothing ARS remembers must get nothing, so the floor reads absolute signals of e
 Two levels. The message clears the floor when one memory has a share or a cosine at the
 floor (0.35 / 0.38); then the block takes recall's memories in its order, each that holds
 something of the message (a share of 0.1 or a cosine of 0.2: a memory that only its
-session's neighbours matched is left out), as many as the budget holds: on LoCoMo a
-question's evidence is often not the memory that cleared the floor but one ranked near
-it. When the message names a person memory knows ("what did Caroline …"), only a memory
+session's neighbours matched goes in only beside such a neighbour, core/context/engine.py),
+as many as the budget holds: on LoCoMo a question's evidence is often not the memory that
+cleared the floor but one ranked near it. When the message names a person memory knows ("what did Caroline …"), only a memory
 about that person can clear it. Words naming days ("yesterday", "昨天") are not counted:
 they choose a time window (core/context/query.py), they are not what the memory is about.
 

@@ -225,3 +225,35 @@ def test_a_message_naming_yesterday_gets_yesterdays_work_even_with_no_word_in_co
     # without a day named, recency is no bonus: nothing clears the floor for the same vague words
     vague = ars.context("show me the concrete results of that project", session="day2-vague", record=False)
     assert "137" not in vague.text
+
+
+def test_an_answer_matched_only_through_its_question_goes_in_beside_it_and_never_alone(tmp_path: Path):
+    """"Yesterday, it was great" holds nothing of "how did the charity race go?": recall finds
+    it through its session neighbours' words. Beside the question it answers it is in the
+    block; when what made it match is not there (given earlier in the session) it stays out."""
+    def at(minute: int) -> str:
+        return _yesterday_at(18, minute).isoformat()
+
+    rows = [
+        {"id": "chat:c1:0", "source": "jsonl", "session_id": "c1", "first_ts": at(0),
+         "text": "Melanie: How did the charity race for mental health go last weekend?"},
+        {"id": "chat:c1:1", "source": "jsonl", "session_id": "c1", "first_ts": at(1),
+         "text": "Caroline: Yesterday it was great, I finished in two hours and we raised 800 dollars."},
+        {"id": "chat:c1:2", "source": "jsonl", "session_id": "c1", "first_ts": at(2),
+         "text": "Melanie: Wonderful. My kids painted a sunset at the pottery class."},
+    ] + [{"id": f"chat:c2:{i}", "source": "jsonl", "session_id": "c2", "first_ts": at(10 + i),
+          "text": f"Caroline: the library book club met again on day {i} to read poetry aloud"} for i in range(20)]
+    a = seed(tmp_path / "state", rows)
+    try:
+        hits = a.recall("How did the charity race go?", k=20).hits
+        assert "chat:c1:1" in [h.episode_id for h in hits]  # found, through its context only
+        got = a.context("How did the charity race go?", session="s-new", record=False)
+        ids = [m.episode_id for m in got.memories]
+        assert ids[:1] == ["chat:c1:0"] and "chat:c1:1" in ids, (ids, got.note)
+        assert "800 dollars" in got.text
+        # the question given already: the answer alone does not go in
+        a.context("How did the charity race go?", session="s-seen")
+        again = a.context("How did the charity race go for mental health?", session="s-seen", record=False)
+        assert "chat:c1:1" not in [m.episode_id for m in again.memories], again.memories
+    finally:
+        a.close()
