@@ -102,12 +102,21 @@ def open_state(base: Path, name: str, episodes: list[dict], embedder: str) -> AR
     return ars
 
 
-def session_start_text(ars: ARS, project: str) -> str:
-    """What Claude Code's SessionStart hook gives a new session today (its parts, in order)."""
-    from core.api import render_markdown
-    from tui.agents.claude_context import CONTEXT_LIMIT, _project_memories, _waiting
+BASELINE_MEMORIES = 5  # what the session-start hook recalled before per-turn context (commit 9e2e6d7^)
 
-    parts = [_project_memories(ars, project), _waiting(ars), render_markdown(ars.rehydrate(write=False))]
+
+def session_start_text(ars: ARS, project: str) -> str:
+    """The baseline: what Claude Code's SessionStart hook gave a new session before the
+    per-turn context (tui/agents/claude_context.py at 9e2e6d7^, kept here as it was): the
+    memories recalled for the project folder's name, the rehydrate report, cut at the
+    hook's limit. (Waiting requests are left out: these states have none.)"""
+    from core.api import render_markdown
+    from tui.agents.claude_context import CONTEXT_LIMIT
+
+    result = ars.recall(project, k=BASELINE_MEMORIES)
+    lines = [f"## Memories for {project}", ""] + [
+        f"- `{h.episode_id}` ({h.score:.3f}): {' '.join(h.snippet.split())}" for h in result.hits]
+    parts = ["\n".join(lines), render_markdown(ars.rehydrate(write=False))]
     text = "\n\n".join(["ARS memory for this session."] + [p for p in parts if p])
     return text[:CONTEXT_LIMIT]
 
