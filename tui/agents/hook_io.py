@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Callable
+TYPE_CHECKING = False  # typing's own flag without importing typing: a hook is a fresh process per event
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 def sayer(agent: str) -> Callable[[str], None]:
