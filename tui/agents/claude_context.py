@@ -97,30 +97,40 @@ def _timeout() -> float:
 
 # -- UserPromptSubmit ---------------------------------------------------------------------------
 def user_prompt(event: dict, state: str, say, answer) -> int:
+    """The context for the prompt as ``additionalContext``; at most one line said (stderr)."""
     prompt = event.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return 0
+    code, line = _prompt_context(event, prompt, state, answer)
+    if len(prompt) > PROMPT_CHARS:  # a pasted log is not a question: its start is the query
+        cut = f"prompt of {len(prompt):,} characters, its first {PROMPT_CHARS:,} searched"
+        line = f"{cut}; {line}" if line else cut
+    if line:
+        say(line)
+    return code
+
+
+def _prompt_context(event: dict, prompt: str, state: str, answer) -> tuple[int, str]:
+    """(exit code, the line to say or "")."""
     if not os.path.isdir(state):
-        say(f"no ARS state directory at {state}: nothing injected")
-        return 0
+        return 0, f"no ARS state directory at {state}: nothing injected"
     from tui.daemon import client
 
     ask = getattr(client, "context", None)
     if ask is None:
-        say("this ARS has no recall daemon context request: nothing injected")
-        return 0
+        return 0, "this ARS has no recall daemon context request: nothing injected"
     _, previous = last_exchange(event.get("transcript_path"))
     session = str(event.get("session_id") or "") or None
-    reply = ask(state, _clean(prompt, PROMPT_CHARS), session=session, agent=AGENT, previous=_clean(previous, PREVIOUS_CHARS) or None,
-                budget=None, turn=str(event.get("prompt_id") or "") or None, timeout=_timeout())
-    if not isinstance(reply, dict):
-        say(f"the recall daemon gave no context within {_timeout():g} s: nothing injected (one is started for "
-            "the next turn)")  # by client.context itself
-        return 0
+    reply = ask(state, _clean(prompt, PROMPT_CHARS), session=session, agent=AGENT,
+                previous=_clean(previous, PREVIOUS_CHARS) or None, budget=None,
+                turn=str(event.get("prompt_id") or "") or None, timeout=_timeout())
+    if not isinstance(reply, dict):  # client.context itself starts a daemon for the next turn
+        return 0, (f"the recall daemon gave no context within {_timeout():g} s: nothing injected (one is started "
+                   "for the next turn)")
     text = reply.get("text") if isinstance(reply.get("text"), str) else ""
     if not text:
-        return 0
-    return answer({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}})
+        return 0, ""
+    return answer({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}), ""
 
 
 # -- SessionStart -------------------------------------------------------------------------------
