@@ -257,3 +257,21 @@ def test_an_answer_matched_only_through_its_question_goes_in_beside_it_and_never
         assert "chat:c1:1" not in [m.episode_id for m in again.memories], again.memories
     finally:
         a.close()
+
+
+def test_one_memory_for_every_agent_and_the_block_names_the_agent(tmp_path: Path):
+    """What Hermes and Claude Code did reaches an OpenClaw turn (one state directory, one
+    namespace), each memory saying which agent did it."""
+    a = ARS(load_settings(state_dir=tmp_path / "state", embedder="off", **TEST_DEADLINES), create=True)
+    try:
+        a.capture_turn("hermes", "h-1", {"user": "run boss_scraper.py for product manager jobs",
+                                         "assistant": "Done: 抓取了 137 个产品经理职位, saved to jobs.csv"})
+        a.capture_turn("claude-code", "c-1", {"user": "restart the openclaw gateway",
+                                              "assistant": "Gateway restarted (pid 4242) at 20:08"})
+        got = a.context("How many product manager jobs did boss_scraper find? And did the gateway restart?",
+                        session="oc-new", agent="openclaw", record=False)
+        agents = {m.episode_id.split(":")[0]: m.agent for m in got.memories}
+        assert agents.get("hermes") == "hermes" and agents.get("claude-code") == "claude-code", got.memories
+        assert "agent hermes" in got.text and "agent claude-code" in got.text and "137" in got.text
+    finally:
+        a.close()
