@@ -331,7 +331,14 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
         # n: the next waiting request (a key this dashboard has; main has none)
         term.key("1")
         time.sleep(0.5)
-        if " n Next" in term.screen() or "n Next waiting" in term.screen():
+        # whether this tree has the key: pressing it (an 80-column footer does not list every key)
+        term.key("n")
+        try:
+            term.until(lambda: "Request" in term.screen() or "Nothing is waiting" in term.screen(), 3)
+            has_n = True
+        except RuntimeError:
+            has_n = False
+        if has_n:
             nn = []
             for _ in range(presses // 3):
                 term.key("1")
@@ -350,17 +357,22 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
         # a request made by another process (a held hook call, 50 s deadline) -> drawn in the open Inbox
         term.key("2")
         term.until(lambda: "Request" in term.screen() or "Nothing is waiting" in term.screen())
-        seen = []
+        seen, missed = [], 0
         with ARS(settings(state)) as ars:
             for i in range(max(3, presses // 3)):
                 mark = f"bv{time.time_ns() % 10**6}x{i}"  # short: the runs column is ~25 wide at 80 columns
                 t0 = time.perf_counter()
                 ars.inbox.create(source="claude-code:bench", kind="approval", summary=f"Bash: {mark}",
                                  detail=mark, risk="high", binds="Bash", expires_in=50)
-                term.until(lambda: mark in term.screen(), 10)
+                try:
+                    term.until(lambda: mark in term.screen(), 10)
+                except RuntimeError:  # a tree that cuts the column at this size (the baseline at 80x24) never shows it
+                    missed += 1
+                    continue
                 seen.append((time.perf_counter() - t0) * 1000)
                 time.sleep(0.3)
-        out["request created (another process) -> visible in the open Inbox, p50/p95/max (ms)"] = stat(seen)
+        out["request created (another process) -> visible in the open Inbox, p50/p95/max (ms)"] = (
+            stat(seen) if seen else f"not shown within 10 s ({missed} of {missed})")
         if "d Decided" in term.screen():
             dd = term.timed(("d",), lambda b, n: _region(n, 2, 30) != _region(b, 2, 30), presses // 3, rest=0.3)
             out["d (Inbox: decided <-> waiting): key -> table redrawn, p50/p95/max (ms)"] = stat(dd)
