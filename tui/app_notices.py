@@ -18,6 +18,7 @@ from tui.messages import AgentsChanged, EventLogged
 from tui.modals import ConfirmModal, InputModal
 from tui.widgets.event_log import Event
 from tui.widgets.request_pane import is_open
+from tui.widgets.textual_patches import drop_toast_holders
 from tui.widgets.status import one_line
 
 EXPIRED_SHOWN_S = 60.0  # a request whose agent gave up stays in the Inbox this long, marked expired
@@ -111,6 +112,7 @@ class AppNotices:
         adds a notification when its message arrives (App._on_notify, Textual 8.2: the version
         tui/widgets/textual_patches.py checks), so the older ones are cleared there."""
         self._notifications.clear()
+        drop_toast_holders(self)
         super()._on_notify(event)  # type: ignore[misc]
 
     def flush_held(self) -> None:

@@ -124,3 +124,22 @@ class PaintOncePatch(DataTable):
             return
         self._painted_with = painted
         super().notify_style_update()
+
+
+def drop_toast_holders(app) -> None:
+    """Remove the toast holders on ``app``'s screen's toast rack, before the newest toast is shown.
+
+    Textual 8.2's ``ToastRack.show`` removes a stale ``Toast`` but not the ``ToastHolder``
+    that wraps it. When the dashboard shows one toast at a time (tui/app_notices.py), every
+    toast after the first left an empty holder above it, so each new one was drawn a line
+    lower: at 80x24 it covered the list's first row."""
+    from textual.app import ScreenStackError
+    from textual.css.query import NoMatches
+    from textual.widgets._toast import ToastHolder, ToastRack
+
+    try:
+        rack = app.screen.get_child_by_type(ToastRack)
+    except (NoMatches, ScreenStackError):  # no rack, or no screen (a notice as the app closes)
+        return
+    for holder in list(rack.query(ToastHolder)):
+        holder.remove()

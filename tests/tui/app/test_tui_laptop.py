@@ -105,6 +105,14 @@ async def test_one_short_toast_covers_no_row_and_the_focus_stays_after_the_last_
         assert len(toasts) == 1 and "notice number 3" in str(toasts[0].render())  # the newest; the log has all
         table = app.screen.query_one("#inbox-table")
         assert toasts[0].region.height == 1 and not toasts[0].region.overlaps(table.region)
+        first_line = toasts[0].region.y
+        for i in range(3):  # notices that come one after another stay on that line (no empty holder above)
+            app.notify(f"later notice {i}", title="Test")
+            await wait_for(pilot, lambda: any(f"later notice {i}" in str(t.render())
+                                              for t in app.screen.query(Toast)), what=f"later notice {i}")
+            await pilot.pause(0.2)
+            (toast,) = list(app.screen.query(Toast))
+            assert toast.region.y == first_line and not toast.region.overlaps(table.region), toast.region
         app.screen.select(only.id)
         await pilot.press("a")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "ConfirmModal", what="the confirm dialog")
