@@ -357,6 +357,8 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
         # a request made by another process (a held hook call, 50 s deadline) -> drawn in the open Inbox
         term.key("2")
         term.until(lambda: "Request" in term.screen() or "Nothing is waiting" in term.screen())
+        term.key("Home")  # the list at its top, as a person reading it (n above left it scrolled down: at
+        time.sleep(0.3)   # 80x24 three rows show, and the newest urgent request comes in at the top)
         seen, missed = [], 0
         with ARS(settings(state)) as ars:
             for i in range(max(3, presses // 3)):
