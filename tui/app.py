@@ -209,23 +209,17 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
         guard = self.key_guard
         if not guard.needs_passphrase(verdict):
             return True, guard.signer_now()
-        from core.api import SigningError, short, wipe
+        from core.api import short
         from tui.key_guard import shared_screen
         from tui.unlock_modal import UnlockModal
 
-        passphrase = await self.push_screen_wait(UnlockModal(
+        # the prompt unlocks: a wrong passphrase is said in it and it stays open, the agent's clock running
+        signer = await self.push_screen_wait(UnlockModal(
             fingerprint=self.pin, check=guard.check, what=what or verdict or "this decision", request=request,
-            keeps=int(guard.lock_after), shared=shared_screen()))
-        if not passphrase:
+            keeps=int(guard.lock_after), shared=shared_screen(), unlock=self.ars.supervisor_unlock))
+        if signer is None:
             self.notify("nothing written: the key stayed locked")
             return False, None
-        try:
-            signer = await asyncio.to_thread(self.ars.supervisor_unlock, passphrase)
-        except SigningError as exc:
-            self.notify(str(exc), severity="error", title="Not recorded", timeout=8)
-            return False, None
-        finally:
-            wipe(passphrase)
         if signer.fingerprint != self.pin:
             self.notify(f"REFUSED: the key in the state directory is {short(signer.fingerprint)}, not the key "
                         f"{short(self.pin)} this dashboard started with; nothing was signed", severity="error",

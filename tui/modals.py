@@ -61,16 +61,9 @@ class ConfirmModal(ModalScreen[bool]):
 
     def _clock_text(self) -> str:
         """Risk and time left, so a person deciding sees the agent's clock run."""
-        from tui.widgets.request_pane import seconds_left
+        from tui.widgets.request_pane import clock_line
 
-        r = self._request
-        left = seconds_left(r)
-        secs = None if left is None else int(left + 0.999)
-        when = ("no deadline" if secs is None else
-                "its agent has stopped waiting: nothing written now counts" if secs <= 0 else
-                f"⏳{secs // 60}:{secs % 60:02d} left before its agent gives up")
-        style = "$error" if r.risk == "high" else "$warning" if r.risk == "medium" else "$text-muted"
-        return f"[b {style}]risk {escape(r.risk)}[/] · {escape(when)}"
+        return clock_line(self._request)
 
     def _tick(self) -> None:
         for clock in self.query("#clock"):

@@ -9,6 +9,7 @@ with those bytes (the caller unlocks and wipes them), escape with None.
 
 from __future__ import annotations
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -27,10 +28,14 @@ class UnlockModal(ModalScreen["bytearray | None"]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=True)]
 
     def __init__(self, *, fingerprint: str, check: str, what: str, request=None, keeps: int = 0,
-                 shared: str = "") -> None:
+                 shared: str = "", unlock=None) -> None:
         super().__init__(classes="input-modal unlock")
         self._fp, self._check, self._what, self._request = fingerprint, check, what, request
         self._keeps, self._shared = keeps, shared
+        # unlock(passphrase) -> signer, raising SigningError for a wrong one: the prompt then stays
+        # open with the error (and the agent's clock), and dismisses with the signer; without it,
+        # enter dismisses with the passphrase's bytes (the caller unlocks)
+        self._unlock = unlock
 
     def compose(self) -> ComposeResult:
         rows = [f"key    {self._fp}", f"check  {self._check}   (the header's words: a prompt without them is not ARS's)",
@@ -48,6 +53,10 @@ class UnlockModal(ModalScreen["bytearray | None"]):
                         "and type into it; only your passphrase signs")
         with Vertical(id="dialog"):
             yield Label("ARS · sign with the supervisor key", id="title", markup=False)
+            if r is not None and getattr(r, "expires_at", None) is not None:
+                from tui.widgets.request_pane import clock_line
+
+                yield Static(clock_line(r), id="clock")
             yield Static("\n".join(rows), id="body", markup=False)
             yield SecretInput(id="secret")
             yield Label("", id="error", markup=False)
@@ -55,6 +64,14 @@ class UnlockModal(ModalScreen["bytearray | None"]):
 
     def on_mount(self) -> None:
         self.query_one(SecretInput).focus()
+        if self.query("#clock"):
+            self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        from tui.widgets.request_pane import clock_line
+
+        for clock in self.query("#clock"):
+            clock.update(clock_line(self._request))
 
     def on_secret_input_submitted(self, event: SecretInput.Submitted) -> None:
         event.stop()
@@ -62,7 +79,29 @@ class UnlockModal(ModalScreen["bytearray | None"]):
         if not box.chars:
             self.query_one("#error", Label).update("type the supervisor passphrase (escape cancels)")
             return
-        self.dismiss(box.take())
+        if self._unlock is None:
+            self.dismiss(box.take())
+            return
+        self.query_one("#error", Label).update("unlocking…")
+        self._try(box.take())
+
+    @work(thread=True, exclusive=True, group="unlock")
+    def _try(self, passphrase: bytearray) -> None:
+        from core.api import SigningError, wipe
+
+        try:
+            signer = self._unlock(passphrase)
+        except SigningError as exc:
+            self.app.call_from_thread(self._wrong, str(exc))
+            return
+        finally:
+            wipe(passphrase)
+        self.app.call_from_thread(self.dismiss, signer)
+
+    def _wrong(self, why: str) -> None:
+        """A wrong passphrase: said here, the prompt stays (the agent's clock runs on above it)."""
+        self.query_one("#error", Label).update(f"{why}: type it again (escape cancels)")
+        self.query_one(SecretInput).focus()
 
     def action_cancel(self) -> None:
         self.query_one(SecretInput).clear()

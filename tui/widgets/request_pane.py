@@ -137,3 +137,15 @@ def context_markup(turns: list[str], memories: list[str], loop: bool = False) ->
         out += ["", "[b]related memories[/]"]
         out.extend(f"  [dim]·[/] {escape(one_line(m, 300))}" for m in memories)
     return "\n".join(out)
+
+
+def clock_line(r: InboxRequest) -> str:
+    """Risk and time left (markup), so a person deciding sees the agent's clock run (the
+    confirm dialog and the passphrase prompt)."""
+    left = seconds_left(r)
+    secs = None if left is None else int(left + 0.999)
+    when = ("no deadline" if secs is None else
+            "its agent has stopped waiting: nothing written now counts" if secs <= 0 else
+            f"⏳{secs // 60}:{secs % 60:02d} left before its agent gives up")
+    style = "$error" if r.risk == "high" else "$warning" if r.risk == "medium" else "$text-muted"
+    return f"[b {style}]risk {escape(r.risk)}[/] · {escape(when)}"
