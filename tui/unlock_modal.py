@@ -3,8 +3,9 @@
 It names the key pinned at the dashboard's start, this run's check words (also in
 the header; tui/key_guard.py), the decision, and for a request exactly what will run
 with the first 12 hex digits of its hash (``ars inbox show ID`` prints the same).
-The passphrase goes into a ``SecretInput`` (bytes, never a str); enter dismisses
-with those bytes (the caller unlocks and wipes them), escape with None.
+The passphrase goes into a ``SecretInput`` (bytes, never a str); enter unlocks the key
+with it on a thread (``unlock``), wipes it, and dismisses with the signer; a wrong one is
+said in the prompt, which stays open with the agent's clock. Escape dismisses with None.
 """
 
 from __future__ import annotations
@@ -24,18 +25,15 @@ def short_hash(h: str) -> str:
     return " ".join(hexpart[i:i + 4] for i in range(0, len(hexpart), 4))
 
 
-class UnlockModal(ModalScreen["bytearray | None"]):
+class UnlockModal(ModalScreen["object | None"]):  # the signer, or None
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=True)]
 
     def __init__(self, *, fingerprint: str, check: str, what: str, request=None, keeps: int = 0,
-                 shared: str = "", unlock=None) -> None:
+                 shared: str = "", unlock) -> None:
         super().__init__(classes="input-modal unlock")
         self._fp, self._check, self._what, self._request = fingerprint, check, what, request
         self._keeps, self._shared = keeps, shared
-        # unlock(passphrase) -> signer, raising SigningError for a wrong one: the prompt then stays
-        # open with the error (and the agent's clock), and dismisses with the signer; without it,
-        # enter dismisses with the passphrase's bytes (the caller unlocks)
-        self._unlock = unlock
+        self._unlock = unlock  # unlock(passphrase) -> signer; SigningError for a wrong one
 
     def compose(self) -> ComposeResult:
         rows = [f"key    {self._fp}", f"check  {self._check}   (the header's words: a prompt without them is not ARS's)",
@@ -78,9 +76,6 @@ class UnlockModal(ModalScreen["bytearray | None"]):
         box = self.query_one(SecretInput)
         if not box.chars:
             self.query_one("#error", Label).update("type the supervisor passphrase (escape cancels)")
-            return
-        if self._unlock is None:
-            self.dismiss(box.take())
             return
         self.query_one("#error", Label).update("unlocking…")
         self._try(box.take())
