@@ -149,6 +149,21 @@ def _screen(t) -> str:
     return t("capture-pane", "-p", "-t", "dash")
 
 
+def _supervisor_types(t, state: Path, rid: str) -> bool:
+    """The passphrase typed into the open prompt; True once the request is approved (a back-off refusal: wait it out)."""
+    t("send-keys", "-t", "dash", PASS, "Enter")
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        if _status(state, rid) == "approved":
+            return True
+        wait = re.search(r"type it again in (\d+) s", _screen(t))
+        if wait and "typed just before" in _screen(t):
+            time.sleep(int(wait.group(1)) + 0.2)
+            return False
+        time.sleep(0.2)
+    return False
+
+
 def keystrokes_and_memory() -> list[list]:
     """send-keys into the dashboard; then the agent reads the dashboard's memory after the supervisor unlocked."""
     home, state, fp, rid = _world(seed=True)
@@ -164,24 +179,20 @@ def keystrokes_and_memory() -> list[list]:
             rows.append(["tmux send-keys Escape 2 n a y (and y, Enter ...) to the dashboard; the agent's request "
                          "says risk=low", f"asked for the passphrase (keys typed into its prompt: a wrong one); "
                          f"request {status}", "held" if status == "pending" else "BYPASS"])
-            got = 0
+            # the prompt stays open after a wrong passphrase: the agent types guesses into it, each as fast as
+            # it may; after each wrong one the prompt waits 1, 2, 4 ... s (tui/passphrase_backoff.py)
+            got = waited = 0
             for guess in ("password1234", "correct horse battery staple", "letmeinletmein"):
-                _keys(t, "a")
-                _until(lambda: f"Approve {rid}" in _screen(t))
-                _keys(t, "y")
-                _until(lambda: PROMPT in _screen(t))
                 t("send-keys", "-t", "dash", guess, "Enter")
-                time.sleep(2)
+                time.sleep(0.6)
+                waited += "typed just before" in _screen(t)
                 got += _status(state, rid) != "pending"
-            rows.append(["3 common passphrases typed into the real prompt with send-keys", "each refused: wrong "
-                         "supervisor passphrase", "held" if not got else "BYPASS"])
-            # the supervisor approves (the key is now unlocked in the dashboard), then the agent reads its memory
-            _keys(t, "a")
-            _until(lambda: f"Approve {rid}" in _screen(t))
-            _keys(t, "y")
-            _until(lambda: PROMPT in _screen(t))
-            t("send-keys", "-t", "dash", PASS, "Enter")
-            _until(lambda: _status(state, rid) == "approved")
+            rows.append(["3 common passphrases typed into the open prompt with send-keys, 0.6 s apart",
+                         f"each refused: wrong supervisor passphrase, {waited} of them not even tried (the prompt's "
+                         "back-off after a wrong one)", "held" if not got else "BYPASS"])
+            # the supervisor approves in the same prompt once the back-off has passed (the key is now unlocked in
+            # the dashboard), then the agent reads its memory
+            _until(lambda: _supervisor_types(t, state, rid))
             pid = int(t("display-message", "-p", "-t", "dash", "#{pane_pid}").strip())
             seen = _probe(home, pid)
             refused = all(seen.get(k) == "refused" for k in ("mem", "environ", "fd"))

@@ -216,7 +216,8 @@ class ArsApp(AppAudit, AppEndings, AppNotices, LoopActions, App[None]):
         # the prompt unlocks: a wrong passphrase is said in it and it stays open, the agent's clock running
         signer = await self.push_screen_wait(UnlockModal(
             fingerprint=self.pin, check=guard.check, what=what or verdict or "this decision", request=request,
-            keeps=int(guard.lock_after), shared=shared_screen(), unlock=self.ars.supervisor_unlock))
+            keeps=int(guard.lock_after), shared=shared_screen(), unlock=self.ars.supervisor_unlock,
+            backoff=guard.backoff))
         if signer is None:
             self.notify("nothing written: the key stayed locked")
             return False, None

@@ -16,6 +16,8 @@ the unlocked key stays, and what the real prompt shows that a look-alike cannot.
   pinned key's fingerprint and the hash of exactly what will run. A prompt drawn by another
   process onto your terminal cannot know them. Inside tmux or screen, any process of your
   user can read the screen (``capture-pane``): the prompt says so (README, "The real prompt").
+* **Wrong passphrases back off** (1, 2, 4 ... 300 s, tui/passphrase_backoff.py), across
+  prompts: the prompt stays open, says the wait, and takes the passphrase after it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import os
 import secrets
 import time
 from typing import Any
+
+from tui.passphrase_backoff import Backoff
 
 FRESH = ("approve", "edit", "forget")  # verdicts that let something happen: the passphrase each time
 COLOURS = ("amber", "azure", "coral", "ivory", "jade", "lilac", "ochre", "olive", "pearl", "plum", "rust", "sage",
@@ -53,6 +57,7 @@ class KeyGuard:
         self._signer: Any = None
         self._typed_at = 0.0
         self._was_unlocked = False  # as ``due`` last saw it
+        self.backoff = Backoff()  # wrong passphrases in any of this dashboard's prompts (a new prompt does not reset it)
 
     def signer_now(self, now: float | None = None) -> Any:
         """The key unlocked by the last passphrase, or None (never, locked, or its time passed)."""

@@ -10,6 +10,8 @@ said in the prompt, which stays open with the agent's clock. Escape dismisses wi
 
 from __future__ import annotations
 
+import math
+
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -29,11 +31,12 @@ class UnlockModal(ModalScreen["object | None"]):  # the signer, or None
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=True)]
 
     def __init__(self, *, fingerprint: str, check: str, what: str, request=None, keeps: int = 0,
-                 shared: str = "", unlock) -> None:
+                 shared: str = "", unlock, backoff) -> None:
         super().__init__(classes="input-modal unlock")
         self._fp, self._check, self._what, self._request = fingerprint, check, what, request
         self._keeps, self._shared = keeps, shared
-        self._unlock = unlock  # unlock(passphrase) -> signer; SigningError for a wrong one
+        self._unlock = unlock  # unlock(passphrase) -> signer; BadPassphrase for a wrong one
+        self._backoff = backoff  # the dashboard's (tui/passphrase_backoff.py): a new prompt does not reset it
 
     def compose(self) -> ComposeResult:
         rows = [f"key    {self._fp}", f"check  {self._check}   (the header's words: a prompt without them is not ARS's)",
@@ -77,25 +80,36 @@ class UnlockModal(ModalScreen["object | None"]):  # the signer, or None
         if not box.chars:
             self.query_one("#error", Label).update("type the supervisor passphrase (escape cancels)")
             return
+        wait = self._backoff.wait_left()
+        if wait > 0:
+            box.clear()
+            self.query_one("#error", Label).update(
+                f"a wrong passphrase was typed just before: type it again in {math.ceil(wait)} s (escape cancels)")
+            return
         self.query_one("#error", Label).update("unlocking…")
         self._try(box.take())
 
     @work(thread=True, exclusive=True, group="unlock")
     def _try(self, passphrase: bytearray) -> None:
-        from core.api import SigningError, wipe
+        from core.api import BadPassphrase, SigningError, wipe
 
         try:
             signer = self._unlock(passphrase)
+        except BadPassphrase as exc:
+            self._backoff.failed()
+            self.app.call_from_thread(self._wrong, f"{exc}: type it again in {math.ceil(self._backoff.wait_left())} s")
+            return
         except SigningError as exc:
-            self.app.call_from_thread(self._wrong, str(exc))
+            self.app.call_from_thread(self._wrong, f"{exc}: type it again")
             return
         finally:
             wipe(passphrase)
+        self._backoff.succeeded()
         self.app.call_from_thread(self.dismiss, signer)
 
     def _wrong(self, why: str) -> None:
         """A wrong passphrase: said here, the prompt stays (the agent's clock runs on above it)."""
-        self.query_one("#error", Label).update(f"{why}: type it again (escape cancels)")
+        self.query_one("#error", Label).update(f"{why} (escape cancels)")
         self.query_one(SecretInput).focus()
 
     def action_cancel(self) -> None:

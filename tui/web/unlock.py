@@ -10,7 +10,7 @@ session for rejections and answers until ``ARS_KEY_LOCK_AFTER`` seconds after it
 was typed (a fresh page from the same token, e.g. an agent that read the token
 file, gets a new session with nothing unlocked).
 
-Wrong passphrases back off *the page that typed them* (1, 2, 4 ... 300 s): another
+Wrong passphrases back off *the page that typed them* (1, 2, 4 ... 300 s; tui/passphrase_backoff.py): another
 page's guesses (an agent holding the token) never make the supervisor's page wait.
 So that guesses cannot be spread over ever-new pages, new sessions are rationed
 (``NEW_PER_MINUTE``; pages already open keep working) and at most ``MAX_SESSIONS``
@@ -29,31 +29,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui.passphrase_backoff import Backoff
+
 SESSION_COOKIE = "ars_serve_session"
 UNLOCK_TTL = 300.0  # default seconds the key stays unlocked for one page after its passphrase (ARS_KEY_LOCK_AFTER)
 SESSION_TTL = 12 * 3600.0  # a page left open this long loads again
 MAX_SESSIONS = 32
 NEW_PER_MINUTE = 8  # new page sessions a minute, for every client together
-MAX_BACKOFF = 300.0
-
-
-class Backoff:
-    """After a wrong passphrase the next try from the same page waits 1, 2, 4 ... up to 300 s."""
-
-    def __init__(self) -> None:
-        self.fails = 0
-        self.not_before = 0.0
-
-    def wait_left(self) -> float:
-        return max(0.0, self.not_before - time.monotonic())
-
-    def failed(self) -> None:
-        self.fails += 1
-        self.not_before = time.monotonic() + min(2.0 ** (self.fails - 1), MAX_BACKOFF)
-
-    def succeeded(self) -> None:
-        self.fails = 0
-        self.not_before = 0.0
 
 
 @dataclass

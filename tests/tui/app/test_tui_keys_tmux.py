@@ -84,7 +84,9 @@ def test_keys_sent_to_the_dashboard_cannot_approve_without_the_passphrase(tmux, 
         until(lambda: "wrong supervisor passphrase" in screen(), "the refusal", show=shown)
         assert _status(state, r.id).status == "pending"
         assert prompt in screen() and "left before its agent gives up" in screen()  # still open, clock running
-        # the supervisor, at the terminal, with the passphrase, in the same prompt
+        # the supervisor, at the terminal, with the passphrase, in the same prompt, after the back-off: it
+        # starts when the unlock fails, before the refusal is drawn, and is 1 s after one wrong passphrase
+        time.sleep(1.2)
         t("send-keys", "-t", session, PASS, "Enter")
         until(lambda: _status(state, r.id).status == "approved", "the approval", show=shown)
         assert PASS not in screen()  # bullets only, never the text

@@ -11,6 +11,7 @@ from tuihelp import demo, demo_template  # noqa: F401 - the seeded-demo fixtures
 from tuihelp import disk, inbox_select, loaded, make_app, wait_for
 
 from core.inbox import signing
+from tui.widgets.secret_input import SecretInput
 
 SIZE = (160, 48)
 PASS = "correct horse battery staple"
@@ -56,6 +57,8 @@ async def test_the_passphrase_is_asked_for_each_approval_and_every_decision_is_s
         assert type(app.screen).__name__ == "UnlockModal"
         assert disk(demo, s.loop_id).status == "waiting_human"  # nothing written
         assert app.signer is None
+        assert "type it again in 1 s" in str(app.screen.query_one("#error").render())
+        await wait_for(pilot, lambda: app.key_guard.backoff.wait_left() == 0, what="the back-off to pass")
         await _type(pilot, PASS)
         await pilot.press("enter")
         await wait_for(pilot, lambda: disk(demo, s.loop_id).status == "done", what="the loop to finish")
@@ -90,6 +93,27 @@ async def _agent_select(pilot, app, rid: str) -> None:
     await pilot.pause()
     select_row(app.screen.query_one("#inbox-table"), rid)
     await pilot.pause()
+
+
+async def test_wrong_passphrases_back_off_even_the_right_one_across_prompts(demo: Path):
+    signing.init(demo, PASS.encode())
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        for _ in range(5):  # five wrong passphrases typed before (into earlier prompts): the next try waits 16 s
+            app.key_guard.backoff.failed()
+        for _ in range(2):  # a new prompt does not reset it
+            s = await _approve_in_inbox(pilot, app, "hotfix-1.4.2-staging")
+            await wait_for(pilot, lambda: type(app.screen).__name__ == "UnlockModal", what="the passphrase prompt")
+            await _type(pilot, PASS)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "typed just before" in str(app.screen.query_one("#error").render()),
+                           what="the back-off in the prompt")
+            assert "type it again in 1" in str(app.screen.query_one("#error").render())  # 16 s or a little less
+            assert not app.screen.query_one(SecretInput).chars  # what was typed is dropped, not kept for later
+            assert disk(demo, s.loop_id).status == "waiting_human" and app.signer is None
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: type(app.screen).__name__ != "UnlockModal", what="the prompt to close")
 
 
 async def test_every_approval_asks_again_whatever_risk_the_request_claims(demo: Path):
