@@ -369,6 +369,8 @@ def tmux_keys(state: Path, loops: int, presses: int = 30, root: Path = ROOT, wor
                 try:
                     term.until(lambda: mark in term.screen(), 10)
                 except RuntimeError:  # a tree that cuts the column at this size (the baseline at 80x24) never shows it
+                    if not missed:
+                        print(f"(request {mark} not shown within 10 s; the screen:)\n{term.screen()}", file=sys.stderr)
                     missed += 1
                     continue
                 seen.append((time.perf_counter() - t0) * 1000)

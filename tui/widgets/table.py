@@ -25,6 +25,20 @@ class RowsTable(PaintOncePatch):
         """Call after adding or clearing rows: lay the table out again."""
         self.refresh(layout=True)
 
+    # Home and End go to the first and last row, as a person reading a list expects: DataTable's
+    # own move to the first or last *column*, which a row cursor does not have (nothing happened)
+    def action_scroll_home(self) -> None:
+        if self.cursor_type == "row":
+            self.action_scroll_top()
+        else:
+            super().action_scroll_home()
+
+    def action_scroll_end(self) -> None:
+        if self.cursor_type == "row":
+            self.action_scroll_bottom()
+        else:
+            super().action_scroll_end()
+
 
 class FlexTable(RowsTable):
     """``enter_label`` names what enter does on a row (shown in the footer)."""

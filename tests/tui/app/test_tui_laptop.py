@@ -49,6 +49,24 @@ async def test_the_loops_detail_scrolls_with_keys_to_the_blockers(demo: Path):
         assert pane.scroll_y < pane.max_scroll_y - 3 and table.cursor_row == row
 
 
+async def test_home_and_end_go_to_the_first_and_last_row_of_a_list(demo: Path):
+    for i in range(12):  # more requests than 80x24 shows
+        _ask(demo, f"claude-code:s-{i}", f"Bash: make deploy-{i}")
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await loaded(pilot)
+        for view, table_id in (("2", "#inbox-table"), ("1", "#loops-table")):
+            await pilot.press(view)
+            table = app.screen.query_one(table_id)
+            await wait_for(pilot, lambda: table.row_count > 1 and table.has_focus, what=f"the list {table_id}")
+            await pilot.press("end")
+            await wait_for(pilot, lambda: table.cursor_row == table.row_count - 1, what=f"End in {table_id}")
+            if table_id == "#inbox-table":
+                assert table.scroll_y == table.max_scroll_y > 0  # scrolled to it: the top rows are out of sight
+            await pilot.press("home")
+            await wait_for(pilot, lambda: table.cursor_row == 0 and table.scroll_y == 0, what=f"Home in {table_id}")
+
+
 async def test_the_recall_score_scrolls_with_keys_and_names_each_tier_whole(demo: Path):
     from rich.console import Console
 
