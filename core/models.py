@@ -116,6 +116,7 @@ class RecallResult(Model):
     hits: list[Hit]
     degraded: bool
     latency_ms: float = 0.0
+    times: list[str] = Field(default_factory=list)  # the times it names, as windows ("前天 = 2026-12-03")
 
     def tier(self, name: str) -> TierReport | None:
         return next((t for t in self.tiers if t.tier == name), None)

@@ -17,6 +17,7 @@ So the verdict cannot contradict the table beside it: both come from the same ra
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Sequence
 
 from core.memory import scoring
@@ -35,15 +36,17 @@ class Explain:
     """``explain`` and its per-tier verdicts (a part of ``Memory``)."""
 
     def explain(self, query: str, episode_id: str, k: int = 10,
-                tiers: str | Sequence[str] | None = None) -> Explanation:
-        """Why recall did or did not return ``episode_id`` for ``query``."""
-        q = prepare_query(query)
+                tiers: str | Sequence[str] | None = None, now: datetime | None = None) -> Explanation:
+        """Why recall did or did not return ``episode_id`` for ``query`` (asked at ``now``:
+        the same moment for the recall it explains, so a time the query names counts the same)."""
+        now = now or datetime.now().astimezone()
+        q = prepare_query(query, now)
         wanted = parse_tiers(tiers) or list(TIER_NAMES)
         depth = max(k, scoring.FUSION_DEPTH)
         # recall(k) asks each tier for its top ``depth`` and fuses them: asked for ``depth``, recall
         # keeps every tier's hits, and fusing them again gives the whole order (it cuts at k)
-        result = self.recall(query, k=depth, tiers=tiers)
-        fused = scoring.fuse({r.tier: r.hits for r in result.tiers if r.hits}, ALL)
+        result = self.recall(query, k=depth, tiers=tiers, now=now)
+        fused = scoring.fuse({r.tier: r.hits for r in result.tiers if r.hits}, ALL, windows=q.windows)
         fused_rank = next((h.rank for h in fused if h.episode_id == episode_id), None)
         text = self._episode_text(episode_id)
         matched = self._matched(q, text) if text is not None else []

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Sequence
 
 from core.errors import BadQuery
 from core.memory.scoring import Query
 from core.memory.text import query_terms, tokenize
+from core.memory.time_window import normalise, windows
 from core.models import TIER_NAMES
 
 MAX_QUERY_CHARS = 4000
@@ -26,15 +28,29 @@ def parse_tiers(tiers: str | Sequence[str] | None) -> list[str] | None:
     return list(dict.fromkeys(names))
 
 
-def prepare_query(text: str) -> Query:
+def prepare_query(text: str, now: datetime | None = None) -> Query:
     """The query every tier shares. What a query can cost is capped: its
     first ``MAX_QUERY_CHARS`` characters and first ``MAX_QUERY_TOKENS``
     distinct tokens are searched (an agent may pass a whole prompt; a 1 MB
-    query took 24 s and ignored every deadline)."""
+    query took 24 s and ignored every deadline).
+
+    With ``now`` (when it is asked), the times it names ("前天", "last week")
+    become windows (core/memory/time_window.py) and leave its search words: a
+    time is matched against when a memory happened, not as the word."""
     if not isinstance(text, str) or not text.strip():
         raise BadQuery("empty query: give some words to search for, e.g. ars recall \"neo4j outage\"")
     text = text[:MAX_QUERY_CHARS]
-    tokens = tokenize(text, query=True)[:MAX_QUERY_TOKENS]
+    found = windows(text, now) if now is not None else []
+    words = text
+    if found:
+        words = normalise(text)
+        for w in found:
+            words = words.replace(w.phrase, " ")
+        if not tokenize(words, query=True):  # only a time ("昨天"): the words stay too
+            words = text
+    tokens = tokenize(words, query=True)[:MAX_QUERY_TOKENS]
     if not tokens:
         raise BadQuery(f"query {text.strip()[:40]!r} has no searchable words: use letters, digits or CJK characters")
-    return Query.prepare(text, tokens, query_terms(tokens))
+    q = Query.prepare(text, tokens, query_terms(tokens))
+    q.windows = found
+    return q

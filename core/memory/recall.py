@@ -57,11 +57,13 @@ class Recall:
 
     # -- recall -----------------------------------------------------------------
     def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None,
-               scope: "str | Scope | None" = None) -> RecallResult:
+               scope: "str | Scope | None" = None, now: datetime | None = None) -> RecallResult:
+        """``now``: when it is asked (default: this moment, in this machine's zone), for the
+        times the query names ("yesterday", "上周")."""
         if k < 1:
             raise BadQuery(f"k must be at least 1, got {k}")
         t0 = time.perf_counter()
-        q = prepare_query(query)
+        q = prepare_query(query, now or datetime.now().astimezone())
         wanted = parse_tiers(tiers)
         q.scope = parse_scope(scope)
         depth = max(k, scoring.FUSION_DEPTH)  # the order must not depend on k
@@ -89,7 +91,9 @@ class Recall:
             # (Neo4j before the next sync, a long-running dense index) never answers with it
             for r in ordered:
                 r.hits = [h for h in r.hits if h.episode_id not in gone.ids]
-        hits = fuse({r.tier: r.hits for r in ordered if r.hits}, k)
+        if q.windows:  # whether a hit is in a time the query names: its time, before fusing (dense has none)
+            self._timed([h for r in ordered for h in r.hits])
+        hits = fuse({r.tier: r.hits for r in ordered if r.hits}, k, windows=q.windows)
         for r in ordered:  # each tier's report shows its own top k
             del r.hits[k:]
         for h in hits:  # where each memory came from (--json, the dashboard)
@@ -97,7 +101,8 @@ class Recall:
         self._timed(hits)
         degraded = any(r.status in FAILED for r in ordered)
         return RecallResult(query=q.text, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
-                            degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000)
+                            degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000,
+                            times=[w.label() for w in q.windows])
 
     def _timed(self, hits) -> None:
         """When each hit happened, from SQLite for those whose tiers did not say (dense)."""

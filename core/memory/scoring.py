@@ -11,6 +11,8 @@ memory ranked where it did. Components:
 ``phrase``       query word pairs and CJK runs found verbatim in the episode
 ``entity``       entities of the episode named in the query, by type weight
 ``recency``      newer episodes first among equals (half-life decay)
+``time``         the episode happened in a time the query names ("前天", "last week";
+                 core/memory/time_window.py)
 ``source``       small adjustments by where the memory came from
 ``tier_weight``  the tier's weight, as an additive term so the sum still holds
 """
@@ -46,6 +48,14 @@ ENTITY_SCALE = 0.5
 TOKEN_MATCH_WEIGHT = 2.0
 PHRASE_WEIGHT = 1.5
 RECENCY_WEIGHT = 0.3
+# An episode inside a time the query names ("前天让你做的升级"). In a tier, about a
+# strong term match (token_match is at most TOKEN_MATCH_WEIGHT), so the tier keeps
+# it among its candidates. In the fusion, as much as every answering tier's best
+# hit together: one that also shares a word with the question comes before any
+# memory outside the time (the person said when), one that shares none (that
+# day's other chatter) gets TIME_FLOOR of it.
+TIME_WEIGHT = 2.0
+TIME_FLOOR = 0.25
 RECENCY_HALF_LIFE_DAYS = 30.0
 # Memories a person wrote down or the loop recorded are deliberate; transcripts
 # are raw. The nudge is small: relevance decides, this breaks near-ties.
@@ -81,6 +91,7 @@ class Query:
     # Word pairs ("support group") and CJK runs longer than a bigram.
     phrases: list[str] = field(default_factory=list)
     scope: Any = None  # core/team/scope.Scope: Neo4j filters on it in the query itself
+    windows: list = field(default_factory=list)  # core/memory/time_window.Window: the times it names
 
     @classmethod
     def prepare(cls, text: str, tokens: Sequence[str], terms: Sequence[str]) -> "Query":
@@ -166,6 +177,9 @@ def score_candidates(
         rec = _recency(c.ts, newest)
         if rec:
             b["recency"] = rec
+        if q.windows and any(w.holds(c.ts) for w in q.windows):
+            # by how much of the question it also answers: that day's unrelated chatter gets a little
+            b["time"] = TIME_WEIGHT * (TIME_FLOOR + (1 - TIME_FLOOR) * sum(weights[t] for t in matched) / total_weight)
         if c.source in SOURCE_ADJUST:
             b["source"] = SOURCE_ADJUST[c.source]
         subtotal = sum(b.values())
@@ -194,7 +208,7 @@ def _terms_in(low_text: str) -> set[str]:
     return set(index_terms(low_text))
 
 
-def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None) -> list[Hit]:
+def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows: Sequence = ()) -> list[Hit]:
     """Fusion of the tiers' answers with duplicates collapsed, generic over
     tier names (a tier's weight: ``TIER_WEIGHT``, 1.0 when not listed).
 
@@ -231,7 +245,10 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None) -> list
             for t in h.matched_tokens:
                 if t not in m.matched_tokens:
                     m.matched_tokens.append(t)
+    answering = sum(1 for hits in reports.values() if hits)
     for m in merged.values():
+        if windows and any(w.holds(m.ts) for w in windows):
+            m.breakdown["time"] = round(answering * (1.0 if m.matched_tokens else TIME_FLOOR), 6)
         m.score = round(sum(m.breakdown.values()), 6)
     ranked = sorted(merged.values(), key=lambda h: (-h.score, -len(h.per_tier), h.episode_id))
     for i, h in enumerate(ranked, 1):

@@ -116,6 +116,8 @@ def _tail(result: RecallResult) -> None:
     if weak_result(result):
         out.print(f"[yellow]{_esc(weak_result(result))}[/]", highlight=False)
     out.print(tier_line(result))
+    if result.times:  # the times the query names, weighed against when each memory happened
+        out.print(f"[dim]time: {_esc('; '.join(result.times))}[/]", highlight=False)
     for t in result.tiers:
         if t.error and t.status in ("down", "timeout", "error"):
             out.print(f"  [dim]{t.tier}: {t.error}[/]", highlight=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import timedelta
 from typing import Callable, Sequence
 
 from core.infra.sqlite_lib import BUILD_HINT, VERSION, fts_too_old, sqlite3
@@ -27,6 +28,7 @@ MIN_CANDIDATES = 50
 # MADial recall is the same at all three.
 MATCH_POSTINGS = 1500
 AND_TERMS = 3
+WINDOW_CANDIDATES = 50  # episodes of a time the query names, scored beside the MATCH's (``_in_windows``)
 
 
 def _quote(term: str) -> str:
@@ -124,6 +126,8 @@ class SqliteSearch:
                 f" FROM ({inner}) f JOIN episodes e ON e.rowid = f.rowid JOIN episodes_fts t ON t.rowid = f.rowid"
             )
             rows = conn.execute(sql, params).fetchall()
+            if q.windows and limit is not None:
+                rows += self._in_windows(conn, q.windows, {r[3] for r in rows})
         except sqlite3.OperationalError as exc:
             if "interrupted" in str(exc):
                 raise DeadlineExceeded("sqlite query interrupted at its deadline") from exc
@@ -145,6 +149,28 @@ class SqliteSearch:
             for r in rows
         ]
         return score_candidates(q, self.name, "bm25", cands, idf=idf, k=k), len(rows)
+
+    def _in_windows(self, conn: sqlite3.Connection, windows: Sequence, have: set[str]) -> list[tuple]:
+        """Episodes that happened in the times the query names ("前天", "last week"), newest
+        first, as candidates beside the MATCH's (a memory of that day may share no word with
+        the question): at most ``WINDOW_CANDIDATES`` a window, by the episodes_when index.
+        Times are stored in their own zones, so the text range is a day wider each side and
+        ``Window.holds`` decides."""
+        out = []
+        for w in windows:
+            lo = (w.start - timedelta(days=1)).strftime("%Y-%m-%d")
+            hi = (w.end + timedelta(days=1)).strftime("%Y-%m-%d")
+            for r in conn.execute(
+                    "SELECT e.rowid, 0.0, t.terms, e.id, e.summary, e.text, e.entities, e.last_ts, e.first_ts,"
+                    " e.source, 0.0 FROM episodes e JOIN episodes_fts t ON t.rowid = e.rowid"
+                    " WHERE coalesce(e.last_ts, e.first_ts) >= ? AND coalesce(e.last_ts, e.first_ts) < ?"
+                    " ORDER BY coalesce(e.last_ts, e.first_ts) DESC LIMIT ?", (lo, hi, 4 * WINDOW_CANDIDATES)):
+                if r[3] not in have and w.holds(_parse_ts(r[7] or r[8])):
+                    have.add(r[3])
+                    out.append(r)
+                    if len(out) >= WINDOW_CANDIDATES * len(windows):
+                        return out
+        return out
 
     def _stats(self, conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """Document count and each term's document frequency (fts5vocab lookups
