@@ -54,7 +54,7 @@ class UnlockModal(ModalScreen["object | None"]):  # the signer, or None
                         "and type into it; only your passphrase signs")
         with Vertical(id="dialog"):
             yield Label("ARS · sign with the supervisor key", id="title", markup=False)
-            if r is not None and getattr(r, "expires_at", None) is not None:
+            if r is not None:  # risk and the agent's clock ("no deadline" for a loop's own request)
                 from tui.widgets.request_pane import clock_line
 
                 yield Static(clock_line(r), id="clock")

@@ -122,7 +122,7 @@ class InboxDecisions:
 
     async def _confirm_and_send(self, s: LoopState, kind: str, title: str, body: str, note: str = "",
                                 args: dict | None = None, ask_note: bool = False) -> None:
-        modal = ConfirmModal(title, body, note=ask_note)
+        modal = ConfirmModal(title, body, note=ask_note, request=self.current_request())  # its risk, its clock
         ok = await self.app.push_screen_wait(modal)
         if not ok:
             self.notify("nothing written")

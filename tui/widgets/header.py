@@ -95,8 +95,11 @@ class ArsHeader(Horizontal):
         if raw.startswith("unverified"):
             trust = f"[b $text-warning]⚠ {trust}[/]"
         if self.has_class("-narrow"):
+            # the check words whole (the passphrase prompt shows them: a prompt without them is
+            # not ARS's), "✎" while the key signs rejections and answers without asking
+            words = escape(raw.rpartition("check: ")[2]) if "check: " in raw else ""
             trust = ("[b $text-warning]⚠ unverified[/]" if raw.startswith("unverified") else
-                     "locked" if raw.endswith("locked") else "signing" if raw.startswith("signing") else "")
+                     f"[b $text-warning]✎[/] {words}" if raw.startswith("signing") else words)
         what, sep, state = getattr(self.app, "live_status", "").rpartition(" · ")
         parts = [escape(what) if sep else "", escape(state)]
         self.query_one("#where", Label).update(" · ".join(p for p in parts if p))

@@ -72,6 +72,21 @@ async def test_the_header_at_80_columns_keeps_whose_decisions_count_whole(demo: 
         assert badge.region.right <= trust.region.x and trust.region.right <= 80
 
 
+async def test_at_80_columns_the_header_shows_the_check_words_with_a_key_and_what_waits(demo: Path):
+    from core.inbox import signing
+
+    signing.init(demo, b"the supervisor's passphrase at 80")
+    app = make_app(demo, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.pause()
+        trust, badge = app.screen.query_one("#trust"), app.screen.query_one("#inbox-badge")
+        check = app.key_guard.check
+        assert _text(trust) == check  # the words the passphrase prompt shows, whole
+        assert trust.region.right <= 80 and trust.content_region.width >= len(check)
+        assert "3 waiting" in _text(badge) and badge.region.right <= trust.region.x
+
+
 async def test_health_at_120_columns_shows_every_value_whole_and_no_last_ok_without_neo4j(demo: Path):
     app = make_app(demo, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
