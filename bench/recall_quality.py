@@ -191,14 +191,14 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
         if base != "fused-atk":
             scoring.FUSION_DEPTH = int(base[len("fused-atk-depth"):])
         try:
-            return {k: [h.episode_id for h in mem.recall(query, k=k).hits] for k in ks}
+            return {k: [h.episode_id for h in mem.recall(query, k=k, now=ASKED).hits] for k in ks}
         finally:
             scoring.FUSION_DEPTH = saved_depth
     if base in ("fused",) or base.startswith("fused-"):
         if "default" not in cache:
             # asked for the fusion depth: each tier's report then holds every hit the
             # fusion normalised over, so a re-fusing system sees what fuse() saw
-            cache["default"] = mem.recall(query, k=max(kmax, scoring.FUSION_DEPTH))
+            cache["default"] = mem.recall(query, k=max(kmax, scoring.FUSION_DEPTH), now=ASKED)
         res = cache["default"]
         if base == "fused":
             return [h.episode_id for h in res.hits][:kmax]
@@ -227,7 +227,7 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
             return [h.episode_id for h in scoring.fuse(reports, kmax, mode=variant)]
         raise SystemExit(f"unknown system fused-{variant}")
     tiers = "neo4j,sqlite,files" if base == "fused3" else base
-    return [h.episode_id for h in mem.recall(query, k=kmax, tiers=tiers).hits]
+    return [h.episode_id for h in mem.recall(query, k=kmax, tiers=tiers, now=ASKED).hits]
 
 
 def dump_row(task: str, query: str, gold: list[str], res) -> dict:
@@ -239,6 +239,14 @@ def dump_row(task: str, query: str, gold: list[str], res) -> dict:
 
 
 DUMP: list[dict] | None = None  # --dump: filled by evaluate
+# When the questions of a conversation are asked: the day after its last session (its
+# memories' newest time), so "last year" or "in May" read as they would then, not today
+ASKED: datetime | None = None
+
+
+def asked_after(episodes: list[dict]) -> datetime | None:
+    times = [datetime.fromisoformat(e["first_ts"]) for e in episodes if e.get("first_ts")]
+    return max(times) + timedelta(days=1) if times else None
 
 
 def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_store, systems):
@@ -251,8 +259,10 @@ def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_st
     for s in systems:
         if s != "bm25":
             by_config[parse_system(s)[1]].append(s)
+    global ASKED
     for name, units, qs in tasks:
         eps = to_episodes(units)
+        ASKED = asked_after(eps)
         ids = [e["id"] for e in eps]
         results: dict[str, list[list[str]]] = {}
         if "bm25" in systems:

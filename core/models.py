@@ -96,6 +96,9 @@ class Hit(Model):
     origin: dict[str, str] = Field(default_factory=dict)
     # Merged hits keep what each contributing tier said, for the dashboard.
     per_tier: dict[str, "Hit"] = Field(default_factory=dict)
+    # Near-copies folded into this hit (the same request seen twice, a summary and its
+    # source: core/memory/scoring.collapse_copies), by episode id, best first.
+    copies: list[str] = Field(default_factory=list)
 
 
 class TierReport(Model):

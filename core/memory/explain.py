@@ -48,13 +48,19 @@ class Explain:
         result = self.recall(query, k=depth, tiers=tiers, now=now)
         fused = scoring.fuse({r.tier: r.hits for r in result.tiers if r.hits}, ALL, windows=q.windows)
         fused_rank = next((h.rank for h in fused if h.episode_id == episode_id), None)
+        twin = next((h for h in fused if episode_id in h.copies), None)  # folded in as a near-copy
+        if twin is not None:
+            fused_rank = twin.rank
         text = self._episode_text(episode_id)
         matched = self._matched(q, text) if text is not None else []
         missing = [t for t in q.tokens if t not in matched]
         out = [self._explain_tier(name, q, episode_id, k, depth, result.tier(name), matched, missing)
                for name in wanted]
+        verdict = verdict_of(out, fused_rank, k, depth, matched)
+        if twin is not None:
+            verdict += f", as a near-copy folded into {twin.episode_id} (listed with it)"
         return Explanation(query=q.text, episode_id=episode_id, tokens=q.tokens, tiers=out, fused_rank=fused_rank,
-                           verdict=verdict_of(out, fused_rank, k, depth, matched), depth=depth)
+                           verdict=verdict, depth=depth)
 
     def _episode_text(self, episode_id: str) -> str | None:
         try:

@@ -250,10 +250,41 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows
         if windows and any(w.holds(m.ts) for w in windows):
             m.breakdown["time"] = round(answering * (1.0 if m.matched_tokens else TIME_FLOOR), 6)
         m.score = round(sum(m.breakdown.values()), 6)
-    ranked = sorted(merged.values(), key=lambda h: (-h.score, -len(h.per_tier), h.episode_id))
+    ranked = collapse_copies(sorted(merged.values(), key=lambda h: (-h.score, -len(h.per_tier), h.episode_id)), k)
     for i, h in enumerate(ranked, 1):
         h.rank = i
     return ranked[:k]
+
+
+# Two hits whose snippets share this much of their character 4-grams are one memory seen
+# twice: the later folds into the earlier (``Hit.copies``), so a turn's few memories are
+# not one request twice. Short snippets never fold ("Thanks!" said on two days is two turns).
+COPY_JACCARD = 0.8
+COPY_MIN_CHARS = 60
+
+
+def _shingles(text: str) -> set[str]:
+    flat = " ".join(text.lower().split())
+    return {flat[i:i + 4] for i in range(max(0, len(flat) - 3))}
+
+
+def collapse_copies(ranked: list[Hit], k: int) -> list[Hit]:
+    """``ranked`` with near-copies folded into the best-ranked of them, until ``k`` are kept."""
+    kept: list[tuple[Hit, set[str]]] = []
+    out: list[Hit] = []
+    for i, h in enumerate(ranked):
+        if len(out) >= k:
+            out.extend(ranked[i:])
+            break
+        sig = _shingles(h.snippet) if len(h.snippet) >= COPY_MIN_CHARS else None
+        if sig:
+            twin = next((kh for kh, ks in kept if len(sig & ks) >= COPY_JACCARD * len(sig | ks)), None)
+            if twin is not None:
+                twin.copies.append(h.episode_id)
+                continue
+            kept.append((h, sig))
+        out.append(h)
+    return out
 
 
 def _normalised(hits: Sequence[Hit]) -> list[float]:

@@ -51,7 +51,7 @@ def print_hits(result: RecallResult, me: str | None = None) -> None:
     and fit; each tier's rank and score; the snippet on one line), never one word per line."""
     from rich.text import Text
 
-    from core.api import cue
+    from core.api import cue, when_text
 
     width = max(40, out.width)
     out.print(f"[bold]recall[/] {_esc(repr(result.query))}  [dim]tokens: {_esc(' '.join(result.tokens))}[/]",
@@ -65,6 +65,12 @@ def print_hits(result: RecallResult, me: str | None = None) -> None:
         out.print(f"[bold]{h.rank:>2}[/] {_esc(h.episode_id)}  {h.score:.3f}  "
                   f"[{_fit_level(fit)}]{fit.matched}/{fit.of} {fit.level}[/]{cos}{where}", highlight=False)
         ranks = [f"{t} #{h.per_tier[t].rank} {h.per_tier[t].score:.2f}" for t in tiers if t in h.per_tier]
+        if "time" in h.breakdown:  # it happened in a time the query names (the tail line says which)
+            ranks.append(f"time +{h.breakdown['time']:.2f}")
+        if h.ts is not None:
+            ranks.append(when_text(h.ts))
+        if h.copies:
+            ranks.append(f"near-copies: {', '.join(h.copies)}")
         out.print(f"   [dim]{_esc(' · '.join(ranks))}[/]", highlight=False)
         snippet = Text("   " + " ".join(h.snippet.split()), no_wrap=True, overflow="ellipsis")
         snippet.truncate(width, overflow="ellipsis")
