@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import errno
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 # Below this much free space an I/O error is read as the disk being full: SQLite
 # grows the WAL a few pages at a time, so a write fails with far more than 0 bytes left.
@@ -36,3 +38,16 @@ def as_disk_full(exc: BaseException, directory: Path) -> OSError | None:
     if free is None or free >= NEARLY_FULL:
         return None
     return OSError(errno.ENOSPC, f"No space left on device ({text})", str(directory))
+
+
+@contextmanager
+def told_as_disk_full(directory: Path, errors: tuple[type[BaseException], ...]) -> Iterator[None]:
+    """Raise ``errors`` of the block as they are, unless they are a full disk under
+    ``directory``: then as the ``OSError(ENOSPC)`` of ``as_disk_full``."""
+    try:
+        yield
+    except errors as exc:
+        full = as_disk_full(exc, directory)
+        if full is not None:
+            raise full from exc
+        raise

@@ -19,7 +19,7 @@ from typing import Iterable
 from core.config import Settings
 from core.events import EPISODE_EVENT
 from core.govern.tombstone import Forgotten, load as forgotten_set, merge as merge_forgotten
-from core.infra.disk_full import as_disk_full
+from core.infra.disk_full import told_as_disk_full
 from core.infra.fsutil import fsync_dir
 from core.infra.pools import DaemonPool
 from core.infra.shared_breaker import SharedBreaker
@@ -199,18 +199,13 @@ class Memory(Recall, Explain):
                 self._bound = True
             start, end = self.ledger.append(events)
             ids = [e.event_id for e in events]
-            try:
+            # a failure leaves these events in the ledger: SQLite catches up on the next start
+            with told_as_disk_full(self.state_dir, (sqlite3.Error,)):
                 if self.sqlite.applied_offset() == start:
                     apply_written(self.sqlite, eps, ids, end)
                 else:
                     # events of other kinds (loop transitions) or a crashed writer's: apply in order
                     self._apply_ledger(self.sqlite)
-            except sqlite3.Error as exc:
-                # the ledger holds these events: SQLite catches up on the next start
-                full = as_disk_full(exc, self.state_dir)
-                if full is not None:
-                    raise full from exc
-                raise
         return ids
 
     def recover(self, *, wait: bool = True) -> int:

@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 
 from core.infra.fsutil import create_private, private_dir
 from core.infra.sqlite_in import rows_in
-from core.infra.disk_full import as_disk_full
+from core.infra.disk_full import told_as_disk_full
 from core.infra.sqlite_lib import sqlite3
 from core.memory.tiers.base import guarded
 from core.memory.tiers.sqlite.schema import SqliteSchema
@@ -50,15 +50,10 @@ class SqliteStore(SqliteSchema, SqliteWrites, SqliteSearch):
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            try:
+            with told_as_disk_full(self.path.parent, (sqlite3.Error,)):
                 conn = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
                 conn.execute("PRAGMA foreign_keys=ON")
                 conn.execute("PRAGMA synchronous=NORMAL")  # maps the -shm file: the first write of a fresh open
-            except sqlite3.Error as exc:
-                full = as_disk_full(exc, self.path.parent)
-                if full is not None:
-                    raise full from exc
-                raise
             self._local.conn = conn
         return conn
 
