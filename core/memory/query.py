@@ -8,7 +8,7 @@ from typing import Sequence
 from core.errors import BadQuery
 from core.memory.scoring import Query
 from core.memory.text import query_terms, tokenize
-from core.memory.time_window import normalise, windows
+from core.memory.time_window import windows
 from core.models import TIER_NAMES
 
 MAX_QUERY_CHARS = 4000
@@ -35,20 +35,17 @@ def prepare_query(text: str, now: datetime | None = None) -> Query:
     query took 24 s and ignored every deadline).
 
     With ``now`` (when it is asked), the times it names ("前天", "last week")
-    become windows (core/memory/time_window.py) and leave its search words: a
-    time is matched against when a memory happened, not as the word."""
+    become windows (core/memory/time_window.py): matched against when a memory
+    happened. The words stay searched too: a turn often says "last year" itself
+    (on LoCoMo and MADial dev, dropping them was no better)."""
     if not isinstance(text, str) or not text.strip():
         raise BadQuery("empty query: give some words to search for, e.g. ars recall \"neo4j outage\"")
     text = text[:MAX_QUERY_CHARS]
-    found = windows(text, now) if now is not None else []
-    words = text
-    if found:
-        words = normalise(text)
-        for w in found:
-            words = words.replace(w.phrase, " ")
-        if not tokenize(words, query=True):  # only a time ("昨天"): the words stay too
-            words = text
-    tokens = tokenize(words, query=True)[:MAX_QUERY_TOKENS]
+    # a query of several lines (a dialogue, a prompt after what came before) asks in its last
+    # line: a "today" or "yesterday" in an earlier line was said at that line's own moment
+    asks = next((line for line in reversed(text.splitlines()) if line.strip()), text)
+    found = windows(asks, now) if now is not None else []
+    tokens = tokenize(text, query=True)[:MAX_QUERY_TOKENS]
     if not tokens:
         raise BadQuery(f"query {text.strip()[:40]!r} has no searchable words: use letters, digits or CJK characters")
     q = Query.prepare(text, tokens, query_terms(tokens))

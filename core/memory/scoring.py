@@ -49,11 +49,15 @@ TOKEN_MATCH_WEIGHT = 2.0
 PHRASE_WEIGHT = 1.5
 RECENCY_WEIGHT = 0.3
 # An episode inside a time the query names ("前天让你做的升级"). In a tier, about a
-# strong term match (token_match is at most TOKEN_MATCH_WEIGHT), so the tier keeps
-# it among its candidates. In the fusion, as much as every answering tier's best
-# hit together: one that also shares a word with the question comes before any
-# memory outside the time (the person said when), one that shares none (that
-# day's other chatter) gets TIME_FLOOR of it.
+# strong term match (token_match is at most TOKEN_MATCH_WEIGHT), for any window. In
+# the fusion, for a named day only, as much as every answering tier's best hit
+# together: one that also shares a word with the question comes before any memory
+# outside that day (the person said when), one that shares none (that day's other
+# chatter) gets TIME_FLOOR of it. A month or a year is not that sure: on LoCoMo dev's
+# 56 questions naming one ("in May", "last year": often when the event happened, told
+# in a later session) the fused boost cost 1.8-5.4 points of R@3 and R@5, while on
+# the 55 naming a day it added 1.8 of R@1 and cost nothing; the tier's own time
+# component helped both (bench/recall_quality.py --dump, docs/benchmarks.md).
 TIME_WEIGHT = 2.0
 TIME_FLOOR = 0.25
 RECENCY_HALF_LIFE_DAYS = 30.0
@@ -247,7 +251,7 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows
                     m.matched_tokens.append(t)
     answering = sum(1 for hits in reports.values() if hits)
     for m in merged.values():
-        if windows and any(w.holds(m.ts) for w in windows):
+        if windows and any(w.period == "day" and w.holds(m.ts) for w in windows):
             m.breakdown["time"] = round(answering * (1.0 if m.matched_tokens else TIME_FLOOR), 6)
         m.score = round(sum(m.breakdown.values()), 6)
     ranked = collapse_copies(sorted(merged.values(), key=lambda h: (-h.score, -len(h.per_tier), h.episode_id)), k)

@@ -61,13 +61,19 @@ def test_a_query_without_a_time_word_never_loads_the_parser():
     assert out.stdout.strip() == "False"
 
 
-def test_the_time_leaves_the_search_words():
+def test_the_time_becomes_a_window_and_stays_a_word():
     q = prepare_query("前天让你做了一个系统大升级", NOW)
     assert [w.phrase for w in q.windows] == ["前天"]
-    assert "前天" not in q.tokens and "升级" in q.tokens
+    assert "前天" in q.tokens and "升级" in q.tokens  # a turn may say "前天" itself
     assert prepare_query("前天让你做了一个系统大升级").windows == []  # no moment given: no window
-    only = prepare_query("yesterday", NOW)  # nothing but the time: the word stays searchable too
-    assert only.tokens == ["yesterday"] and [w.period for w in only.windows] == ["day"]
+
+
+def test_a_dialogue_asks_in_its_last_line():
+    # "今天" two lines up was said at that line's moment, not this question's
+    q = prepare_query("<A>: 今天我画了一只小狗\n<B>: 真好看\n<A>: 我该怎么庆祝一下呢？", NOW)
+    assert q.windows == []
+    q = prepare_query("<A>: 我画了一只小狗\n<A>: 昨天那张画你还记得吗？", NOW)
+    assert [w.phrase for w in q.windows] == ["昨天"]
 
 
 def _memory(tmp_path: Path, episodes: list[dict]) -> Memory:
@@ -95,9 +101,28 @@ def test_the_memory_of_the_day_named_ranks_first_with_its_time_component(tmp_pat
         ranked = [h.episode_id for h in timed.hits]
         assert ranked[0] == "upgrade", ranked
         assert timed.hits[0].breakdown["time"] > 0 and "time" not in timed.hits[ranked.index("older")].breakdown
+        assert timed.times == ["前天 = 2026-12-03 (+08:00)"]
         assert timed.hits[0].per_tier["sqlite"].breakdown["time"] > 0  # each tier's own score shows it too
         # that day's chatter comes in as a candidate (it shares no word) but below the answer
         assert "chatter" in ranked and ranked.index("chatter") > 0
+    finally:
+        mem.close()
+
+
+def test_a_month_weighs_in_each_tier_but_not_over_the_fusion(tmp_path):
+    # "in May" is often when the thing happened, told in a later session: a named month
+    # counts in each tier's score, and only a named day adds the fused time component
+    mem = _memory(tmp_path, [
+        _ep("may", "assistant: reviewed the billing dashboard layout", datetime(2026, 5, 12, 9, tzinfo=SHANGHAI)),
+        _ep("june", "assistant: the billing dashboard migration we started in May is done",
+            datetime(2026, 6, 2, 9, tzinfo=SHANGHAI)),
+    ])
+    try:
+        r = mem.recall("the billing dashboard migration in May", k=2, now=NOW)
+        may = next(h for h in r.hits if h.episode_id == "may")
+        assert may.per_tier["sqlite"].breakdown["time"] > 0 and "time" not in may.breakdown
+        assert r.hits[0].episode_id == "june"  # the words still decide
+        assert r.times == ["in May = 2026-05-01 to 2026-05-31 (+08:00)"]
     finally:
         mem.close()
 
