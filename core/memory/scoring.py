@@ -282,7 +282,10 @@ def collapse_copies(ranked: list[Hit], k: int) -> list[Hit]:
             break
         sig = _shingles(h.snippet) if len(h.snippet) >= COPY_MIN_CHARS else None
         if sig:
-            twin = next((kh for kh, ks in kept if len(sig & ks) >= COPY_JACCARD * len(sig | ks)), None)
+            n = len(sig)
+            # |A & B| >= J |A | B| = J (|A| + |B| - |A & B|); sizes further apart than J never are
+            twin = next((kh for kh, ks in kept if COPY_JACCARD * max(n, len(ks)) <= min(n, len(ks))
+                         and (inter := len(sig & ks)) >= COPY_JACCARD * (n + len(ks) - inter)), None)
             if twin is not None:
                 twin.copies.append(h.episode_id)
                 continue
