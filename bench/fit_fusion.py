@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recall_quality import bootstrap_ci, recall_at  # noqa: E402  (the same metric and CI as the quality bench)
 
 # -- the features: what each tier said about a candidate ------------------------------------------
 TIERS = ("sqlite", "neo4j", "files", "dense")
@@ -106,19 +108,6 @@ def ranked(ids: list[str], x: np.ndarray, w: np.ndarray) -> list[str]:
     return [ids[i] for i in order]
 
 
-def recall_at(r: list[str], gold: list[str], k: int) -> float:
-    top = set(r[:k])
-    return sum(1 for g in gold if g in top) / len(gold)
-
-
-def bootstrap(a: list[float], b: list[float], n: int = 10_000, seed: int = 1) -> tuple[float, float, float]:
-    rng = random.Random(seed)
-    d = [x - y for x, y in zip(a, b)]
-    m = len(d)
-    means = sorted(sum(d[rng.randrange(m)] for _ in range(m)) / m for _ in range(n))
-    return 100 * sum(d) / m, 100 * means[int(0.025 * n)], 100 * means[int(0.975 * n) - 1]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dump", type=Path)
@@ -162,7 +151,7 @@ def main() -> None:
         for other in (best, "before"):
             a = [v for f in fs for v in res["fitted"][f][key_k]]
             b = [v for f in fs for v in res[other][f][key_k]]
-            d, lo, hi = bootstrap(a, b)
+            d, lo, hi = bootstrap_ci(a, b)
             ahead = sum(np.mean(res["fitted"][f][key_k]) > np.mean(res[other][f][key_k]) for f in fs)
             print(f"fitted - {other}: R@{key_k} {d:+.1f} (95 % CI {lo:+.1f} to {hi:+.1f}), ahead in {ahead} of {len(fs)} folds")
     if args.write:
