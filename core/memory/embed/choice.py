@@ -15,7 +15,7 @@ from core.memory.embed.base import Embedder, EmbedderUnavailable
 if TYPE_CHECKING:
     from core.config import Settings
 
-EMBEDDERS = ("usem3", "e5", "openai", "off")
+EMBEDDERS = ("usem3", "e5", "bge", "openai", "off")
 
 _cache: dict[tuple, Embedder] = {}
 _cache_lock = threading.Lock()
@@ -27,6 +27,8 @@ def embedder_key(settings: "Settings") -> tuple:
         return (kind, settings.embed_base_url or "", settings.embed_model)
     if kind == "e5":
         return (kind, settings.embed_threads)
+    if kind == "bge":
+        return (kind, settings.embed_threads, str(settings.model_dir or ""))
     return (kind,)
 
 
@@ -49,6 +51,10 @@ def embedder_for(settings: "Settings") -> Embedder | None:
                 from core.memory.embed.e5_embedder import E5Embedder
 
                 emb = E5Embedder(threads=settings.embed_threads)
+            elif kind == "bge":
+                from core.memory.embed.bge_embedder import BgeEmbedder
+
+                emb = BgeEmbedder(settings.model_dir, threads=settings.embed_threads)
             elif kind == "openai":
                 from core.memory.embed.openai_embedder import OpenAIEmbedder
 
