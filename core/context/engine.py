@@ -179,12 +179,13 @@ class TurnContexts:
         except (TypeError, ValueError):
             return int(self.settings.context_budget)
 
-    def recall(self, q: queries.TurnQuery) -> RecallResult:
-        return self.memory.recall(q.text, k=CANDIDATES)
+    def recall(self, q: queries.TurnQuery, now: datetime | None = None) -> RecallResult:
+        # the times the prompt names, not the reply quoted after it (core/memory/query.py)
+        return self.memory.recall(q.text, k=CANDIDATES, now=now, asks=q.prompt)
 
     def _compute(self, q: queries.TurnQuery, session: str | None, limit: int,
                  now: datetime | None) -> TurnContext:
-        result = self.recall(q)
+        result = self.recall(q, now)
         return self.assemble(q, result, session, limit, now)
 
     def assemble(self, q: queries.TurnQuery, result: RecallResult, session: str | None, limit: int,

@@ -49,33 +49,14 @@ def build(prompt: object, previous: object = None, now: datetime | None = None) 
     return TurnQuery(text=text, prompt=said, window=day_window(said, now))
 
 
-# -- relative days ------------------------------------------------------------------------
-_NUMBERS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "two": 2, "three": 3,
-            "four": 4, "five": 5, "six": 6, "seven": 7}
-_DAYS_AGO_RE = re.compile(r"\b(\d{1,2}|two|three|four|five|six|seven) days ago\b|(\d{1,2}|[一两二三四五六七])\s*天前")
-_FIXED: tuple[tuple[re.Pattern[str], int, int], ...] = (
-    # (pattern, from N days ago, to M days ago), the most specific first
-    (re.compile(r"day before yesterday|大前天"), 2, 3),
-    (re.compile(r"前天"), 2, 2),
-    (re.compile(r"\byesterday\b|\blast night\b|昨天|昨晚|昨日"), 1, 1),
-    (re.compile(r"\btoday\b|\bthis morning\b|今天|今早|今晚|刚才"), 0, 0),
-    (re.compile(r"\blast week\b|上周|上个星期|上星期"), 13, 7),
-    (re.compile(r"\bthis week\b|这周|本周|这个星期"), 6, 0),
-)
-
-
+# -- the days a message names ------------------------------------------------------------
 def day_window(text: str, now: datetime | None = None) -> tuple[date, date] | None:
-    """The local days a message points at, (first, last) inclusive; None when it names none."""
-    low = text.lower()
-    today = (now.astimezone() if now is not None else datetime.now().astimezone()).date()
-    m = _DAYS_AGO_RE.search(low)
-    if m:
-        raw = m.group(1) or m.group(2)
-        n = int(raw) if raw.isdigit() else _NUMBERS.get(raw, 0)
-        if n:
-            day = today - timedelta(days=n)
-            return day, day
-    for pattern, back_from, back_to in _FIXED:
-        if pattern.search(low):
-            return today - timedelta(days=back_from), today - timedelta(days=back_to)
-    return None
+    """The local days a message points at, (first, last) inclusive; None when it names none.
+    The same reading as recall's (core/memory/time_window.py, dateparser): done here, before
+    the turn's deadline starts, so a first time word pays the parser's load outside it."""
+    from core.memory.time_window import windows
+
+    found = windows(text, (now or datetime.now()).astimezone())
+    if not found:
+        return None
+    return min(w.start for w in found).date(), max(w.end - timedelta(days=1) for w in found).date()

@@ -28,7 +28,7 @@ def parse_tiers(tiers: str | Sequence[str] | None) -> list[str] | None:
     return list(dict.fromkeys(names))
 
 
-def prepare_query(text: str, now: datetime | None = None) -> Query:
+def prepare_query(text: str, now: datetime | None = None, asks: str | None = None) -> Query:
     """The query every tier shares. What a query can cost is capped: its
     first ``MAX_QUERY_CHARS`` characters and first ``MAX_QUERY_TOKENS``
     distinct tokens are searched (an agent may pass a whole prompt; a 1 MB
@@ -42,8 +42,10 @@ def prepare_query(text: str, now: datetime | None = None) -> Query:
         raise BadQuery("empty query: give some words to search for, e.g. ars recall \"neo4j outage\"")
     text = text[:MAX_QUERY_CHARS]
     # a query of several lines (a dialogue, a prompt after what came before) asks in its last
-    # line: a "today" or "yesterday" in an earlier line was said at that line's own moment
-    asks = next((line for line in reversed(text.splitlines()) if line.strip()), text)
+    # line, unless the caller says which part asks (a turn: its prompt, before the reply quoted):
+    # a "today" or "yesterday" elsewhere was said at its own moment
+    if asks is None:
+        asks = next((line for line in reversed(text.splitlines()) if line.strip()), text)
     found = windows(asks, now) if now is not None else []
     tokens = tokenize(text, query=True)[:MAX_QUERY_TOKENS]
     if not tokens:

@@ -57,13 +57,15 @@ class Recall:
 
     # -- recall -----------------------------------------------------------------
     def recall(self, query: str, k: int = 10, tiers: str | Sequence[str] | None = None,
-               scope: "str | Scope | None" = None, now: datetime | None = None) -> RecallResult:
+               scope: "str | Scope | None" = None, now: datetime | None = None,
+               asks: str | None = None) -> RecallResult:
         """``now``: when it is asked (default: this moment, in this machine's zone), for the
-        times the query names ("yesterday", "上周")."""
+        times the query names ("yesterday", "上周"); ``asks``: the part of the query whose
+        times count (default: its last line)."""
         if k < 1:
             raise BadQuery(f"k must be at least 1, got {k}")
         t0 = time.perf_counter()
-        q = prepare_query(query, now or datetime.now().astimezone())
+        q = prepare_query(query, now or datetime.now().astimezone(), asks)
         wanted = parse_tiers(tiers)
         q.scope = parse_scope(scope)
         depth = max(k, scoring.FUSION_DEPTH)  # the order must not depend on k

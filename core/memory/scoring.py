@@ -260,36 +260,41 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows
     return ranked[:k]
 
 
-# Two hits whose snippets share this much of their character 4-grams are one memory seen
-# twice: the later folds into the earlier (``Hit.copies``), so a turn's few memories are
-# not one request twice. Short snippets never fold ("Thanks!" said on two days is two turns).
-COPY_JACCARD = 0.8
+# Two hits whose snippets share this much of their character 4-grams, and the same numbers
+# in the same order, are one memory seen twice (the same request logged by two hooks, a note
+# remembered again): the later folds into the earlier (``Hit.copies``), so a turn's few
+# memories are not one thing twice. Numbers must agree: "deployed build 801" and "build 809",
+# or "bed 3" and "bed 4", are different events however alike the words. Short snippets never
+# fold ("Thanks!" said on two days is two turns).
+COPY_JACCARD = 0.9
 COPY_MIN_CHARS = 60
+_NUMBER_RE = re.compile(r"\d+")
 
 
-def _shingles(text: str) -> set[str]:
+def _shingles(text: str) -> tuple[set[str], tuple[str, ...]]:
     flat = " ".join(text.lower().split())
-    return {flat[i:i + 4] for i in range(max(0, len(flat) - 3))}
+    return {flat[i:i + 4] for i in range(max(0, len(flat) - 3))}, tuple(_NUMBER_RE.findall(flat))
 
 
 def collapse_copies(ranked: list[Hit], k: int) -> list[Hit]:
     """``ranked`` with near-copies folded into the best-ranked of them, until ``k`` are kept."""
-    kept: list[tuple[Hit, set[str]]] = []
+    kept: list[tuple[Hit, tuple[set[str], tuple[str, ...]]]] = []
     out: list[Hit] = []
     for i, h in enumerate(ranked):
         if len(out) >= k:
             out.extend(ranked[i:])
             break
-        sig = _shingles(h.snippet) if len(h.snippet) >= COPY_MIN_CHARS else None
+        sig, numbers = _shingles(h.snippet) if len(h.snippet) >= COPY_MIN_CHARS else (None, ())
         if sig:
             n = len(sig)
             # |A & B| >= J |A | B| = J (|A| + |B| - |A & B|); sizes further apart than J never are
-            twin = next((kh for kh, ks in kept if COPY_JACCARD * max(n, len(ks)) <= min(n, len(ks))
+            twin = next((kh for kh, (ks, kn) in kept if kn == numbers
+                         and COPY_JACCARD * max(n, len(ks)) <= min(n, len(ks))
                          and (inter := len(sig & ks)) >= COPY_JACCARD * (n + len(ks) - inter)), None)
             if twin is not None:
                 twin.copies.append(h.episode_id)
                 continue
-            kept.append((h, sig))
+            kept.append((h, (sig, numbers)))
         out.append(h)
     return out
 

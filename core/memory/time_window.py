@@ -22,7 +22,8 @@ from datetime import datetime, timedelta, timezone
 
 # words that can start a time expression; a query without any is not parsed at all
 _HINT = re.compile(
-    r"[昨今明前后後去上下本这這][天日晚周週个個月年]|[天周週月年]前|星期|礼拜|禮拜|周[一二三四五六日天]|[一二三四五六七八九十\d]+\s*月"
+    r"[昨今明前后後去上下本这這][天日晚早周週个個月年]|[天周週月年]前|星期|礼拜|禮拜|刚才|周[一二三四五六日天]"
+    r"|[一二三四五六七八九十\d]+\s*月"
     r"|\b(?:yesterday|today|tonight|ago|last|this|past|previous|earlier|week|weeks|month|months|year|years"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|january|february|march|april|may|june|july|august|september|october|november|december"
@@ -67,10 +68,18 @@ def _cn_number(s: str) -> int:
     return int("".join(str(_CN_DIGIT[c]) for c in s if c in _CN_DIGIT) or 0)
 
 
+# everyday words for a day or a week, as the words dateparser knows for the same time
+_SAME_TIME = {"昨晚": "昨天", "昨日": "昨天", "今早": "今天", "今晚": "今天", "刚才": "今天", "上个星期": "上周",
+              "上星期": "上周", "这个星期": "本周", "这周": "本周", "這週": "本周"}
+_SAME_TIME_RE = re.compile("|".join(sorted(_SAME_TIME, key=len, reverse=True)))
+
+
 def normalise(text: str) -> str:
     """Chinese counts before a unit of time as digits ("三天前" -> "3天前", not "五月":
-    a month's name), and English possessives dropped ("yesterday's" -> "yesterday")."""
+    a month's name), everyday words for a day or week as the parser's ("昨晚" -> "昨天"),
+    and English possessives dropped ("yesterday's" -> "yesterday")."""
     text = re.sub(r"(?<=[a-z])['’]s\b", "", text, flags=re.IGNORECASE)
+    text = _SAME_TIME_RE.sub(lambda m: _SAME_TIME[m.group(0)], text)
     return _CN_COUNT.sub(lambda m: str(_cn_number(m.group(1))), text)
 
 
