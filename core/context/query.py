@@ -56,7 +56,9 @@ def day_window(text: str, now: datetime | None = None) -> tuple[date, date] | No
     the turn's deadline starts, so a first time word pays the parser's load outside it."""
     from core.memory.time_window import windows
 
-    found = windows(text, (now or datetime.now()).astimezone())
+    # days and weeks only: a month or a year the message names is often when the thing happened,
+    # told later (docs/design.md), too wide to bring its episodes in without a word in common
+    found = [w for w in windows(text, (now or datetime.now()).astimezone()) if w.period in ("day", "week")]
     if not found:
         return None
     return min(w.start for w in found).date(), max(w.end - timedelta(days=1) for w in found).date()

@@ -61,3 +61,11 @@ def test_the_message_names_its_days():
     assert query.day_window("前天让你做了一个系统大升级", now) == (day - timedelta(days=2),) * 2
     assert query.day_window("what did we do 3 days ago", now) == (day - timedelta(days=3),) * 2
     assert query.day_window("did the restart finish", now) is None
+
+
+def test_the_days_come_from_recalls_parser_and_a_month_is_not_a_day():
+    now = datetime(2026, 9, 8, 9, 0).astimezone()  # a Tuesday
+    day = now.date()
+    assert query.day_window("上个星期的部署", now) == (day - timedelta(days=8), day - timedelta(days=2))
+    assert query.day_window("昨晚的任务", now) == (day - timedelta(days=1),) * 2
+    assert query.day_window("what did we ship in May", now) is None  # recall weighs it; the block adds nothing
