@@ -458,7 +458,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="ars-bench-") as tmp:
             base = Path(tmp)
             if args.locomo:
-                ks = [5, 10, 25]
+                ks = [3, 5, 10, 25]
                 pq, pt, lat = evaluate(locomo_tasks(args.locomo), locomo_episodes, words, ks, base / "locomo",
                                        settings_kw, store, systems)
                 print_table("LoCoMo dev, recall of evidence turns", pq, ks, lat)
