@@ -48,6 +48,7 @@ ENTITY_SCALE = 0.5
 TOKEN_MATCH_WEIGHT = 2.0
 PHRASE_WEIGHT = 1.5
 RECENCY_WEIGHT = 0.3
+RECENCY_HALF_LIFE_DAYS = 30.0
 # An episode inside a time the query names ("前天让你做的升级"). In a tier, about a
 # strong term match (token_match is at most TOKEN_MATCH_WEIGHT), for any window. In
 # the fusion, for a named day only, as much as every answering tier's best hit
@@ -57,10 +58,9 @@ RECENCY_WEIGHT = 0.3
 # 56 questions naming one ("in May", "last year": often when the event happened, told
 # in a later session) the fused boost cost 1.8-5.4 points of R@3 and R@5, while on
 # the 55 naming a day it added 1.8 of R@1 and cost nothing; the tier's own time
-# component helped both (bench/recall_quality.py --dump, docs/benchmarks.md).
+# component helped both (bench/recall_quality.py --dump; docs/design.md, "Time").
 TIME_WEIGHT = 2.0
 TIME_FLOOR = 0.25
-RECENCY_HALF_LIFE_DAYS = 30.0
 # Memories a person wrote down or the loop recorded are deliberate; transcripts
 # are raw. The nudge is small: relevance decides, this breaks near-ties.
 SOURCE_ADJUST: dict[str, float] = {"manual": 0.2, "loop": 0.1}
