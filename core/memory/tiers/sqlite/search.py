@@ -127,7 +127,7 @@ class SqliteSearch:
             )
             rows = conn.execute(sql, params).fetchall()
             if q.windows and limit is not None:
-                rows += self._in_windows(conn, q.windows, {r[3] for r in rows})
+                rows += self._in_windows(q.windows, {r[3] for r in rows})
         except sqlite3.OperationalError as exc:
             if "interrupted" in str(exc):
                 raise DeadlineExceeded("sqlite query interrupted at its deadline") from exc
@@ -150,23 +150,24 @@ class SqliteSearch:
         ]
         return score_candidates(q, self.name, "bm25", cands, idf=idf, k=k), len(rows)
 
-    def _in_windows(self, conn: sqlite3.Connection, windows: Sequence, have: set[str]) -> list[tuple]:
+    def _in_windows(self, windows: Sequence, have: set[str]) -> list[tuple]:
         """Episodes that happened in the times the query names ("前天", "last week"), newest
         first, as candidates beside the MATCH's (a memory of that day may share no word with
-        the question): at most ``WINDOW_CANDIDATES`` a window, by the episodes_when index.
-        Times are stored in their own zones, so the text range is a day wider each side and
-        ``Window.holds`` decides."""
-        out = []
+        the question): at most ``WINDOW_CANDIDATES`` a window, found as the per-turn block
+        finds a named day's (``ids_between``: the text range a day wider each side, since
+        times keep their own zones; ``Window.holds`` decides)."""
+        out: list[tuple] = []
         for w in windows:
-            lo = (w.start - timedelta(days=1)).strftime("%Y-%m-%d")
-            hi = (w.end + timedelta(days=1)).strftime("%Y-%m-%d")
-            for r in conn.execute(
-                    "SELECT e.rowid, 0.0, t.terms, e.id, e.summary, e.text, e.entities, e.last_ts, e.first_ts,"
-                    " e.source, 0.0 FROM episodes e JOIN episodes_fts t ON t.rowid = e.rowid"
-                    " WHERE coalesce(e.last_ts, e.first_ts) >= ? AND coalesce(e.last_ts, e.first_ts) < ?"
-                    " ORDER BY coalesce(e.last_ts, e.first_ts) DESC LIMIT ?", (lo, hi, 4 * WINDOW_CANDIDATES)):
-                if r[3] not in have and w.holds(_parse_ts(r[7] or r[8])):
-                    have.add(r[3])
+            ids = [i for i in self.ids_between((w.start - timedelta(days=1)).isoformat(),
+                                               (w.end + timedelta(days=1)).isoformat(), 4 * WINDOW_CANDIDATES)
+                   if i not in have]
+            rows = {r[3]: r for r in self._rows_for_ids(
+                "SELECT e.rowid, 0.0, t.terms, e.id, e.summary, e.text, e.entities, e.last_ts, e.first_ts, e.source,"
+                " 0.0 FROM episodes e JOIN episodes_fts t ON t.rowid = e.rowid", ids)}
+            for i in ids:  # newest first, as ids_between gives them
+                r = rows.get(i)
+                if r is not None and w.holds(_parse_ts(r[7] or r[8])):
+                    have.add(i)
                     out.append(r)
                     if len(out) >= WINDOW_CANDIDATES * len(windows):
                         return out
