@@ -149,3 +149,21 @@ def test_the_recall_says_which_times_it_read(tmp_path):
         assert mem.recall("the deploy", k=1, now=NOW).times == []
     finally:
         mem.close()
+
+
+def test_a_question_that_is_only_a_time_gets_that_times_memories(tmp_path):
+    mem = _memory(tmp_path, [_ep("upgrade", "assistant: 升级完成，更新了 42 个软件包", NOW - timedelta(days=2)),
+                             _ep("old", "assistant: 回滚了系统升级", NOW - timedelta(days=9))])
+    try:
+        r = mem.recall("前天呢？", k=2, now=NOW)  # no word in common with any memory
+        assert [h.episode_id for h in r.hits] == ["upgrade"] and r.times == ["前天 = 2026-12-03 (+08:00)"]
+    finally:
+        mem.close()
+
+
+def test_a_long_prompt_full_of_times_reads_only_its_end_and_labels_stay_short():
+    long = "yesterday we met. " + "then the logs said the same thing again. " * 100 + "what did I run last Tuesday"
+    (w,) = windows(long, NOW)  # its end, where it asks: the yesterday 4,000 characters before is not read
+    assert (w.phrase, w.period) == ("last Tuesday", "day")
+    (many,) = windows("昨天 " * 200, NOW)
+    assert len(many.label()) < 80 and many.label().endswith("= 2026-12-04 (+08:00)")

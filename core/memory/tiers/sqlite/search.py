@@ -92,7 +92,7 @@ class SqliteSearch:
         return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n)
 
     def _ranked(self, q: Query, limit: int | None, deadline: float, k: int | None = None):
-        if not q.terms:
+        if not q.terms and not q.windows:
             return [], 0
         conn = self._conn()
 
@@ -105,7 +105,8 @@ class SqliteSearch:
         try:
             n_docs, df = self._stats(conn, q.terms)
             match, min_rowid = self._plan(conn, q.terms, df, limit)
-            if not match:
+            rows = []
+            if not match and not (q.windows and limit is not None):
                 return [], 0
             # bm25 and the sort over the MATCH alone; the episode columns for the few rows kept
             # ``rank`` is bm25(1, CONTEXT_WEIGHT); the own-terms score alone is
@@ -125,7 +126,8 @@ class SqliteSearch:
                 " f.own"
                 f" FROM ({inner}) f JOIN episodes e ON e.rowid = f.rowid JOIN episodes_fts t ON t.rowid = f.rowid"
             )
-            rows = conn.execute(sql, params).fetchall()
+            if match:  # none for a question that is only a time ("前天呢？"): that time's episodes alone
+                rows = conn.execute(sql, params).fetchall()
             if q.windows and limit is not None:
                 rows += self._in_windows(q.windows, {r[3] for r in rows})
         except sqlite3.OperationalError as exc:
