@@ -65,6 +65,7 @@ class EmbedReport(BaseModel):
     neo4j_pushed: int = 0
     neo4j_pending: int = 0
     neo4j_error: str = ""
+    ann: str = ""  # what the approximate index did (ann.AnnUpdate.line), or why it could not
     ok: bool = True
     error: str = ""
     seconds: float = 0.0
@@ -167,6 +168,7 @@ class EmbedSync:
             self._record_failure(report.error)
         if report.embedded:
             self.store.checkpoint()
+        self._update_ann(report, t0 + max_seconds)
         self._push_neo4j(report, t0 + max_seconds)
         report.pending = self.not_embedded(report.model) if report.model else 0
         report.seconds = time.monotonic() - t0
@@ -190,6 +192,21 @@ class EmbedSync:
         if rows or cursor is not None:
             self.store.put(rows, dim, cursor=cursor)
         return len(todo), len(texts) - len(todo)
+
+    def _update_ann(self, report: EmbedReport, deadline: float) -> None:
+        """Bring the approximate index up to the vectors (core/memory/embed/ann.py).
+        A failure is reported, never raised: recall scans what the index lacks."""
+        if not report.model:
+            return
+        from core.memory.embed import ann
+
+        try:
+            rep = ann.update(self.store, report.model, self.stores.state_dir, deadline=deadline)
+        except Exception as exc:  # noqa: BLE001 - the vectors are committed; the next run tries again
+            report.ann = f"approximate index not updated: {one_line(exc)}"
+            return
+        if rep.size or rep.added or rep.removed:
+            report.ann = rep.line()
 
     # -- session context ------------------------------------------------------
     def _in_context(self, fresh: list[VectorRow], model: str,

@@ -203,27 +203,32 @@ def scrub_json_file_lines(lines: Iterable[str], ids: set[str]) -> tuple[list[str
 
 
 def forget_vectors(state: Path, ids: set[str]) -> int:
-    """Delete the vectors of ``ids`` from ``vectors.sqlite`` (freed pages zeroed); how many."""
-    from core.memory.embed import VECTORS_FILE
+    """Delete the vectors of ``ids`` from ``vectors.sqlite`` (freed pages
+    zeroed) and from the approximate index's files; how many."""
+    from core.memory.embed import VECTORS_FILE, ann
+    from core.memory.embed.store import VectorStore
 
     path = state / VECTORS_FILE
     if not path.exists() or not ids:
         return 0
-    conn = sqlite3.connect(path, timeout=10)
+    store = VectorStore(state, create=False)
     try:
-        conn.execute("PRAGMA secure_delete=ON")
-        n = 0
-        with conn:
-            todo = sorted(ids)
-            for i in range(0, len(todo), 500):
-                part = todo[i:i + 500]
-                n += conn.execute(f"DELETE FROM vectors WHERE episode_id IN ({','.join('?' * len(part))})",
-                                  part).rowcount
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.max_seq()  # opening it puts the schema in place: the trigger that records each deletion for the index
+        conn = sqlite3.connect(path, timeout=10)
+        try:
+            conn.execute("PRAGMA secure_delete=ON")
+            n = 0
+            with conn:
+                todo = sorted(ids)
+                for i in range(0, len(todo), 500):
+                    part = todo[i:i + 500]
+                    n += conn.execute(f"DELETE FROM vectors WHERE episode_id IN ({','.join('?' * len(part))})",
+                                      part).rowcount
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+        if n:
+            ann.scrub(store, state)
         return n
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return 0
-        raise
     finally:
-        conn.close()
+        store.close()

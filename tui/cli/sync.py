@@ -93,6 +93,8 @@ def _print_sync(report, what: str) -> None:
         if emb.neo4j_pushed or emb.neo4j_pending or emb.neo4j_error:
             line += f"; {emb.neo4j_pushed} copied to Neo4j, {emb.neo4j_pending} pending"
         out.print(line, highlight=False)
+        if emb.ann:
+            out.print(emb.ann, highlight=False)
         if emb.neo4j_error:
             err.print(f"[yellow]neo4j vector copy deferred:[/] {emb.neo4j_error}", highlight=False)
     if getattr(report, "neo4j", "synced") != "synced":

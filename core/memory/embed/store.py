@@ -11,6 +11,9 @@ toward its session neighbours, see context_vectors.py), the model that made
 it and a hash of the text it was made from (an enrichment that changes only
 the summary does not re-embed). ``seq`` grows with every write, so a reader
 loads only what is new, and the Neo4j copy has a cursor of its own.
+Every row deleted (a newer vector of the episode, ``ars forget``) leaves
+its ``seq`` in ``gone`` (a trigger, so no writer can forget to): the
+approximate index (ann.py) takes those out of its segment files.
 The ``cursors`` row ``embed`` is the embedding consumer's ledger cursor,
 written in the same transaction as the vectors it covers: after a crash
 the consumer resumes there and never embeds a committed batch twice.
@@ -44,6 +47,13 @@ CREATE TABLE IF NOT EXISTS vectors (
     own BLOB
 );
 CREATE INDEX IF NOT EXISTS vectors_model ON vectors(model);
+CREATE TABLE IF NOT EXISTS gone (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER NOT NULL,
+    model TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS vectors_gone AFTER DELETE ON vectors
+BEGIN INSERT INTO gone (seq, model) VALUES (old.seq, old.model); END;
 CREATE TABLE IF NOT EXISTS cursors (
     name TEXT PRIMARY KEY,
     offset INTEGER NOT NULL DEFAULT 0,
@@ -91,7 +101,7 @@ class VectorStore:
         elif not self.path.exists():
             raise FileNotFoundError(f"no {VECTORS_FILE} in {state_dir}")
         self._local = threading.local()
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()  # re-entrant: a first put opens the connection, which writes the schema under it
         self._ready = False
 
     def _conn(self) -> sqlite3.Connection:
@@ -198,6 +208,30 @@ class VectorStore:
             sql += " LIMIT ?"
             params.append(limit)
         yield from self._conn().execute(sql, params)
+
+    def count_after(self, seq: int, model: str) -> int:
+        """Vectors of ``model`` written after ``seq`` (a range of the primary key: cheap for a small tail)."""
+        return self._conn().execute("SELECT count(*) FROM vectors WHERE seq > ? AND model = ?",
+                                    (seq, model)).fetchone()[0]
+
+    def alive(self, seqs: Sequence[int]) -> dict[int, tuple[str, bytes]]:
+        """seq -> (episode id, vector) of those of ``seqs`` still stored (a deleted one is absent)."""
+        rows = rows_in(self._conn(), "SELECT seq, episode_id, vec FROM vectors WHERE seq IN ({in})",
+                       [int(s) for s in seqs])
+        return {seq: (eid, vec) for seq, eid, vec in rows}
+
+    def gone_after(self, gid: int, model: str) -> tuple[int, list[int]]:
+        """(last gone id, seqs of ``model``'s rows deleted after gone id ``gid``)."""
+        rows = self._conn().execute("SELECT id, seq FROM gone WHERE id > ? AND model = ? ORDER BY id",
+                                    (gid, model)).fetchall()
+        return (rows[-1][0] if rows else gid), [seq for _id, seq in rows]
+
+    def prune_gone(self, upto: int, model: str) -> None:
+        """Forget the deletions of ``model`` up to gone id ``upto`` (its index has taken them out)."""
+        with self._write_lock:
+            conn = self._conn()
+            with conn:
+                conn.execute("DELETE FROM gone WHERE id <= ? AND model = ?", (upto, model))
 
     def vector_of(self, episode_id: str) -> tuple[str, int, bytes] | None:
         return self._conn().execute("SELECT model, dim, vec FROM vectors WHERE episode_id = ?",

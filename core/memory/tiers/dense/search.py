@@ -95,9 +95,12 @@ class DenseTier:
     def _local_index(self):
         with self._lock:
             if self._index is None:
+                from core.memory.embed.ann import AnnReader
                 from core.memory.embed.index import VectorIndex
 
-                self._index = VectorIndex(self._vectors(), self.embedder.model_id)
+                store = self._vectors()
+                model = self.embedder.model_id
+                self._index = VectorIndex(store, model, AnnReader(store.path.parent, model))
             return self._index
 
     def close(self) -> None:

