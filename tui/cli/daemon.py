@@ -60,7 +60,12 @@ def status(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         sys.stdout.write(
             f"pid {d['pid']}{' (this shell’s settings)' if d['current'] else ''}: served {d.get('served', 0)}, "
             f"up {up:.0f} s, idle {d.get('idle_s', 0):.0f} s of {d.get('idle_exit_s', 0):.0f}, "
-            f"{'ready' if d.get('ready') else 'warming up'}; {d.get('socket')}\n")
+            f"{'ready' if d.get('ready') else 'warming up'}, RSS {_mb(d.get('rss_mb'))} (peak {_mb(d.get('rss_peak_mb'))});"
+            f" {d.get('socket')}\n")
+
+
+def _mb(v) -> str:
+    return f"{v:,.0f} MB" if isinstance(v, (int, float)) and v == v else "?"
 
 
 @daemon_app.command("stop")

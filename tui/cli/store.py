@@ -41,6 +41,11 @@ def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         report = ars.doctor()
     # what this host lets another process of your user do (README, "What stays outside")
     report["warnings"] = [w for w in (ptrace_warning(),) if w]
+    from tui.cli.daemon import _daemons, _mb
+
+    # the warm processes' memory: the recall daemon holds the model and maps the dense index
+    report["daemons"] = [{k: d.get(k) for k in ("pid", "rss_mb", "rss_peak_mb", "served", "ready")}
+                         for d in _daemons(state)[1]]
     if as_json:
         sys.stdout.write(json.dumps(report) + "\n")
         return
@@ -53,6 +58,12 @@ def doctor(state: StateOpt = None, as_json: JsonOpt = False) -> None:
         style = STATUS_STYLE.get(t["status"], "")
         table.add_row(t["tier"], f"[{style}]{t['status']}[/]", f"{t['latency_ms']:.0f} ms", t["error"])
     out.print(table)
+    for d in report["daemons"]:
+        out.print(f"recall daemon pid {d['pid']}: RSS {_mb(d.get('rss_mb'))} (peak {_mb(d.get('rss_peak_mb'))}), "
+                  f"{d.get('served', 0)} answers served", highlight=False)
+    if not report["daemons"]:
+        out.print("recall daemon: none running (the next `ars recall --json` or agent turn starts one)",
+                  highlight=False)
     sync = report["sync"]
     c = sync["counts"]
     out.print(f"sync to neo4j: pending {sync['pending']}, failed {sync['failed']}, sqlite {c['sqlite']}, "

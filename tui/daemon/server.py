@@ -105,7 +105,9 @@ class Daemon:
     def handle(self, message: dict) -> dict:
         op = message.get("op")
         if op == "status":
-            return {"pid": os.getpid(), "state": os.fspath(self.state), "fingerprint": self.fp,
+            from core.infra.proc_mem import rss_mb
+
+            return {**rss_mb(), "pid": os.getpid(), "state": os.fspath(self.state), "fingerprint": self.fp,
                     "socket": os.fspath(self.sock_path), "started": self.started, "served": self.served,
                     "reopened": self.reopened, "ready": self.ready, "idle_exit_s": self.idle,
                     "idle_s": round(time.monotonic() - self.last, 1)}

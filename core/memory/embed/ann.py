@@ -349,3 +349,17 @@ def scrub(store, state_dir: Path) -> int:
         if man is not None:
             n += update(store, man.model, state_dir, scrub=True).removed
     return n
+
+
+def describe(store, model: str) -> str:
+    """One line for ``ars doctor``: what the index covers, what waits, its files."""
+    folder = model_dir(store.path.parent, model)
+    man = Manifest.load(folder) if folder.is_dir() else None
+    waiting = store.count_after(man.covered if man else 0, model)
+    if man is None:
+        if waiting < MIN_INDEXED:
+            return f"scanned exactly (an approximate index is built from {MIN_INDEXED:,} vectors)"
+        return f"no approximate index yet for {waiting:,} vectors: ars sync run builds it"
+    mb = sum((folder / s.file).stat().st_size for s in man.segments if (folder / s.file).exists()) / 2**20
+    return (f"approximate index {man.size:,} vectors in {len(man.segments)} segments ({mb:,.0f} MB, mapped),"
+            f" {waiting:,} newer scanned exactly")

@@ -101,6 +101,13 @@ def test_first_call_answers_alone_then_the_daemon_answers_the_same(seeded: Path)
     # a scope (parsed by the full CLI) is handed to the daemon, never dropped
     nobody = run(*args, "--scope", "host=nobody")
     assert nobody.returncode == 0 and served(seeded) == 3 and json.loads(nobody.stdout)["hits"] == []
+    # its memory, as the kernel counts it, in its status and in ars doctor
+    (d,) = status(seeded)
+    assert 20 < d["rss_mb"] <= d["rss_peak_mb"] < 4096
+    doc = run("doctor", "--state", str(seeded))
+    assert doc.returncode == 0, doc.stderr
+    assert f"recall daemon pid {d['pid']}: RSS " in doc.stdout and "answers served" in doc.stdout
+    assert json.loads(run("doctor", "--json", "--state", str(seeded)).stdout)["daemons"][0]["pid"] == d["pid"]
 
 
 @pytest.mark.parametrize("args", [["recall", "", "--json"], ["recall", "x", "--json", "-k", "0"],

@@ -116,12 +116,17 @@ class DenseTier:
             if self.embedder is None:
                 return TierReport(tier=self.name, status="skipped", error="off (ARS_EMBEDDER=off)")
             try:
-                n = self._vectors().count(self.embedder.model_id)
+                store = self._vectors()
+                n = store.count(self.embedder.model_id)
             except FileNotFoundError:
-                n = 0  # nothing embedded yet
+                store, n = None, 0  # nothing embedded yet
             missing = self._not_embedded(n)
-            return TierReport(tier=self.name, status="ok" if n else "empty",
-                              error=f"{n} vectors ({self.embedder.model_id}), {missing} episodes not embedded yet")
+            line = f"{n} vectors ({self.embedder.model_id}), {missing} episodes not embedded yet"
+            if store is not None:
+                from core.memory.embed.ann import describe
+
+                line += f"; {describe(store, self.embedder.model_id)}"
+            return TierReport(tier=self.name, status="ok" if n else "empty", error=line)
         return guarded(self.name, probe, (sqlite3.Error, OSError))
 
     def _query_vector(self, q: Query, deadline: float):
