@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 from bisect import bisect_left
 from contextlib import contextmanager
@@ -98,7 +99,7 @@ class Manifest:
 
     def save(self, folder: Path) -> None:
         tmp = folder / "manifest.json.tmp"
-        with open(tmp, "w") as f:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             json.dump(asdict(self), f)
             f.flush()
             os.fsync(f.fileno())
@@ -127,6 +128,7 @@ class AnnReader:
         self.manifest: Manifest | None = None
         self.views: list = []
         self._stamp: tuple | None = None
+        self._search_lock = threading.Lock()  # one search at a time: a usearch view shares its search context
 
     @property
     def covered(self) -> int:
@@ -146,19 +148,19 @@ class AnnReader:
         if stamp == self._stamp:
             return
         for _ in range(3):  # a writer may unlink a file between our manifest read and its open: read again
-            man = Manifest.load(self.folder)
-            if man is None:
-                self.manifest, self.views, self._stamp = None, [], None
-                return
             try:
+                man = Manifest.load(self.folder)
+                if man is None:
+                    self.manifest, self.views, self._stamp = None, [], None
+                    return
                 views = [self._view(self.folder / s.file) for s in man.segments]
-            except (FileNotFoundError, RuntimeError, ValueError):
+            except (FileNotFoundError, RuntimeError, ValueError, TypeError, KeyError):
                 time.sleep(0.01)
                 continue
             self.manifest, self.views, self._stamp = man, views, stamp
             return
-        raise OSError(f"the approximate index in {self.folder} keeps changing or is damaged: "
-                      "ars sync run rebuilds it (remove that folder first if it is damaged)")
+        raise OSError(f"the approximate index in {self.folder} is damaged or keeps changing: "
+                      "ars sync run builds it again")
 
     @staticmethod
     def _view(path: Path):
@@ -173,10 +175,11 @@ class AnnReader:
     def search(self, qv, n: int = CANDIDATES) -> list[int]:
         """The seqs of up to ``n`` nearest vectors from each segment."""
         out: list[int] = []
-        for view in self.views:
-            if len(view):
-                found = view.search(qv, n, threads=1)
-                out.extend(int(k) for k in found.keys[: len(found)])
+        with self._search_lock:
+            for view in self.views:
+                if len(view):
+                    found = view.search(qv, n, threads=1)
+                    out.extend(int(k) for k in found.keys[: len(found)])
         return out
 
 
@@ -234,23 +237,42 @@ def update(store, model: str, state_dir: Path, *, scrub: bool = False, force: bo
     t0 = time.monotonic()
     rep = AnnUpdate()
     folder = model_dir(state_dir, model)
-    man = Manifest.load(folder) if folder.is_dir() else None
+    try:
+        man, damaged = (Manifest.load(folder) if folder.is_dir() else None), False
+    except (ValueError, TypeError, KeyError):
+        man, damaged = None, True  # taken apart under the lock below
     waiting = store.count_after(man.covered if man else 0, model)
-    if man is None and waiting < MIN_INDEXED:
+    if man is None and not damaged and waiting < MIN_INDEXED:
         store.prune_gone(store.gone_after(0, model)[0], model)  # nothing indexed: no deletion to apply
         rep.pending = waiting
         return rep
     if not folder.is_dir():
+        private_dir(folder.parent)  # state/ann too: mkdir gives a missing parent the default mode
         private_dir(folder)
     with _locked(folder):
-        man = Manifest.load(folder) or Manifest(model)
+        man = _readable(folder) or Manifest(model)
         rep.removed = _take_out(store, man, folder, scrub)
         waiting = store.count_after(man.covered, model)
-        if waiting >= DELTA_MIN or force or (not man.segments and waiting >= MIN_INDEXED):
+        if force or waiting >= (DELTA_MIN if man.segments else MIN_INDEXED):
             rep.added = _add(store, man, folder, deadline, rep, progress)
         rep.pending = store.count_after(man.covered, model)
     rep.segments, rep.size, rep.seconds = len(man.segments), man.size, time.monotonic() - t0
     return rep
+
+
+def _readable(folder: Path) -> Manifest | None:
+    """The manifest, when it and every file it names can be read; else None,
+    and the damaged index's files go (the update builds it again from vectors.sqlite)."""
+    try:
+        man = Manifest.load(folder)
+        for seg in man.segments if man else []:
+            AnnReader._view(folder / seg.file)
+        return man
+    except (OSError, RuntimeError, ValueError, TypeError, KeyError):
+        for p in folder.glob("seg-*.usearch*"):
+            p.unlink(missing_ok=True)
+        (folder / "manifest.json").unlink(missing_ok=True)
+        return None
 
 
 def _take_out(store, man: Manifest, folder: Path, scrub: bool) -> int:
@@ -324,6 +346,7 @@ def _replace_file(index, man: Manifest, folder: Path, i: int) -> None:
     name = f"seg-{i:03d}-{man.gen}.usearch"
     tmp = folder / (name + ".tmp")
     index.save(str(tmp))
+    os.chmod(tmp, 0o600)  # usearch creates it with the umask's mode: these are memories, like vectors.sqlite
     with open(tmp, "rb+") as f:
         os.fsync(f.fileno())
     os.replace(tmp, folder / name)

@@ -65,8 +65,12 @@ def exact_top(vecs: np.ndarray, ids: list[str], q: np.ndarray, k: int = 10) -> l
 def test_build_makes_segments_a_fresh_process_maps(built, tmp_path):
     store, ids, vecs, rep = built
     assert (rep.added, rep.segments, rep.size, rep.pending) == (3000, 3, 3000, 0)
-    man = ann.Manifest.load(ann.model_dir(tmp_path, MODEL))
+    folder = ann.model_dir(tmp_path, MODEL)
+    man = ann.Manifest.load(folder)
     assert [s.count for s in man.segments] == [1200, 1200, 600] and man.covered == store.max_seq()
+    # memories, like vectors.sqlite: nobody else may read them
+    assert {oct(p.stat().st_mode & 0o777) for p in [folder.parent, folder]} == {"0o700"}
+    assert {oct(p.stat().st_mode & 0o777) for p in folder.iterdir()} == {"0o600"}
     index = reader_index(tmp_path)
     assert index.rows == 0 and index.n == 3000  # nothing loaded into memory: the segments answer
     queries = vectors(40, 2)
@@ -154,8 +158,12 @@ def test_a_damaged_segment_is_reported_with_the_fix(built, tmp_path):
     folder = ann.model_dir(tmp_path, MODEL)
     seg = folder / ann.Manifest.load(folder).segments[1].file
     seg.write_bytes(b"not an index")
-    with pytest.raises(OSError, match="ars sync run rebuilds it"):
+    with pytest.raises(OSError, match="damaged or keeps changing: ars sync run builds it again"):
         reader_index(tmp_path)
+    store = VectorStore(tmp_path, create=False)
+    rep = ann.update(store, MODEL, tmp_path)  # what ars sync run does
+    assert rep.added == 3000 and rep.size == 3000
+    assert reader_index(tmp_path).top(built[2][2000], 1)[0][0] == "e2000"
 
 
 def test_the_consumer_builds_the_index_and_recall_uses_it(tmp_path, state_dir, small):
@@ -177,3 +185,20 @@ def test_the_consumer_builds_the_index_and_recall_uses_it(tmp_path, state_dir, s
     assert mem._dense._index.rows == 0  # the segments answered, nothing loaded into memory
     assert any("canary" in h.snippet and "disk" in h.snippet for h in r.hits[:3])
     mem.close()
+
+
+def test_a_damaged_manifest_is_reported_then_rebuilt(built, tmp_path):
+    (ann.model_dir(tmp_path, MODEL) / "manifest.json").write_text("{not json")
+    with pytest.raises(OSError, match="ars sync run builds it again"):
+        reader_index(tmp_path)
+    store = VectorStore(tmp_path, create=False)
+    assert ann.update(store, MODEL, tmp_path).size == 3000
+    assert "3,000 vectors in 3 segments" in ann.describe(store, MODEL)
+
+
+def test_doctor_line_says_what_is_scanned_exactly(tmp_path, small):
+    store = VectorStore(tmp_path)
+    put(store, [f"e{i}" for i in range(200)], vectors(200, 11))
+    assert ann.describe(store, MODEL) == "scanned exactly (an approximate index is built from 1,000 vectors)"
+    put(store, [f"f{i}" for i in range(1000)], vectors(1000, 12))
+    assert ann.describe(store, MODEL) == "no approximate index yet for 1,200 vectors: ars sync run builds it"
