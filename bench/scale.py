@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -47,10 +46,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# the warm-process child runs another checkout's core (--code: today's code, a worktree): it goes first,
+# and nothing here imports core (or a bench module that puts this checkout first) before main()
+CODE = Path(sys.argv[sys.argv.index("--code") + 1]) if "--code" in sys.argv[:-1] else ROOT
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(CODE))
 
 import numpy as np  # noqa: E402
+
+if "--child" not in sys.argv:  # dense_latency puts this checkout's core first: the parent's, never the child's
+    from dense_latency import pct, progress, table  # noqa: E402 - the same tables and counters
 
 DATA = ROOT.parent / "shared" / "data"
 MODEL_KIND = "usem3"
@@ -58,28 +63,13 @@ TARGETS = {"fused_p95_1m": 50.0, "rss_100k": 500.0, "rss_1m": 1024.0, "overlap":
            "forget": 2.0}
 
 
-def progress(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def pct(values, p) -> float:
-    return float(np.percentile(values, p)) if len(values) else float("nan")
-
-
-def table(headers, rows) -> None:
-    print("| " + " | ".join(headers) + " |")
-    print("|" + "---|" * len(headers))
-    for r in rows:
-        print("| " + " | ".join(str(c) for c in r) + " |")
-    print(flush=True)
-
-
-def rss_mb() -> tuple[float, float]:
-    cur = float("nan")
+def status_mb() -> tuple[float, float]:
+    """(resident now, its high-water mark) in MB, the kernel's counts (what ars doctor shows)."""
+    got = {}
     for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            cur = int(line.split()[1]) / 1024
-    return cur, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            got[line[:5]] = int(line.split()[1]) / 1024
+    return got.get("VmRSS", float("nan")), got.get("VmHWM", float("nan"))
 
 
 def du_mb(path: Path) -> float:
@@ -208,7 +198,7 @@ def child(state: Path, queries: list[str], warmup: int) -> None:
     for q in queries[:warmup]:  # set-up: the model, the index or matrix, SQLite's statistics
         mem.recall(q, k=10)
     setup_s = time.perf_counter() - t0
-    rss_setup = rss_mb()[0]
+    rss_setup = status_mb()[0]
     mem.deadlines = production
     res: dict = {"setup_s": setup_s, "rss_setup": rss_setup}
     for label, tiers in (("dense", "dense"), ("sqlite", "sqlite"), ("fused", None)):
@@ -222,9 +212,9 @@ def child(state: Path, queries: list[str], warmup: int) -> None:
                     per.setdefault(tr.tier, []).append(tr.latency_ms)
                     status.setdefault(f"{tr.tier} {tr.status}", 0)
                     status[f"{tr.tier} {tr.status}"] += 1
-        res[label] = {"p50": pct(wall, 50), "p95": pct(wall, 95),
-                      "tiers": {t: [pct(v, 50), pct(v, 95)] for t, v in per.items()}, "status": status}
-    res["rss_end"], res["rss_peak"] = rss_mb()
+        res[label] = {"p50": float(np.percentile(wall, 50)), "p95": float(np.percentile(wall, 95)),
+                      "tiers": {t: np.percentile(v, [50, 95]).tolist() for t, v in per.items()}, "status": status}
+    res["rss_end"], res["rss_peak"] = status_mb()
     print(json.dumps(res), flush=True)
 
 
@@ -307,7 +297,6 @@ def main() -> None:
     ap.add_argument("--code", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        sys.path.insert(0, str(args.code))
         child(args.child, json.loads(args.queries_file.read_text()), args.warmup)
         return
 

@@ -173,14 +173,16 @@ class AnnReader:
         return view
 
     def search(self, qv, n: int = CANDIDATES) -> list[int]:
-        """The seqs of up to ``n`` nearest vectors from each segment."""
-        out: list[int] = []
+        """The seqs of the ``n`` nearest vectors by the int8 distance, over every segment
+        (each asked for ``n``: only those are looked up and rescored, not n per segment)."""
+        found: list[tuple[float, int]] = []
         with self._search_lock:
             for view in self.views:
                 if len(view):
-                    found = view.search(qv, n, threads=1)
-                    out.extend(int(k) for k in found.keys[: len(found)])
-        return out
+                    m = view.search(qv, n, threads=1)
+                    found.extend(zip(m.distances[: len(m)].tolist(), m.keys[: len(m)].tolist()))
+        found.sort()
+        return [int(k) for _d, k in found[:n]]
 
 
 # -- writing -----------------------------------------------------------------------

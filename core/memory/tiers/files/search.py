@@ -32,6 +32,10 @@ from core.memory.tiers.base import DeadlineExceeded, Lookup, guarded
 from core.memory.text import strip_scaffolding
 
 MAX_TEXT_PER_EPISODE = 8000
+# Matched lines kept per query, in characters. A query of common words matches most lines of every
+# file: at 100,000 episodes that held ~650 MB of lines in a warm process (bench/scale.py), which the
+# allocator kept after the query. The scan stops there and says so; its first lines still rank.
+MAX_MATCHED_CHARS = 4_000_000
 # agents' databases and compressed archives are read by ingestion (core/ingest/stores), never scanned as text
 STORE_SUFFIXES = (".sqlite", ".sqlite-wal", ".sqlite-shm", ".db", ".db-wal", ".db-shm", ".zst")
 K1, B = 1.2, 0.75
@@ -78,6 +82,7 @@ class FilesTier:
         self.registry = SourceRegistry(state_dir)
         self.state_dir = Path(state_dir)
         self.rg = shutil.which("rg") if use_ripgrep in (None, True) else None
+        self._capped = False  # the last search stopped at MAX_MATCHED_CHARS
 
     def prepare(self) -> None:
         """Read the source map before recall's clock starts."""
@@ -110,7 +115,9 @@ class FilesTier:
         if not complete:
             return TierReport(tier=self.name, status="timeout", hits=hits, candidates=n,
                               error="deadline reached mid-scan; partial results")
-        return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n)
+        note = (f"scan stopped after {MAX_MATCHED_CHARS // 1_000_000} MB of matching lines (words that common match"
+                " most lines): partial results") if self._capped else ""
+        return TierReport(tier=self.name, status="ok" if hits else "empty", hits=hits, candidates=n, error=note)
 
     def _ranked(self, q: Query, k: int | None, deadline: float):
         # forgotten sources are never scanned, forgotten episodes' spans never returned
@@ -122,15 +129,23 @@ class FilesTier:
         needles = [t for t in q.terms if t]
         matched: dict[str, list[str]] = defaultdict(list)
         complete = True
+        kept = 0
+        self._capped = False
         try:
             scan = self._scan_rg if self.rg else self._scan_py
-            for path, lineno, text in scan(files, needles, deadline):
+            lines = scan(files, needles, deadline)
+            for path, lineno, text in lines:
                 source = files.get(path)
                 if source is None:
                     continue  # a file name holding a newline splits rg's output line: not ours
                 ep = source.episode_at(lineno)
                 if ep is not None and ep not in gone.ids and sum(map(len, matched[ep])) < MAX_TEXT_PER_EPISODE:
                     matched[ep].append(text)
+                    kept += len(text)
+                    if kept >= MAX_MATCHED_CHARS:
+                        self._capped = True
+                        lines.close()  # stops ripgrep (its generator's finally kills it)
+                        break
         except DeadlineExceeded:
             complete = False
         if time.monotonic() > deadline:
