@@ -17,7 +17,8 @@ import json
 import os
 import stat
 import threading
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -73,22 +74,44 @@ def _registry_line(entry: dict) -> str:
     return text
 
 
-@dataclass
-class SourceFile:
-    path: str
-    format: str
-    spans: list[tuple[int, int, str]] = field(default_factory=list)
-    signature: list[int] = field(default_factory=list)  # [size, mtime_ns] when ingested
-    _starts: list[int] = field(default_factory=list, repr=False)
+class Spans(Sequence):
+    """A file's spans as ``(first_line, last_line, episode_id)`` tuples, made on
+    demand from three flat columns: a year of one agent's transcripts is a
+    million spans, which as tuples held ~310 MB in every warm process (the
+    files tier reads the registry once); as columns, the ids and 16 bytes a span."""
 
-    def __post_init__(self) -> None:
-        self.spans.sort()
-        self._starts = [s[0] for s in self.spans]
+    def __init__(self, starts: array, ends: array, ids: list[str]):
+        self._starts, self._ends, self._ids = starts, ends, ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._starts[i], self._ends[i], self._ids[i]
+
+    def __iter__(self):
+        return zip(self._starts, self._ends, self._ids)
+
+
+class SourceFile:
+    def __init__(self, path: str, format: str, spans: Iterable[Sequence] = (), signature: list[int] | None = None):
+        self.path = path
+        self.format = format
+        self.signature = list(signature or [])  # [size, mtime_ns] when ingested
+        order = sorted((int(a), int(b), str(c)) for a, b, c in spans)
+        self._starts = array("q", [a for a, _b, _c in order])
+        self._ends = array("q", [b for _a, b, _c in order])
+        self.spans = Spans(self._starts, self._ends, [c for _a, _b, c in order])
+
+    def __repr__(self) -> str:
+        return f"SourceFile({self.path!r}, {self.format!r}, {len(self.spans)} spans)"
 
     def episode_at(self, line: int) -> str | None:
         i = bisect.bisect_right(self._starts, line) - 1
-        if i >= 0 and self.spans[i][0] <= line <= self.spans[i][1]:
-            return self.spans[i][2]
+        if i >= 0 and self._starts[i] <= line <= self._ends[i]:
+            return self.spans._ids[i]
         return None
 
 
@@ -163,7 +186,7 @@ class SourceRegistry:
                     lines += 1
                     try:
                         d = json.loads(line)
-                        out[d["path"]] = SourceFile(d["path"], d["format"], [tuple(s) for s in d["spans"]],
+                        out[d["path"]] = SourceFile(d["path"], d["format"], d["spans"],
                                                     list(d.get("signature") or []))
                     except (ValueError, KeyError, TypeError):
                         continue  # a torn last line after a crash: the rest still counts

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from core.infra.fsutil import private_dir
+from core.memory.embed.usearch_load import usearch_index
 
 ANN_DIR = "ann"
 SEGMENT = 200_000  # vectors per segment file: a rewrite (forget) reads and writes ~130 MB
@@ -113,9 +114,7 @@ def model_dir(state_dir: Path, model: str) -> Path:
 
 
 def _new_index(dim: int):
-    from usearch.index import Index
-
-    return Index(ndim=dim, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD)
+    return usearch_index()(ndim=dim, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD)
 
 
 # -- reading -----------------------------------------------------------------------
@@ -164,9 +163,7 @@ class AnnReader:
 
     @staticmethod
     def _view(path: Path):
-        from usearch.index import Index
-
-        view = Index.restore(str(path), view=True)
+        view = usearch_index().restore(str(path), view=True)
         if view is None:
             raise ValueError(f"not a usearch index: {path}")
         view.expansion_search = EXPANSION_SEARCH
@@ -288,8 +285,7 @@ def _take_out(store, man: Manifest, folder: Path, scrub: bool) -> int:
     n = sum(len(v) for v in held.values())
     if n and not scrub and n < GONE_MIN:
         return 0  # recall drops them (they are not in vectors.sqlite); batch the rewrite
-    from usearch.index import Index
-
+    Index = usearch_index()
     removed = 0
     for i, keys in sorted(held.items()):
         seg = man.segments[i]
@@ -308,8 +304,8 @@ def _take_out(store, man: Manifest, folder: Path, scrub: bool) -> int:
 def _add(store, man: Manifest, folder: Path, deadline: float | None, rep: AnnUpdate,
          progress: Callable[[AnnUpdate], None] | None) -> int:
     import numpy as np
-    from usearch.index import Index
 
+    Index = usearch_index()
     added = 0
     while True:
         rows = list(store.rows_after(man.covered, man.model, limit=ADD_STEP))

@@ -107,9 +107,9 @@ def test_forget_takes_the_vector_out_of_the_files_at_once(built, tmp_path):
     store, ids, vecs, _rep = built
     warm = reader_index(tmp_path)  # a daemon that mapped the segments before the forget
     folder = ann.model_dir(tmp_path, MODEL)
-    from usearch.index import Index
+    from core.memory.embed.usearch_load import usearch_index
 
-    seg = Index.restore(str(folder / ann.Manifest.load(folder).segments[0].file))
+    seg = usearch_index().restore(str(folder / ann.Manifest.load(folder).segments[0].file))
     assert store.alive([1])[1][0] == "e0"
     quantised = seg.get(1, dtype="i8").tobytes()
     assert any(quantised in p.read_bytes() for p in folder.glob("seg-*.usearch"))
@@ -202,3 +202,18 @@ def test_doctor_line_says_what_is_scanned_exactly(tmp_path, small):
     assert ann.describe(store, MODEL) == "scanned exactly (an approximate index is built from 1,000 vectors)"
     put(store, [f"f{i}" for i in range(1000)], vectors(1000, 12))
     assert ann.describe(store, MODEL) == "no approximate index yet for 1,200 vectors: ars sync run builds it"
+
+
+def test_onnxruntime_still_loads_after_the_index(tmp_path, built):
+    """usearch loaded first made ``import onnxruntime`` (the bge embedder) crash the process."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = ("import sys; from pathlib import Path; from core.memory.embed.ann import AnnReader; "
+            "r = AnnReader(Path(sys.argv[1]), 'test/64'); r.refresh(); assert r.size == 3000; "
+            "import onnxruntime; print('both loaded')")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "both loaded", (p.returncode, p.stderr[-500:])
