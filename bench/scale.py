@@ -63,13 +63,16 @@ TARGETS = {"fused_p95_1m": 50.0, "rss_100k": 500.0, "rss_1m": 1024.0, "overlap":
            "forget": 2.0}
 
 
-def status_mb() -> tuple[float, float]:
-    """(resident now, its high-water mark) in MB, the kernel's counts (what ars doctor shows)."""
+def status_mb() -> dict[str, float]:
+    """The kernel's counts in MB (what ars doctor shows): resident now (VmRSS), its high-water mark
+    (VmHWM), and the resident split into private memory (RssAnon) and pages of mapped files (RssFile:
+    the index's segments, shared with every process that maps them and reclaimable)."""
     got = {}
     for line in open("/proc/self/status"):
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            got[line[:5]] = int(line.split()[1]) / 1024
-    return got.get("VmRSS", float("nan")), got.get("VmHWM", float("nan"))
+        key = line.split(":")[0]
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+            got[key] = int(line.split()[1]) / 1024
+    return got
 
 
 def du_mb(path: Path) -> float:
@@ -198,7 +201,7 @@ def child(state: Path, queries: list[str], warmup: int) -> None:
     for q in queries[:warmup]:  # set-up: the model, the index or matrix, SQLite's statistics
         mem.recall(q, k=10)
     setup_s = time.perf_counter() - t0
-    rss_setup = status_mb()[0]
+    rss_setup = status_mb()
     mem.deadlines = production
     res: dict = {"setup_s": setup_s, "rss_setup": rss_setup}
     for label, tiers in (("dense", "dense"), ("sqlite", "sqlite"), ("fused", None)):
@@ -214,7 +217,7 @@ def child(state: Path, queries: list[str], warmup: int) -> None:
                     status[f"{tr.tier} {tr.status}"] += 1
         res[label] = {"p50": float(np.percentile(wall, 50)), "p95": float(np.percentile(wall, 95)),
                       "tiers": {t: np.percentile(v, [50, 95]).tolist() for t, v in per.items()}, "status": status}
-    res["rss_end"], res["rss_peak"] = status_mb()
+    res["rss_end"] = status_mb()
     print(json.dumps(res), flush=True)
 
 
@@ -349,8 +352,9 @@ def main() -> None:
                     target = f"<= {TARGETS['fused_p95_1m']:.0f} at 1M" if what == "fused" else ""
                     rows_latency.append([f"{n:,}", label, what, f"{t['p50']:.1f} / {t['p95']:.1f}", target, tiers])
                 rss_target = TARGETS["rss_100k"] if n <= 100_000 else TARGETS["rss_1m"]
-                rows_rss.append([f"{n:,}", label, f"{r['setup_s']:.1f}", f"{r['rss_setup']:.0f}",
-                                 f"{r['rss_end']:.0f}", f"{r['rss_peak']:.0f}", f"<= {rss_target:.0f}"])
+                a, e = r["rss_setup"], r["rss_end"]
+                rows_rss.append([f"{n:,}", label, f"{r['setup_s']:.1f}", f"{a['VmRSS']:.0f}", f"{e['VmRSS']:.0f}",
+                                 f"{e['RssAnon']:.0f} / {e['RssFile']:.0f}", f"{e['VmHWM']:.0f}", f"<= {rss_target:.0f}"])
                 progress(f"fresh processes with the recall daemon: {label}")
                 f = fresh_processes(code, state, texts, args.fresh)
                 rows_fresh.append([f"{n:,}", label, f"{f['daemon_ready_s'][0]:.1f}",
@@ -380,7 +384,8 @@ def main() -> None:
     print("## A warm process: recall latency (ms, p50 / p95; production deadlines)\n")
     table(["episodes", "code", "tiers asked", "wall", "target", "per tier"], rows_latency)
     print("## A warm process: RSS (MB)\n")
-    table(["episodes", "code", "set-up (s)", "after set-up", "after the queries", "peak", "target"], rows_rss)
+    table(["episodes", "code", "set-up (s)", "after set-up", "after the queries",
+           "of which private / mapped files", "peak", "target"], rows_rss)
     print("## Fresh processes answered by the recall daemon (ms, p50 / p95; what a hook pays per turn)\n")
     table(["episodes", "code", "daemon warm after (s)", "ars recall --json", "target",
            "a turn's context: hook process", "of which the daemon's answer", "target"], rows_fresh)
