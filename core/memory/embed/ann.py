@@ -382,5 +382,6 @@ def describe(store, model: str) -> str:
             return f"scanned exactly (an approximate index is built from {MIN_INDEXED:,} vectors)"
         return f"no approximate index yet for {waiting:,} vectors: ars sync run builds it"
     mb = sum((folder / s.file).stat().st_size for s in man.segments if (folder / s.file).exists()) / 2**20
-    return (f"approximate index {man.size:,} vectors in {len(man.segments)} segments ({mb:,.0f} MB, mapped),"
+    segs = f"{len(man.segments)} segment{'' if len(man.segments) == 1 else 's'}"
+    return (f"approximate index {man.size:,} vectors in {segs} ({mb:,.0f} MB, mapped),"
             f" {waiting:,} newer scanned exactly")
