@@ -61,6 +61,7 @@ REEXPORTED: Table = {
     **each("core.inbox.signing", "SETUP_HINT", "BadPassphrase", "SigningError", "input_hash", "short",
            "unlock", "verify_decision", "public_fingerprint", "has_key", "MIN_PASSPHRASE"),
     **each("core.inbox.key_memory", "ptrace_warning", "dumpable", "die_with_parent"),
+    **each("core.infra.proc_mem", "rss_mb"),
     "audit_outcome": ("core.inbox.audit", "outcome"),  # what came of a request (ARS.inbox_outcome records it)
     **each("core.inbox.audit_text", "AuditRecord", "audit_lines", "audit_text"),
     **each("core.infra.local_time", "local_time", "local_short", "local_zone"),

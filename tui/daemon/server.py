@@ -105,7 +105,7 @@ class Daemon:
     def handle(self, message: dict) -> dict:
         op = message.get("op")
         if op == "status":
-            from core.infra.proc_mem import rss_mb
+            from core.api import rss_mb
 
             return {**rss_mb(), "pid": os.getpid(), "state": os.fspath(self.state), "fingerprint": self.fp,
                     "socket": os.fspath(self.sock_path), "started": self.started, "served": self.served,

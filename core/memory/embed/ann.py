@@ -373,15 +373,13 @@ def scrub(store, state_dir: Path) -> int:
 
 
 def describe(store, model: str) -> str:
-    """One line for ``ars doctor``: what the index covers, what waits, its files."""
+    """A few words for ``ars doctor``'s dense row (it must fit a 120-column table):
+    the index's segments and size, what waits for it; "" below ``MIN_INDEXED``."""
     folder = model_dir(store.path.parent, model)
     man = Manifest.load(folder) if folder.is_dir() else None
     waiting = store.count_after(man.covered if man else 0, model)
     if man is None:
-        if waiting < MIN_INDEXED:
-            return f"scanned exactly (an approximate index is built from {MIN_INDEXED:,} vectors)"
-        return f"no approximate index yet for {waiting:,} vectors: ars sync run builds it"
+        return "" if waiting < MIN_INDEXED else "no index yet (ars sync run builds it)"
     mb = sum((folder / s.file).stat().st_size for s in man.segments if (folder / s.file).exists()) / 2**20
     segs = f"{len(man.segments)} segment{'' if len(man.segments) == 1 else 's'}"
-    return (f"approximate index {man.size:,} vectors in {segs} ({mb:,.0f} MB, mapped),"
-            f" {waiting:,} newer scanned exactly")
+    return f"index: {segs}, {mb:,.0f} MB" + (f", {waiting:,} newer" if waiting else "")

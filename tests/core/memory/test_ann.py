@@ -9,6 +9,8 @@ thousand vectors make several segments (the defaults are for 100k+).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -193,15 +195,18 @@ def test_a_damaged_manifest_is_reported_then_rebuilt(built, tmp_path):
         reader_index(tmp_path)
     store = VectorStore(tmp_path, create=False)
     assert ann.update(store, MODEL, tmp_path).size == 3000
-    assert "3,000 vectors in 3 segments" in ann.describe(store, MODEL)
+    assert ann.describe(store, MODEL).startswith("index: 3 segments, ")
 
 
 def test_doctor_line_says_what_is_scanned_exactly(tmp_path, small):
     store = VectorStore(tmp_path)
     put(store, [f"e{i}" for i in range(200)], vectors(200, 11))
-    assert ann.describe(store, MODEL) == "scanned exactly (an approximate index is built from 1,000 vectors)"
+    assert ann.describe(store, MODEL) == ""  # scanned exactly: nothing to say
     put(store, [f"f{i}" for i in range(1000)], vectors(1000, 12))
-    assert ann.describe(store, MODEL) == "no approximate index yet for 1,200 vectors: ars sync run builds it"
+    assert ann.describe(store, MODEL) == "no index yet (ars sync run builds it)"
+    ann.update(store, MODEL, tmp_path)
+    put(store, ["late"], vectors(1, 13))
+    assert re.fullmatch(r"index: 1 segment, \d+ MB, 1 newer", ann.describe(store, MODEL))
 
 
 def test_onnxruntime_still_loads_after_the_index(tmp_path, built):

@@ -125,7 +125,8 @@ class DenseTier:
             if store is not None:
                 from core.memory.embed.ann import describe
 
-                line += f"; {describe(store, self.embedder.model_id)}"
+                index = describe(store, self.embedder.model_id)
+                line += f"; {index}" if index else ""
             return TierReport(tier=self.name, status="ok" if n else "empty", error=line)
         return guarded(self.name, probe, (sqlite3.Error, OSError))
 
