@@ -285,6 +285,8 @@ def _take_out(store, man: Manifest, folder: Path, scrub: bool) -> int:
     n = sum(len(v) for v in held.values())
     if n and not scrub and n < GONE_MIN:
         return 0  # recall drops them (they are not in vectors.sqlite); batch the rewrite
+    if not n and gid == man.gone:
+        return 0  # nothing to write: a new manifest would make every warm reader reload what it holds
     Index = usearch_index()
     removed = 0
     for i, keys in sorted(held.items()):

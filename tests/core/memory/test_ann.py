@@ -137,6 +137,14 @@ def test_a_newer_vector_replaces_the_old_one(built, tmp_path):
     assert "e10" not in [e for e, _c, _r in index.top(vecs[10], 1)]  # the old vector no longer answers
 
 
+def test_an_update_with_nothing_to_do_leaves_the_manifest_alone(built, tmp_path):
+    manifest = ann.model_dir(tmp_path, MODEL) / "manifest.json"
+    before = manifest.stat().st_mtime_ns, manifest.stat().st_ino
+    rep = ann.update(built[0], MODEL, tmp_path)
+    assert (rep.added, rep.removed) == (0, 0)
+    assert (manifest.stat().st_mtime_ns, manifest.stat().st_ino) == before  # warm readers keep what they hold
+
+
 def test_stale_vectors_leave_the_segments_in_batches(built, tmp_path):
     store, ids, vecs, _rep = built
     put(store, ids[:40], vectors(40, 6))  # 40 re-embedded: under GONE_MIN
