@@ -68,6 +68,7 @@ class Segment:
     file: str
     hi: int  # the last seq this segment may hold (it holds seqs above the previous segment's hi)
     count: int
+    size: int = 0  # the file's bytes when saved: a writer checks this, not the whole file (a view reads it all)
 
 
 @dataclass
@@ -250,7 +251,11 @@ def update(store, model: str, state_dir: Path, *, scrub: bool = False, force: bo
         private_dir(folder)
     with _locked(folder):
         man = _readable(folder) or Manifest(model)
-        rep.removed = _take_out(store, man, folder, scrub)
+        try:
+            rep.removed = _take_out(store, man, folder, scrub)
+        except (RuntimeError, ValueError):  # a segment damaged at its saved size: usearch cannot read it
+            _drop(folder)
+            man = Manifest(model)  # built again below from vectors.sqlite, which holds no deleted vector
         waiting = store.count_after(man.covered, model)
         if force or waiting >= (DELTA_MIN if man.segments else MIN_INDEXED):
             rep.added = _add(store, man, folder, deadline, rep, progress)
@@ -265,13 +270,19 @@ def _readable(folder: Path) -> Manifest | None:
     try:
         man = Manifest.load(folder)
         for seg in man.segments if man else []:
-            AnnReader._view(folder / seg.file)
+            if (folder / seg.file).stat().st_size != seg.size and seg.size:  # 0: not recorded
+                raise ValueError(f"{seg.file} is not the size it was saved at")
         return man
     except (OSError, RuntimeError, ValueError, TypeError, KeyError):
-        for p in folder.glob("seg-*.usearch*"):
-            p.unlink(missing_ok=True)
-        (folder / "manifest.json").unlink(missing_ok=True)
+        _drop(folder)
         return None
+
+
+def _drop(folder: Path) -> None:
+    """Delete a damaged index's files (under the lock)."""
+    for p in folder.glob("seg-*.usearch*"):
+        p.unlink(missing_ok=True)
+    (folder / "manifest.json").unlink(missing_ok=True)
 
 
 def _take_out(store, man: Manifest, folder: Path, scrub: bool) -> int:
@@ -350,7 +361,7 @@ def _replace_file(index, man: Manifest, folder: Path, i: int) -> None:
     with open(tmp, "rb+") as f:
         os.fsync(f.fileno())
     os.replace(tmp, folder / name)
-    man.segments[i].file = name
+    man.segments[i].file, man.segments[i].size = name, (folder / name).stat().st_size
 
 
 def _commit(man: Manifest, folder: Path) -> None:

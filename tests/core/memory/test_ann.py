@@ -230,3 +230,16 @@ def test_onnxruntime_still_loads_after_the_index(tmp_path, built):
     p = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
                        timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "both loaded", (p.returncode, p.stderr[-500:])
+
+
+def test_a_segment_garbled_at_its_size_is_built_again_by_forget(built, tmp_path):
+    """Damage the size check cannot see: the reader says so; the next update (here a forget) builds anew."""
+    folder = ann.model_dir(tmp_path, MODEL)
+    seg = folder / ann.Manifest.load(folder).segments[0].file
+    seg.write_bytes(b"\0" * seg.stat().st_size)
+    with pytest.raises(OSError, match="ars sync run builds it again"):
+        reader_index(tmp_path)
+    assert forget_vectors(tmp_path, {"e5"}) == 1
+    index = reader_index(tmp_path)
+    assert index.n == 2999 and index.top(built[2][7], 1)[0][0] == "e7"
+    assert "e5" not in {e for e, _c, _r in index.top(built[2][5], 5)}
