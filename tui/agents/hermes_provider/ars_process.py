@@ -43,6 +43,8 @@ class ArsProcess:
             if self.alive():
                 return True
             if self.proc is not None and time.monotonic() - self.started < RESTART_EVERY:
+                # its exit code, now: the reader thread that also records it may not have run yet (a busy machine)
+                self.error = self.error or f"ARS exited (code {self.proc.returncode})"
                 return False
             self.started = time.monotonic()
             self.ready.clear()
