@@ -44,7 +44,7 @@ class ArsProcess:
                 return True
             if self.proc is not None and time.monotonic() - self.started < RESTART_EVERY:
                 # its exit code, now: the reader thread that also records it may not have run yet (a busy machine)
-                self.error = self.error or f"ARS exited (code {self.proc.returncode})"
+                self.error = self.error or _exited(self.proc.returncode)
                 return False
             self.started = time.monotonic()
             self.ready.clear()
@@ -89,7 +89,7 @@ class ArsProcess:
         with self._lock:
             if self.proc is not proc and self.proc is not None:
                 return
-            self.error = self.error or f"ARS exited (code {code})"
+            self.error = self.error or _exited(code)
             slots, self._waiting = list(self._waiting.values()), {}
         self.ready.set()
         for slot in slots:
@@ -165,3 +165,8 @@ class ArsProcess:
             proc.wait(STOP_WAIT)
         except (OSError, ValueError, subprocess.TimeoutExpired):
             proc.kill()
+
+
+def _exited(code: int | None) -> str:
+    """Why a dead ARS cannot answer (the turn that finds it and its reader thread say the same)."""
+    return f"ARS exited (code {code})"
