@@ -243,7 +243,10 @@ def _apply(memory: "Memory", pending: dict[str, Any]) -> ForgetReport:
     ids = set(data.get("ids") or [])
     rep = ForgetReport(event_id=pending["event_id"], ids=sorted(ids), decided_by=data.get("decided_by", "unverified"))
     tombstone.merge(state, data)
-    rep.removed["ledger"] = f"{memory.ledger.patch(list(scrub.ledger_patches(memory.ledger.path, ids)))} lines scrubbed in place"
+    at, lines_from, applied = memory.sqlite.ledger_lines(sorted(ids))
+    patches = list(scrub.indexed_patches(memory.ledger.path, ids, at, lines_from, applied))
+    rep.removed["ledger"] = f"{memory.ledger.patch(patches)} lines scrubbed in place"
+    memory.sqlite.drop_ledger_lines(sorted(ids))
     n, touched = memory.sqlite.forget(sorted(ids))
     if touched:
         # the neighbours' new contexts go to Neo4j with the tombstone (graph_forget.py)

@@ -91,6 +91,54 @@ def ledger_patches(path: Path, ids: set[str], start: int = 0, stop: int | None =
             offset = end
 
 
+def indexed_patches(path: Path, ids: set[str], offsets: Iterable[int], lines_from: int,
+                    applied: int) -> Iterator[tuple[int, bytes]]:
+    """``ledger_patches`` through memory.sqlite's ``ledger_lines``: the lines
+    it names (each read and checked: one already patched yields nothing), and a
+    scan of the ranges it does not cover: before ``lines_from`` and from
+    ``applied`` (what SQLite has not applied yet) to the end."""
+    if not ids:
+        return
+    if lines_from > 0:
+        yield from ledger_patches(path, ids, 0, lines_from)
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        fd = fh.fileno()
+        for at in offsets:
+            if at < lines_from or at >= applied or (at > 0 and os.pread(fd, 1, at - 1) != b"\n"):
+                continue  # scanned below, or not a line's start (never written so: skipped, not patched)
+            raw = _line_at(fd, at)
+            if raw is None:
+                continue
+            if _UPSERT in raw:
+                eid = _data_id(raw)
+                if eid in ids:
+                    yield at, _scrub_upsert(raw, eid)
+            elif _HIT_KEY in raw:
+                new = _scrub_event(raw, ids)
+                if new is not None:
+                    yield at, new
+    yield from ledger_patches(path, ids, max(applied, lines_from))
+
+
+def _line_at(fd: int, at: int) -> bytes | None:
+    """The whole line starting at ``at`` with its newline; None when torn."""
+    parts, pos = [], at
+    while True:
+        chunk = os.pread(fd, 1 << 16, pos)
+        if not chunk:
+            return None
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            parts.append(chunk[:nl + 1])
+            return b"".join(parts)
+        parts.append(chunk)
+        pos += len(chunk)
+
+
 # Up to this many ids, the ledger is searched for each id's quoted form (a
 # bytes search: ~0.1 s for a 176 MB ledger each); more, and one pass over its
 # lines decodes each line's id instead (a 500-episode session: ~1 s).
@@ -181,6 +229,26 @@ def scrub_json(value: Any, ids: set[str]) -> bool:
         for v in value:
             changed = scrub_json(v, ids) or changed
     return changed
+
+
+def quoted_ids(value: Any) -> set[str]:
+    """The ids of the episodes whose text ``value`` quotes: what ``scrub_json`` would scrub
+    for them (recall hits in a loop transition), for the ledger line index."""
+    out: set[str] = set()
+    if isinstance(value, dict):
+        ref = value.get("episode_id")
+        if not isinstance(ref, str):
+            ref = value.get("id") if "text" in value and isinstance(value.get("id"), str) else None
+        if ref:
+            out.add(ref)
+        for v in value.values():
+            if isinstance(v, (dict, list)):
+                out |= quoted_ids(v)
+    elif isinstance(value, list):
+        for v in value:
+            if isinstance(v, (dict, list)):
+                out |= quoted_ids(v)
+    return out
 
 
 def scrub_json_file_lines(lines: Iterable[str], ids: set[str]) -> tuple[list[str], int]:

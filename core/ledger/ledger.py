@@ -119,10 +119,15 @@ class Ledger:
 
         When this returns, every event in the batch is on disk (fsync'd).
         """
+        starts, end = self.append_each(events)
+        return (starts[0] if starts else end), end
+
+    def append_each(self, events: list[Event]) -> tuple[list[int], int]:
+        """``append``, returning where each event's line starts, and the end."""
         if not events:
-            size = self.size()
-            return size, size
-        payload = "".join(e.line(self.namespace) + "\n" for e in events).encode("utf-8")
+            return [], self.size()
+        lines = [(e.line(self.namespace) + "\n").encode("utf-8") for e in events]
+        payload = b"".join(lines)
         self._check_file()
         with self._locked():
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
@@ -138,7 +143,11 @@ class Ledger:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        return end, end + len(payload)
+        starts, at = [], end
+        for line in lines:
+            starts.append(at)
+            at += len(line)
+        return starts, at
 
     def patch(self, patches: list[tuple[int, bytes]]) -> int:
         """Overwrite whole lines in place, each with a replacement of exactly

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from core.errors import first_error
 from core.events import EPISODE_EVENT, FORGET_EVENT
+from core.govern.scrub import quoted_ids
 from core.govern.tombstone import Forgotten
 from core.ledger import cursors
 from core.ledger.ledger import BadEvent, Ledger
@@ -31,10 +32,12 @@ from core.team import local as team_local
 BATCH = 1000  # episodes per SQLite transaction while catching up
 
 
-def apply_written(store: SqliteStore, episodes: Sequence[Episode], ids: Sequence[str], end: int) -> None:
-    """A batch just appended to the ledger ending at ``end``, when SQLite had
-    applied everything before it (the write path's fast case)."""
-    store.upsert(episodes, ids, ledger_offset=end, last_event_id=ids[-1])
+def apply_written(store: SqliteStore, episodes: Sequence[Episode], ids: Sequence[str], starts: Sequence[int],
+                  end: int) -> None:
+    """A batch just appended to the ledger (its lines at ``starts``, ending at
+    ``end``), when SQLite had applied everything before it (the write path's fast case)."""
+    store.upsert(episodes, ids, ledger_offset=end, last_event_id=ids[-1],
+                 lines=[(ep.id, at) for ep, at in zip(episodes, starts)])
 
 
 def apply_ledger(ledger: Ledger, store: SqliteStore, problems: list[BadEvent], tombstones: Forgotten) -> int:
@@ -46,6 +49,7 @@ def apply_ledger(ledger: Ledger, store: SqliteStore, problems: list[BadEvent], t
         return 0
     batch: list[Episode] = []
     ids: list[str] = []
+    lines: list[tuple[str, int]] = []  # where each episode's text is in the ledger (ledger_lines)
     applied = 0
     end = start
     bad: list[BadEvent] = []
@@ -55,23 +59,26 @@ def apply_ledger(ledger: Ledger, store: SqliteStore, problems: list[BadEvent], t
             try:
                 batch.append(Episode.model_validate(entry.data))
                 ids.append(entry.event_id)
+                lines.append((batch[-1].id, entry.offset))
             except (ValidationError, ValueError, TypeError, RecursionError) as exc:
                 why = first_error(exc, "data") if isinstance(exc, ValidationError) else one_line(exc)
                 bad.append(BadEvent(entry.offset, ledger.line_of(entry.offset),
                                     f"episode event {entry.event_id} skipped: {why}"))
         elif entry.type == FORGET_EVENT:
             # the tombstone: what came before it goes (``ars rebuild`` keeps it forgotten)
-            store.upsert(batch, ids, ledger_offset=entry.offset, last_event_id=ids[-1] if ids else "")
+            store.upsert(batch, ids, ledger_offset=entry.offset, last_event_id=ids[-1] if ids else "", lines=lines)
             applied += len(batch)
-            batch, ids = [], []
+            batch, ids, lines = [], [], []
             store.forget([str(i) for i in entry.data.get("ids") or []])
             tombstones.add(entry.data)
+        else:
+            lines.extend((eid, entry.offset) for eid in quoted_ids(entry.data))  # a loop's recall results
         if len(batch) >= BATCH:
-            store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1])
+            store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1], lines=lines)
             applied += len(batch)
-            batch, ids = [], []
+            batch, ids, lines = [], [], []
     if end > start:
-        store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1] if ids else "")
+        store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1] if ids else "", lines=lines)
         applied += len(batch)
     problems.extend(bad)
     return applied

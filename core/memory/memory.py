@@ -197,12 +197,12 @@ class Memory(Recall, Explain):
                 if not (self.state_dir / TEAM_FILE).exists():
                     bind_identity(self.state_dir, ident)
                 self._bound = True
-            start, end = self.ledger.append(events)
+            starts, end = self.ledger.append_each(events)
             ids = [e.event_id for e in events]
             # a failure leaves these events in the ledger: SQLite catches up on the next start
             with told_as_disk_full(self.state_dir, (sqlite3.Error,)):
-                if self.sqlite.applied_offset() == start:
-                    apply_written(self.sqlite, eps, ids, end)
+                if self.sqlite.applied_offset() == starts[0]:
+                    apply_written(self.sqlite, eps, ids, starts, end)
                 else:
                     # events of other kinds (loop transitions) or a crashed writer's: apply in order
                     self._apply_ledger(self.sqlite)

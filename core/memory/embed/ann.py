@@ -79,6 +79,9 @@ class Manifest:
     gone: int = 0  # vectors.sqlite ``gone`` id up to which deletions were taken out of the segments
     gen: int = 0
     segments: list[Segment] = field(default_factory=list)
+    # seqs ``ars forget`` blanked in place (usearch_rows.py): still nodes of their segment's graph
+    # until the next batch of removals rewrites it; never blanked twice
+    blanked: list[int] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -289,13 +292,21 @@ def _take_out(store, man: Manifest, folder: Path, scrub: bool) -> int:
     """Apply vectors.sqlite's deletions to the segments; how many were taken out."""
     gid, seqs = store.gone_after(man.gone, man.model)
     held: dict[int, list[int]] = {}
+    blanked = set(man.blanked)
     for seq in seqs:
         i = man.segment_of(seq)
         if i is not None:
             held.setdefault(i, []).append(seq)
     n = sum(len(v) for v in held.values())
-    if n and not scrub and n < GONE_MIN:
-        return 0  # recall drops them (they are not in vectors.sqlite); batch the rewrite
+    fresh = {i: [k for k in keys if k not in blanked] for i, keys in held.items()}
+    fresh = {i: keys for i, keys in fresh.items() if keys}
+    if n and n < GONE_MIN:
+        if not scrub:
+            return 0  # recall drops them (they are not in vectors.sqlite); batch the rewrite
+        if not fresh:
+            return 0  # a forget's vectors are blanked already
+        if _blank(man, folder, fresh):
+            return sum(len(v) for v in fresh.values())
     if not n and gid == man.gone:
         return 0  # nothing to write: a new manifest would make every warm reader reload what it holds
     Index = usearch_index()
@@ -305,13 +316,27 @@ def _take_out(store, man: Manifest, folder: Path, scrub: bool) -> int:
         index = Index.restore(str(folder / seg.file))
         present = [k for k in keys if index.contains(k)]
         scrub_slots(index, present)
-        removed += len(present)
+        removed += len([k for k in present if k not in blanked])
         seg.count = len(index)
         _replace_file(index, man, folder, i)
     man.gone = gid
+    man.blanked = []
     _commit(man, folder)
     store.prune_gone(gid, man.model)
     return removed
+
+
+def _blank(man: Manifest, folder: Path, fresh: dict[int, list[int]]) -> bool:
+    """A forget's few vectors blanked in their segments' files in place (usearch_rows.py),
+    without rewriting them; False when a segment needs the rewrite."""
+    from core.memory.embed import usearch_rows
+
+    for i, keys in sorted(fresh.items()):
+        if not usearch_rows.blank_rows(folder / man.segments[i].file, keys, man.dim):
+            return False
+        man.blanked.extend(keys)
+        man.save(folder)  # each segment's blanks recorded once written: a crash never blanks a row twice
+    return True
 
 
 def _add(store, man: Manifest, folder: Path, deadline: float | None, rep: AnnUpdate,

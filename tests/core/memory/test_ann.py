@@ -115,14 +115,48 @@ def test_forget_takes_the_vector_out_of_the_files_at_once(built, tmp_path):
     assert store.alive([1])[1][0] == "e0"
     quantised = seg.get(1, dtype="i8").tobytes()
     assert any(quantised in p.read_bytes() for p in folder.glob("seg-*.usearch"))
+    files = {p.name: p.stat().st_ino for p in folder.glob("seg-*.usearch")}
     assert forget_vectors(tmp_path, {"e0"}) == 1
     assert not any(quantised in p.read_bytes() for p in folder.glob("seg-*.usearch"))
+    # blanked in place: no segment was rewritten, the node waits for the next batch of removals
+    assert {p.name: p.stat().st_ino for p in folder.glob("seg-*.usearch")} == files
     man = ann.Manifest.load(folder)
-    assert man.size == 2999 and man.gone > 0
-    assert store._conn().execute("SELECT count(*) FROM gone").fetchone()[0] == 0  # applied, then pruned
+    assert man.blanked == [1] and man.size == 3000 and man.gone == 0
     assert "e0" not in {e for e, _c, _r in warm.top(vecs[0], 5)}
     warm.refresh()
     assert "e0" not in {e for e, _c, _r in warm.top(vecs[0], 5)}
+    assert [e for e, _c, _r in warm.top(vecs[1], 1)] == ["e1"]  # its neighbours in the graph still answer
+    # the batch of removals takes the blanked node out for real, and counts it once
+    put(store, ids[100:160], vectors(60, 11))  # 60 re-embedded: over GONE_MIN
+    rep = ann.update(store, MODEL, tmp_path)
+    man = ann.Manifest.load(folder)
+    assert rep.removed == 60 and man.blanked == [] and man.size == 2939 and man.gone > 0
+    assert store._conn().execute("SELECT count(*) FROM gone").fetchone()[0] == 0  # applied, then pruned
+    assert not any(quantised in p.read_bytes() for p in folder.glob("seg-*.usearch"))
+
+
+def test_a_forget_of_many_rewrites_the_segments(built, tmp_path):
+    """Over GONE_MIN at once: usearch's own remove and save (blanking each row would cost more)."""
+    store, ids, vecs, _rep = built
+    folder = ann.model_dir(tmp_path, MODEL)
+    assert forget_vectors(tmp_path, set(ids[:80])) == 80
+    man = ann.Manifest.load(folder)
+    assert man.size == 2920 and man.blanked == [] and man.gone > 0
+    assert not {e for e, _c, _r in reader_index(tmp_path).top(vecs[3], 5)} & set(ids[:80])
+
+
+def test_a_row_that_cannot_be_told_apart_rewrites_its_segment(tmp_path, small):
+    """Two keys with the same int8 bytes: blanking by bytes cannot know which row is whose."""
+    store = VectorStore(tmp_path)
+    vecs = vectors(1500, 12)
+    vecs[1] = vecs[0]
+    ids = [f"e{i}" for i in range(1500)]
+    put(store, ids, vecs)
+    ann.update(store, MODEL, tmp_path)
+    assert forget_vectors(tmp_path, {"e0"}) == 1
+    man = ann.Manifest.load(ann.model_dir(tmp_path, MODEL))
+    assert man.blanked == [] and man.size == 1499
+    assert reader_index(tmp_path).top(vecs[1], 1)[0][0] == "e1"  # the twin still answers
 
 
 def test_a_newer_vector_replaces_the_old_one(built, tmp_path):

@@ -257,10 +257,11 @@ def test_a_store_with_the_old_schema_is_upgraded_in_place(tmp_path, capsys):
     path = tmp_path / "memory.sqlite"
     old_store(path)
     store = SqliteStore(path)
-    assert store.notices == ["memory.sqlite: upgraded to schema 3 (session context column; role labels and tool "
-                             "boilerplate no longer indexed): 4 episodes re-indexed, none lost (a Neo4j store takes "
-                             "the new terms with `ars sync backfill`)"]
-    assert "upgraded to schema 3" in capsys.readouterr().err
+    assert store.notices == ["memory.sqlite: upgraded to schema 4 (session context column; role labels and tool "
+                             "boilerplate no longer indexed; where each episode is in the ledger, for ars forget): "
+                             "4 episodes re-indexed, none lost (a Neo4j store takes the new terms with "
+                             "`ars sync backfill`)"]
+    assert "upgraded to schema 4" in capsys.readouterr().err
     conn = store._conn()
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store.count() == 4 and store.applied_offset() == 1234
@@ -293,7 +294,7 @@ def test_a_version_2_store_stops_indexing_the_transcripts_role_labels(tmp_path, 
         conn.execute("PRAGMA user_version = 2")
     store.close()
     store = SqliteStore(path)
-    assert "role labels and tool boilerplate no longer indexed): 2 episodes re-indexed" in store.notices[0]
+    assert "role labels and tool boilerplate no longer indexed; where each episode is in the ledger, for ars forget): 2 episodes re-indexed" in store.notices[0]
     capsys.readouterr()
     terms = dict(store._conn().execute("SELECT e.id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"))
     assert "assist" not in terms["t1"].split() and "user" not in terms["t1"].split()

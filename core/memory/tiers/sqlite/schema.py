@@ -46,6 +46,16 @@ CREATE TABLE IF NOT EXISTS applied (
     offset INTEGER NOT NULL,
     event_id TEXT NOT NULL DEFAULT ''
 );
+-- Where each episode's text is in ledger.jsonl: the lines of its versions and of the
+-- events quoting it (loop transitions' recall results), so ``ars forget`` patches those
+-- lines without reading the whole ledger (1.7 GB at a million episodes). Lines before
+-- applied['lines_from'] (a store upgraded from schema 3) and after applied['main'] are
+-- not here: forget scans those ranges.
+CREATE TABLE IF NOT EXISTS ledger_lines (
+    id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (id, at)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS entities (
     episode_rowid INTEGER NOT NULL REFERENCES episodes(rowid) ON DELETE CASCADE,
     name TEXT NOT NULL,
@@ -66,9 +76,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
 """
 VOCAB_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS episodes_vocab USING fts5vocab(episodes_fts, row);"
 # PRAGMA user_version of the layout above. 1 (or 0): before session context; 2: transcripts' role
-# labels and tool-argument names were index terms (core/memory/text.py strip_scaffolding).
-SCHEMA_VERSION = 3
-WHAT_CHANGED = {1: "session context column", 2: "role labels and tool boilerplate no longer indexed"}
+# labels and tool-argument names were index terms (core/memory/text.py strip_scaffolding); 3: no
+# ledger_lines.
+SCHEMA_VERSION = 4
+WHAT_CHANGED = {1: "session context column", 2: "role labels and tool boilerplate no longer indexed",
+                3: "where each episode is in the ledger, for ars forget"}
+# versions before this one indexed other terms: the FTS table is built again
+TERMS_VERSION = 3
 # bm25 weight of the context column against 1.0 for the episode's own terms.
 # LoCoMo dev (bench/recall_quality.py): 0.3-0.7 all within a point; the middle.
 CONTEXT_WEIGHT = 0.5
@@ -104,13 +118,21 @@ class SqliteSchema:
         try:
             # another process may have upgraded it while this one waited for the lock
             if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                n = self._migrate(conn) if old else self._create_index(conn, "episodes_fts")
+                n = 0
+                if not old:
+                    self._create_index(conn, "episodes_fts")
+                elif version < TERMS_VERSION:
+                    n = self._migrate(conn)
+                if old:
+                    # what the ledger held before the upgrade is not in ledger_lines: forget scans it
+                    conn.execute("INSERT OR IGNORE INTO applied (ledger, offset) SELECT 'lines_from', "
+                                 "coalesce((SELECT offset FROM applied WHERE ledger = 'main'), 0)")
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 if old:
                     what = "; ".join(WHAT_CHANGED[v] for v in sorted(WHAT_CHANGED) if v >= max(version, 1))
-                    self.notices.append(f"{self.path.name}: upgraded to schema {SCHEMA_VERSION} ({what}): {n} "
-                                        "episodes re-indexed, none lost (a Neo4j store takes the new terms "
-                                        "with `ars sync backfill`)")
+                    done = (f"{n} episodes re-indexed, none lost (a Neo4j store takes the new terms with "
+                            "`ars sync backfill`)") if version < TERMS_VERSION else "nothing re-indexed"
+                    self.notices.append(f"{self.path.name}: upgraded to schema {SCHEMA_VERSION} ({what}): {done}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

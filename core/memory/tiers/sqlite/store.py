@@ -73,6 +73,15 @@ class SqliteStore(SqliteSchema, SqliteWrites, SqliteSearch):
         row = self._conn().execute("SELECT offset FROM applied WHERE ledger = 'main'").fetchone()
         return row[0] if row else 0
 
+    def ledger_lines(self, episode_ids: Sequence[str]) -> tuple[list[int], int, int]:
+        """Where the ledger holds these episodes' text: (offsets of the lines this store
+        applied, ``lines_from``, ``applied``). Lines before ``lines_from`` (a store
+        upgraded from schema 3) and from ``applied`` on are not indexed."""
+        at = sorted({r[0] for r in rows_in(self._conn(), "SELECT at FROM ledger_lines WHERE id IN ({in})",
+                                           list(episode_ids))})
+        cursors = dict(self._conn().execute("SELECT ledger, offset FROM applied WHERE ledger IN ('main', 'lines_from')"))
+        return at, cursors.get("lines_from", 0), cursors.get("main", 0)
+
     def _rows_for_ids(self, select: str, episode_ids: Sequence[str]) -> Iterator[tuple]:
         """Rows of ``select`` + `` WHERE e.id IN (...)`` (``e``: episodes), in
         chunks of 500 ids (SQLite caps the parameters of one statement)."""

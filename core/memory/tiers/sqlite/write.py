@@ -27,7 +27,7 @@ class SqliteWrites:
 
     def upsert(self, episodes: Iterable[Episode], event_ids: Sequence[str] | None = None,
                ledger_offset: int | None = None, last_event_id: str = "", also=None,
-               terms: Mapping[str, str] | None = None) -> int:
+               terms: Mapping[str, str] | None = None, lines: Iterable[tuple[str, int]] = ()) -> int:
         """Insert or replace episodes in one transaction; returns how many.
 
         With ``ledger_offset`` the ledger cursor moves in the same transaction,
@@ -35,6 +35,8 @@ class SqliteWrites:
         (a function of the connection) runs in it too (the pull cursor).
         ``terms``: episode id -> index terms already computed for that version
         (a pull has the writing host's), so they are not tokenised again.
+        ``lines``: (episode id, ledger offset) of each ledger line in the batch that
+        holds an episode's text (``ledger_lines``, what ``ars forget`` patches).
         """
         from core.enrich.extract import source_key  # the write path only: recall never loads the extractor
 
@@ -52,6 +54,7 @@ class SqliteWrites:
                                      (terms or {}).get(ep.id))
                     n += 1
                 self._index(conn, batch)
+                conn.executemany("INSERT OR IGNORE INTO ledger_lines (id, at) VALUES (?, ?)", lines)
                 self._writes += 1
                 if ledger_offset is not None:
                     conn.execute(
@@ -112,6 +115,17 @@ class SqliteWrites:
                 self.forget_merge_seconds = time.perf_counter() - t  # bench/forget.py reports it
             self.checkpoint(conn)
         return len(gone), touched
+
+    def drop_ledger_lines(self, episode_ids: Sequence[str]) -> None:
+        """Forget where these episodes were in the ledger, once ``ars forget`` patched
+        those lines (not in ``forget``: replaying a tombstone from the ledger must
+        leave them for the forget that is still to patch them)."""
+        with self._write_lock:
+            conn = self._conn()
+            with conn:
+                for chunk in range(0, len(episode_ids), 500):
+                    part = list(episode_ids[chunk:chunk + 500])
+                    conn.execute(f"DELETE FROM ledger_lines WHERE id IN ({','.join('?' * len(part))})", part)
 
     def checkpoint(self, conn: sqlite3.Connection | None = None, tries: int = 20) -> bool:
         """Copy the WAL into the database and truncate it (old page images in
