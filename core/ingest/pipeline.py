@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator
 from pydantic import BaseModel, Field, PrivateAttr
 
 from core.enrich.extract import source_key
-from core.govern.redact import redact_episodes
+from core.ingest.prep_worker import PrepWorker
 from core.models import Episode
 from core.errors import BadQuery
 from core.memory.memory import Memory
@@ -235,6 +235,16 @@ def _ingest_locked(memory: Memory, paths: Iterable[str | Path], fmt: str,
     report = IngestReport()
     registry = SourceRegistry(memory.state_dir)
     writer = _GroupWriter(memory, registry, batch, on_ack)
+    try:
+        return _ingest_with(memory, writer, paths, fmt, progress, force, report, roots)
+    finally:
+        writer.close()
+
+
+def _ingest_with(memory: Memory, writer: "_GroupWriter", paths: Iterable[str | Path], fmt: str,
+                 progress: Callable[[Path, FileSummary], None] | None, force: bool, report: IngestReport,
+                 roots: Iterable[str | Path]) -> IngestReport:
+    registry = writer.registry
     paths = list(paths)
     units, owned = find_stores(paths)
     _ingest_stores(memory, writer, units, report, force, progress)
@@ -282,17 +292,19 @@ def _ingest_stores(memory: Memory, writer: _GroupWriter, units: list, report: In
 
 
 def _put(memory: Memory, writer: _GroupWriter, episodes: Iterator[Episode], summary: FileSummary) -> None:
-    """Store episodes batch by batch: redacted, compared with what is stored, enriched, written."""
-    for chunk in _batches(episodes, writer.batch):
-        # secrets never enter memory: redacted before the comparison with what is
-        # stored (which was redacted the same way) and before the ledger
-        chunk = redact_episodes(chunk)
+    """Store episodes batch by batch: redacted, compared with what is stored, enriched, written.
+    A long stream's next batches are redacted and tokenised by a worker process meanwhile
+    (prep_worker.py)."""
+    # secrets never enter memory: redacted before the comparison with what is
+    # stored (which was redacted the same way) and before the ledger
+    for chunk, terms in writer.prep.batches(_batches(episodes, writer.batch)):
         fresh = _changed(memory, chunk)
         if memory.settings.enrich_with_llm and fresh:
             from core.enrich.llm import enrich_many
 
             fresh = enrich_many(fresh, memory.settings)
-        writer.add(fresh)
+            terms = {}  # enriched: other words to index, tokenised when written
+        writer.add(fresh, terms)
         summary.episodes_added += len(fresh)
         summary.duplicates_skipped += len(chunk) - len(fresh)
 
@@ -346,11 +358,15 @@ class _GroupWriter:
                  on_ack: Callable[[list[str]], None] | None):
         self.memory, self.registry, self.batch, self.on_ack = memory, registry, batch, on_ack
         self.episodes: list[Episode] = []
+        self.terms: dict[str, str] = {}  # episode id -> index terms the worker computed
         self.files: list[tuple] = []
+        self.prep = PrepWorker()
 
-    def add(self, episodes: list[Episode]) -> None:
+    def add(self, episodes: list[Episode], terms: dict[str, str] | None = None) -> None:
         for ep in episodes:
             self.episodes.append(ep)
+            if terms and ep.id in terms:
+                self.terms[ep.id] = terms[ep.id]
             if len(self.episodes) >= self.batch:
                 self._store()
 
@@ -362,10 +378,10 @@ class _GroupWriter:
 
     def _store(self) -> None:
         if self.episodes:
-            self.memory.store(self.episodes)
+            self.memory.store(self.episodes, terms=self.terms)
             if self.on_ack:
                 self.on_ack([ep.id for ep in self.episodes])
-            self.episodes = []
+            self.episodes, self.terms = [], {}
 
     def _register(self) -> None:
         for path, kind, spans, signature in self.files:
@@ -377,6 +393,9 @@ class _GroupWriter:
     def flush(self) -> None:
         self._store()
         self._register()
+
+    def close(self) -> None:
+        self.prep.close()
 
 
 def _changed(memory: Memory, episodes: list[Episode]) -> list[Episode]:

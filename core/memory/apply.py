@@ -33,10 +33,11 @@ BATCH = 1000  # episodes per SQLite transaction while catching up
 
 
 def apply_written(store: SqliteStore, episodes: Sequence[Episode], ids: Sequence[str], starts: Sequence[int],
-                  end: int) -> None:
+                  end: int, terms: Mapping[str, str] | None = None) -> None:
     """A batch just appended to the ledger (its lines at ``starts``, ending at
-    ``end``), when SQLite had applied everything before it (the write path's fast case)."""
-    store.upsert(episodes, ids, ledger_offset=end, last_event_id=ids[-1],
+    ``end``), when SQLite had applied everything before it (the write path's fast case).
+    ``terms``: index terms already computed by id (an ingest's worker process)."""
+    store.upsert(episodes, ids, ledger_offset=end, last_event_id=ids[-1], terms=terms,
                  lines=[(ep.id, at) for ep, at in zip(episodes, starts)])
 
 

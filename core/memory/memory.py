@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from core.config import Settings
 from core.events import EPISODE_EVENT
@@ -171,7 +171,7 @@ class Memory(Recall, Explain):
         """The state directory's writer lock (``core/infra/writer_lock.py``)."""
         return self.stores.writer(who, on_wait=on_wait, blocking=blocking)
 
-    def store(self, episodes: Iterable[Episode]) -> list[str]:
+    def store(self, episodes: Iterable[Episode], terms: Mapping[str, str] | None = None) -> list[str]:
         """Remember episodes durably; returns their ledger event ids.
 
         One ledger append and one fsync for the whole batch (group commit):
@@ -202,7 +202,7 @@ class Memory(Recall, Explain):
             # a failure leaves these events in the ledger: SQLite catches up on the next start
             with told_as_disk_full(self.state_dir, (sqlite3.Error,)):
                 if self.sqlite.applied_offset() == starts[0]:
-                    apply_written(self.sqlite, eps, ids, starts, end)
+                    apply_written(self.sqlite, eps, ids, starts, end, terms)
                 else:
                     # events of other kinds (loop transitions) or a crashed writer's: apply in order
                     self._apply_ledger(self.sqlite)
