@@ -161,8 +161,9 @@ class ARS(CaptureMethods, TurnContextFacade, EpisodePages, AuditMethods, LoopVer
         waiting: None when embedding is off or another process is at it."""
         return sync_runs.embed_new(self.memory, self.settings, max_seconds)
 
-    def backfill(self, clear: bool = False) -> SyncReport:
-        return sync_runs.backfill(self.memory, self.settings, clear)
+    def backfill(self, clear: bool = False, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Neo4j rebuilt from SQLite; resumes a stopped one; ``progress(episodes done, total)``."""
+        return sync_runs.backfill(self.memory, self.settings, clear, progress)
 
     def rename_host(self, new_host: str) -> dict[str, Any]:
         """Claim a new host id (core/team/claim.py): the next sync pushes the whole ledger
@@ -177,9 +178,14 @@ class ARS(CaptureMethods, TurnContextFacade, EpisodePages, AuditMethods, LoopVer
         """Ask the model again for episodes marked pending: (upgraded, still pending)."""
         return sync_runs.enrich_pending(self.memory, self.settings, limit)
 
-    def rebuild(self) -> int:
-        """Recreate memory.sqlite from the ledger; skipped lines: ``ledger_problems()``."""
-        return sync_runs.rebuild(self.memory)
+    def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Recreate memory.sqlite from the ledger (a stopped rebuild goes on: ``rebuild_resumed_at``);
+        skipped lines: ``ledger_problems()``; ``progress(ledger bytes applied, ledger size)``."""
+        return sync_runs.rebuild(self.memory, progress)
+
+    def rebuild_resumed_at(self) -> int:
+        """The ledger offset the last rebuild went on from (0: it started from the beginning)."""
+        return self.memory.rebuild_resumed_at
 
     def ledger_problems(self) -> list[str]:
         """Ledger lines the last apply skipped, as ``ledger.jsonl:LINE: what is wrong``."""

@@ -47,3 +47,4 @@ class SyncReport(BaseModel):
     pull_error: str = ""
     pull_refused: list[str] = []  # other hosts' episodes and tombstones not signed by their pinned keys: a line per host
     embeddings: Any = None  # core.consumers.embeddings.EmbedReport of `ars sync run` (None: embedding off)
+    resumed: int = 0  # a backfill that went on after the SQLite rowid an interrupted one reached

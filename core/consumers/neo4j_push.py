@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from core.consumers.consumer import SyncReport
 from core.errors import BadQuery
@@ -321,9 +321,12 @@ class Neo4jPush:
         st.last_attempt = _now()
         self.save(st)
 
-    def backfill(self, clear: bool = False) -> SyncReport:
+    def backfill(self, clear: bool = False, progress: "Callable[[int, int], None] | None" = None) -> SyncReport:
         """Rebuild Neo4j from SQLite (the store of record), then point the
-        cursor at what SQLite has applied."""
+        cursor at what SQLite has applied. Resumable: each batch's place is
+        saved (``sync.json``), and a backfill that was stopped (Ctrl-C, a crash,
+        Neo4j gone) goes on from there the next time; ``clear`` starts over.
+        ``progress(done, total)`` after each batch."""
         t0 = time.monotonic()
         store = self.stores.neo4j
         report = SyncReport()
@@ -336,20 +339,33 @@ class Neo4jPush:
                 report.seconds = time.monotonic() - t0
                 return report
             try:
-                if clear:
-                    store.clear_mine()  # this host's part of the namespace: never the team's
                 sqlite = self.stores.sqlite
-                offset = sqlite.applied_offset()
-                # this host's own episodes only: pulled ones belong to the hosts that wrote them
-                ids = [x for x in sqlite.ids()]
-                for i in range(0, len(ids), WRITE_BATCH):
-                    own = team_local.own_ids(sqlite.team(), ids[i : i + WRITE_BATCH], self.stores.identity)
-                    eps = [e for e in (sqlite.get(x) for x in ids[i : i + WRITE_BATCH] if x in own) if e is not None]
+                st = self.state()
+                if clear or not st.backfill_rowid:
+                    if clear:
+                        store.clear_mine()  # this host's part of the namespace: never the team's
+                    st.backfill_rowid, st.backfill_offset = 0, sqlite.applied_offset()
+                else:
+                    report.resumed = st.backfill_rowid
+                offset, last = st.backfill_offset, st.backfill_rowid
+                total, done = sqlite.count(), sqlite.count_upto(last)
+                while True:
+                    rows = sqlite.episodes_after(last, WRITE_BATCH)
+                    if not rows:
+                        break
+                    # this host's own episodes only: pulled ones belong to the hosts that wrote them
+                    own = team_local.own_ids(sqlite.team(), [e.id for _r, e in rows], self.stores.identity)
+                    eps = [e for _r, e in rows if e.id in own]
                     if eps:
                         # seq: where the ledger stood; pulls after this read them (ties by id)
                         self._renamed += store.write(with_seqs(GraphBatch.of(eps), {e.id: offset for e in eps}))
                     report.applied += len(eps)
                     report.batches += 1
+                    last, done = rows[-1][0], done + len(rows)
+                    st.backfill_rowid = last
+                    self.save(st)  # a stopped backfill resumes after this batch
+                    if progress is not None:
+                        progress(done, max(total, done))
                 if report.applied:
                     store.refresh_index()
             except HostClaimed as exc:
@@ -364,6 +380,7 @@ class Neo4jPush:
             st = self.state()
             if offset > st.offset:
                 st.offset = offset
+            st.backfill_rowid = st.backfill_offset = 0
             st.failed, st.last_error, st.last_ok = 0, "", _now()
             self.save(st)
             self.pull_partners(report)

@@ -64,8 +64,8 @@ class Orchestrator:
     def pending(self, offset: int | None = None) -> int:
         return self.push.pending(offset)
 
-    def backfill(self, clear: bool = False) -> SyncReport:
-        return self.push.backfill(clear=clear)
+    def backfill(self, clear: bool = False, progress=None) -> SyncReport:
+        return self.push.backfill(clear=clear, progress=progress)
 
     def rename(self, new_host: str) -> dict[str, Any]:
         return self.push.rename(new_host)

@@ -47,6 +47,10 @@ class PushCursor(BaseModel):
     last_error: str = ""
     last_ok: str | None = None
     last_attempt: str | None = None
+    # an interrupted ``ars sync backfill``: the SQLite rowid it wrote up to, and where the
+    # ledger stood when it started (the cursor it sets when done); 0: none to resume
+    backfill_rowid: int = 0
+    backfill_offset: int = 0
 
 
 def load_push(state_dir: Path) -> PushCursor:

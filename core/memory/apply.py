@@ -14,7 +14,7 @@ and what is wrong): one bad line never stops the rest.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -41,12 +41,15 @@ def apply_written(store: SqliteStore, episodes: Sequence[Episode], ids: Sequence
                  lines=[(ep.id, at) for ep, at in zip(episodes, starts)])
 
 
-def apply_ledger(ledger: Ledger, store: SqliteStore, problems: list[BadEvent], tombstones: Forgotten) -> int:
+def apply_ledger(ledger: Ledger, store: SqliteStore, problems: list[BadEvent], tombstones: Forgotten,
+                 progress: Callable[[int, int], None] | None = None) -> int:
     """Apply to ``store`` every episode and forget event after its cursor;
     returns the episodes applied. Skipped lines go to ``problems``, the
-    forget events met to ``tombstones``."""
+    forget events met to ``tombstones``; ``progress(offset, ledger size)``
+    after each committed batch."""
     start = store.applied_offset()
-    if start >= ledger.size():
+    size = ledger.size()
+    if start >= size:
         return 0
     batch: list[Episode] = []
     ids: list[str] = []
@@ -78,6 +81,8 @@ def apply_ledger(ledger: Ledger, store: SqliteStore, problems: list[BadEvent], t
             store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1], lines=lines)
             applied += len(batch)
             batch, ids, lines = [], [], []
+            if progress is not None:
+                progress(end, max(size, end))
     if end > start:
         store.upsert(batch, ids, ledger_offset=end, last_event_id=ids[-1] if ids else "", lines=lines)
         applied += len(batch)

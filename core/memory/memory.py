@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from core.config import Settings
 from core.events import EPISODE_EVENT
@@ -53,6 +53,7 @@ class Memory(Recall, Explain):
         self._dense = None  # the dense tier (core/memory/tiers/dense/), built on first use
         self._bound = False  # team.json written (checked once per process, at the first store)
         self.ledger_problems: list[BadEvent] = []  # lines the last apply skipped
+        self.rebuild_resumed_at = 0  # the ledger offset the last rebuild went on from (0: from the start)
         self._tombstones = Forgotten()  # the forget events the last apply met (core/govern/tombstone.py)
         self.files = FilesTier(self.state_dir)
         # One small pool per tier: a hung backend can only tie up its own threads.
@@ -225,30 +226,32 @@ class Memory(Recall, Explain):
         except WriterBusy:
             return 0
 
-    def _apply_ledger(self, store: SqliteStore) -> int:
+    def _apply_ledger(self, store: SqliteStore, progress: Callable[[int, int], None] | None = None) -> int:
         """Apply to ``store`` every episode event after its cursor (core/memory/apply.py);
         skipped lines are kept in ``ledger_problems``."""
-        return apply_ledger(self.ledger, store, self.ledger_problems, self._tombstones)
+        return apply_ledger(self.ledger, store, self.ledger_problems, self._tombstones, progress)
 
-    def rebuild_sqlite(self) -> int:
+    def rebuild_sqlite(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Recreate ``memory.sqlite`` from the ledger; returns episodes applied.
 
         The new store is built beside the old one (``memory.sqlite.new``) and
         swapped in only when complete: a failure or a crash mid-rebuild leaves
         the old store in place (or, between the two renames, none, which the
-        next start rebuilds from the ledger). Bad ledger lines are skipped and
-        listed in ``ledger_problems``."""
+        next start rebuilds from the ledger). A rebuild that was stopped
+        (Ctrl-C, a crash) goes on from the ledger offset its ``.new`` store
+        reached: each batch commits with its cursor (``rebuild_resumed_at``).
+        Bad ledger lines are skipped and listed in ``ledger_problems``.
+        ``progress(ledger bytes applied, ledger size)`` after each batch."""
         path = self.state_dir / "memory.sqlite"
         fresh = path.with_name("memory.sqlite.new")
         with self.writer("ars rebuild"):
             self.ledger._check_file()
-            for p in _sqlite_files(fresh):
-                p.unlink(missing_ok=True)
             self.ledger_problems = []
-            store = SqliteStore(fresh)
+            store = self._resumable(fresh)
+            self.rebuild_resumed_at = store.applied_offset()
             self._tombstones = Forgotten()
             try:
-                applied = self._apply_ledger(store)
+                applied = self._apply_ledger(store, progress)
             finally:
                 store.close()  # the last connection: its WAL is merged and removed
             if self._tombstones:
@@ -270,6 +273,21 @@ class Memory(Recall, Explain):
                 else:
                     p.unlink(missing_ok=True)
         return applied
+
+    @staticmethod
+    def _resumable(fresh: Path) -> SqliteStore:
+        """The ``.new`` store a stopped rebuild left, to go on with; else an empty one."""
+        if fresh.exists():
+            try:
+                store = SqliteStore(fresh)
+                if store.applied_offset() > 0:
+                    return store
+                store.close()
+            except sqlite3.Error:
+                pass  # torn or not a database: built again from the start
+        for p in _sqlite_files(fresh):
+            p.unlink(missing_ok=True)
+        return SqliteStore(fresh)
 
     def settle(self, timeout: float = 60.0) -> None:
         """Wait for background warm-ups (after an ingest), so the next recall

@@ -39,10 +39,10 @@ def embed_new(memory, settings, max_seconds: float = 60.0):
     return None if report.busy else report
 
 
-def backfill(memory, settings, clear: bool = False):
+def backfill(memory, settings, clear: bool = False, progress=None):
     if memory.neo4j is None:
         raise BadQuery("neo4j is not configured: set ARS_NEO4J_URI (see README, Neo4j)")
-    report = memory.sync.backfill(clear=clear)
+    report = memory.sync.backfill(clear=clear, progress=progress)
     if clear and report.ok and settings.embedder != "off":
         memory.embeddings.reset_neo4j()  # the vectors went with the graph: copy them again
         report.embeddings = memory.embeddings.run()
@@ -74,11 +74,11 @@ def enrich_pending(memory, settings, limit: int | None = None) -> tuple[int, int
     return result
 
 
-def rebuild(memory) -> int:
+def rebuild(memory, progress=None) -> int:
     path = memory.ledger.path
     if not path.exists():
         raise BadQuery(f"no ledger at {path}: nothing to rebuild from")
     if not path.is_file():
         raise BadQuery(f"{path} is not a file: move it aside and restore the ledger from a backup; "
                        "memory.sqlite was left as it is")
-    return memory.rebuild_sqlite()
+    return memory.rebuild_sqlite(progress)

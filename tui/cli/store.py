@@ -14,19 +14,25 @@ from tui.cli.common import STATUS_STYLE, JsonOpt, StateOpt, err, fail_on, open_a
 
 def rebuild(state: StateOpt = None, as_json: JsonOpt = False) -> None:
     """Recreate memory.sqlite from the ledger."""
+    from tui.cli.progress_bar import progress_bar
+
     with open_ars(state) as ars:
         try:
-            n = ars.rebuild()
+            with progress_bar("rebuilding memory.sqlite", "ledger bytes", show=not as_json) as step:
+                n = ars.rebuild(progress=step)
         except BadInput as exc:
             fail_on(exc)
         count = ars.memory.sqlite.count()
         skipped = ars.ledger_problems()
+        resumed = ars.rebuild_resumed_at()
     if as_json:
-        sys.stdout.write(json.dumps({"applied": n, "episodes": count, "skipped": skipped}, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps({"applied": n, "episodes": count, "skipped": skipped, "resumed_at": resumed},
+                                    ensure_ascii=False) + "\n")
     else:
         for line in skipped:
             err.print(f"[yellow]skipped[/] {_esc(line)}", highlight=False, soft_wrap=True)
         out.print(f"rebuilt memory.sqlite from the ledger: {n} events applied, {count} episodes"
+                  + (f" (went on from byte {resumed:,} of the ledger, where a stopped rebuild was)" if resumed else "")
                   + (f", {len(skipped)} bad lines skipped (listed above; fix or delete them and rebuild)"
                      if skipped else ""))
     if skipped:

@@ -105,11 +105,14 @@ def _print_sync(report, what: str) -> None:
         err.print(f"[yellow]{_esc(line)}[/]", highlight=False, soft_wrap=True)
     if report.ok:
         pulled = getattr(report, "pulled", 0)
+        resumed = getattr(report, "resumed", 0)
         out.print(f"{what}: {report.applied} applied in {report.seconds:.1f}s, {report.pending} pending"
-                  + (f", {pulled} pulled from other hosts" if pulled else ""))
+                  + (f", {pulled} pulled from other hosts" if pulled else "")
+                  + (f" (went on after episode row {resumed:,}, where a stopped backfill was)" if resumed else ""))
     else:
+        again = " (run it again: it goes on where it stopped)" if what == "backfill" else ""
         err.print(f"[red]{what} failed:[/] {report.error}; {report.pending} pending (nothing is lost: "
-                  "the ledger keeps them)", highlight=False)
+                  f"the ledger keeps them){again}", highlight=False)
         raise typer.Exit(1)
 
 
@@ -181,9 +184,12 @@ def sync_backfill(
     state: StateOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Rebuild Neo4j from SQLite, the store of record."""
+    from tui.cli.progress_bar import progress_bar
+
     with open_ars(state) as ars:
         try:
-            report = ars.backfill(clear=clear)
+            with progress_bar("backfilling Neo4j", "episodes", show=not as_json) as step:
+                report = ars.backfill(clear=clear, progress=step)
         except BadInput as exc:
             fail_on(exc)
     if as_json:

@@ -54,9 +54,9 @@ def test_the_worker_prepares_ahead_in_order_and_small_streams_never_start_it():
     chunks = [eps[i:i + 4] for i in range(0, 40, 4)]
     prep = PrepWorker()
     got = list(prep.batches(chunks[:prep_worker.IN_PROCESS]))
-    assert prep._pool is None and len(got) == prep_worker.IN_PROCESS  # a session file's worth: no process
+    assert prep.pid is None and len(got) == prep_worker.IN_PROCESS  # a session file's worth: no process
     got = list(prep.batches(chunks))
-    assert prep._pool is not None and not prep.broken
+    assert prep.pid is not None and not prep.broken
     assert [[e.id for e in c] for c, _t in got] == [[e.id for e in c] for c in chunks]
     assert got == [prepare(c) for c in chunks]
     prep.close()
@@ -70,9 +70,71 @@ def test_a_worker_killed_mid_ingest_loses_nothing():
     for i, (chunk, terms) in enumerate(prep.batches(chunks)):
         out.append((chunk, terms))
         if i == prep_worker.IN_PROCESS:  # the worker holds the next batches now
-            for pid in list(prep._pool._processes):
-                os.kill(pid, signal.SIGKILL)
+            os.kill(prep.pid, signal.SIGKILL)
     assert prep.broken
     assert [e.id for c, _t in out for e in c] == [e.id for e in eps]
     assert out == [prepare(c) for c in chunks]  # the batches it held were prepared here
     prep.close()
+
+
+CHILD = """
+import sys
+sys.path.insert(0, sys.argv[3])
+from conftest import make_memory
+from core.ingest.pipeline import ingest
+from pathlib import Path
+memory = make_memory(Path(sys.argv[1]))
+print("START", flush=True)
+ingest(memory, [sys.argv[2]], fmt="episodes", sync=False, batch=20, on_ack=lambda ids: print("ACK", flush=True))
+print("DONE", flush=True)
+"""
+
+
+def test_an_ingest_killed_with_its_worker_running_leaves_nothing_behind(tmp_path):
+    """SIGKILL mid-ingest: the worker sees its request pipe close and exits; it never held the
+    caller's stdout, so whoever reads the ingest's output gets EOF (a pool's orphans held it forever)."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    src = write_episodes(tmp_path / "eps.jsonl", rows(3000))
+    tests = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path / "state"), str(src), str(tests)],
+                            stdout=subprocess.PIPE, text=True, cwd=tests.parent)
+    assert proc.stdout.readline().strip() == "START"
+    acks = 0
+    while acks < prep_worker.IN_PROCESS + 3:  # the worker is working ahead by now
+        acks += proc.stdout.readline().strip() == "ACK"
+    workers = [p for p in _children(proc.pid)]
+    assert workers, "the worker process was started"
+    proc.kill()
+    t0 = time.monotonic()
+    rest = proc.stdout.read()  # EOF: nothing else holds the pipe
+    proc.wait()
+    assert time.monotonic() - t0 < 30 and "DONE" not in rest
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers), "the worker exited with its ingest"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -25,6 +25,21 @@ from core.models import Episode, TierReport
 from core.team import local as team_local
 
 
+_KEYS = ("id", "source", "session_id", "agent", "channel", "summary", "text", "topics", "entities", "relations",
+         "first_ts", "last_ts", "message_count", "meta")
+_COLUMNS = ", ".join(_KEYS)
+
+
+def _episode(row: Sequence, origin: tuple[str, str] | None) -> Episode:
+    """An ``episodes`` row (``_COLUMNS``) as the episode it stores."""
+    d = dict(zip(_KEYS, row))
+    for key in ("topics", "entities", "relations", "meta"):
+        d[key] = json.loads(d[key])
+    if origin is not None:
+        d["namespace"], d["host"] = origin
+    return Episode.model_validate(d)
+
+
 class SqliteStore(SqliteSchema, SqliteWrites, SqliteSearch):
     """The local store: always written first, complete, rebuildable from the ledger."""
 
@@ -114,22 +129,21 @@ class SqliteStore(SqliteSchema, SqliteWrites, SqliteSearch):
         return self._conn().execute("SELECT 1 FROM episodes WHERE id = ?", (episode_id,)).fetchone() is not None
 
     def get(self, episode_id: str) -> Episode | None:
-        row = self._conn().execute(
-            "SELECT id, source, session_id, agent, channel, summary, text, topics, entities,"
-            " relations, first_ts, last_ts, message_count, meta FROM episodes WHERE id = ?",
-            (episode_id,),
-        ).fetchone()
+        row = self._conn().execute(f"SELECT {_COLUMNS} FROM episodes WHERE id = ?", (episode_id,)).fetchone()
         if row is None:
             return None
-        keys = ["id", "source", "session_id", "agent", "channel", "summary", "text", "topics",
-                "entities", "relations", "first_ts", "last_ts", "message_count", "meta"]
-        d = dict(zip(keys, row))
-        for key in ("topics", "entities", "relations", "meta"):
-            d[key] = json.loads(d[key])
         origin = team_local.origin_of(self._conn(), episode_id)
-        if origin is not None:
-            d["namespace"], d["host"] = origin
-        return Episode.model_validate(d)
+        return _episode(row, origin)
+
+    def episodes_after(self, rowid: int, limit: int) -> list[tuple[int, Episode]]:
+        """(rowid, episode) of up to ``limit`` stored episodes after ``rowid``, in rowid order
+        (a backfill's pages; each as written here, without its team origin)."""
+        rows = self._conn().execute(f"SELECT rowid, {_COLUMNS} FROM episodes WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                                    (rowid, int(limit))).fetchall()
+        return [(r[0], _episode(r[1:], None)) for r in rows]
+
+    def count_upto(self, rowid: int) -> int:
+        return self._conn().execute("SELECT count(*) FROM episodes WHERE rowid <= ?", (rowid,)).fetchone()[0]
 
     # -- team memory (core/team/local.py) -------------------------------------------
     def origins(self, ids: Sequence[str], me) -> dict[str, dict[str, str]]:
