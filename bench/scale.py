@@ -188,6 +188,25 @@ def overlap(state: Path, model: str, vecs: np.ndarray, ids: list[str], qv: np.nd
     return {"overlap": 100 * float(np.mean(got)), "p50": pct(times, 50), "p95": pct(times, 95)}
 
 
+def timed_recalls(mem, queries: list[str], sets) -> dict:
+    """For each (label, tiers) of ``sets``: the wall ms of every query's recall (p50, p95), each
+    tier's own latency (p50, p95) and how often each tier answered with which status."""
+    res: dict = {}
+    for label, tiers in sets:
+        wall, per, status = [], {}, {}
+        for q in queries:
+            t = time.perf_counter()
+            r = mem.recall(q, k=10, tiers=tiers)
+            wall.append((time.perf_counter() - t) * 1000)
+            for tr in r.tiers:
+                if tr.status != "skipped":
+                    per.setdefault(tr.tier, []).append(tr.latency_ms)
+                    status[f"{tr.tier} {tr.status}"] = status.get(f"{tr.tier} {tr.status}", 0) + 1
+        res[label] = {"p50": float(np.percentile(wall, 50)), "p95": float(np.percentile(wall, 95)),
+                      "tiers": {t: np.percentile(v, [50, 95]).tolist() for t, v in per.items()}, "status": status}
+    return res
+
+
 # -- the child: a warm process -----------------------------------------------------------
 def child(state: Path, queries: list[str], warmup: int) -> None:
     """A fresh process that opens the state as the recall daemon does, then recalls."""
@@ -204,19 +223,7 @@ def child(state: Path, queries: list[str], warmup: int) -> None:
     rss_setup = status_mb()
     mem.deadlines = production
     res: dict = {"setup_s": setup_s, "rss_setup": rss_setup}
-    for label, tiers in (("dense", "dense"), ("sqlite", "sqlite"), ("fused", None)):
-        wall, per, status = [], {}, {}
-        for q in queries:
-            t = time.perf_counter()
-            r = mem.recall(q, k=10, tiers=tiers)
-            wall.append((time.perf_counter() - t) * 1000)
-            for tr in r.tiers:
-                if tr.status != "skipped":
-                    per.setdefault(tr.tier, []).append(tr.latency_ms)
-                    status.setdefault(f"{tr.tier} {tr.status}", 0)
-                    status[f"{tr.tier} {tr.status}"] += 1
-        res[label] = {"p50": float(np.percentile(wall, 50)), "p95": float(np.percentile(wall, 95)),
-                      "tiers": {t: np.percentile(v, [50, 95]).tolist() for t, v in per.items()}, "status": status}
+    res.update(timed_recalls(mem, queries, (("dense", "dense"), ("sqlite", "sqlite"), ("fused", None))))
     res["rss_end"] = status_mb()
     print(json.dumps(res), flush=True)
 

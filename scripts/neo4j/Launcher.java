@@ -60,8 +60,18 @@ public class Launcher {
         }
 
         var builder = new DatabaseManagementServiceBuilder(data.toAbsolutePath());
+        boolean ownPageCache = false;  // a --conf that sizes the page cache (bench/neo4j_scale.py) keeps its size
         if (conf != null) {
             builder.loadPropertiesFromFile(conf);
+            var props = new java.util.Properties();
+            try (var in = Files.newInputStream(conf)) {
+                props.load(in);
+            }
+            ownPageCache = props.containsKey(GraphDatabaseSettings.pagecache_memory.name());
+        }
+        if (!ownPageCache) {
+            // Modest memory for tests: the heap itself is capped by -Xmx in ./run.
+            builder.setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(256));
         }
         DatabaseManagementService dbms = builder
                 .setConfig(BoltConnector.enabled, true)
@@ -73,8 +83,6 @@ public class Launcher {
                 .setConfig(GraphDatabaseSettings.auth_enabled, false)
                 // dbms.usage_report.enabled: no phoning home.
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
-                // Modest memory: the heap itself is capped by -Xmx in ./run.
-                .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(256))
                 .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, ByteUnit.mebiBytes(512))
                 // Many short-lived test databases: don't reserve disk for tx logs up front.
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
