@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -288,6 +289,27 @@ def forget_one(state: Path, episode_id: str) -> float:
     return ars_timed(state, "forget", episode_id, "--yes", "--why", "bench")
 
 
+@contextmanager
+def readable_by(code: Path, state: Path):
+    """The state's memory.sqlite as the older code at ``code`` reads it: its schema number
+    lowered to that code's while it runs (schema 4 only added ``ledger_lines``, which older
+    code does not touch; it refuses a newer number outright), then put back."""
+    import re
+    import sqlite3
+
+    m = re.search(r"^SCHEMA_VERSION = (\d+)", (code / "core/memory/tiers/sqlite/schema.py").read_text(), re.M)
+    conn = sqlite3.connect(state / "memory.sqlite")
+    mine = conn.execute("PRAGMA user_version").fetchone()[0]
+    theirs = int(m.group(1)) if m else mine
+    if theirs < mine:
+        conn.execute(f"PRAGMA user_version = {theirs}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA user_version = {mine}")
+        conn.close()
+
+
 def baseline_worktree(ref: str, work: Path) -> Path:
     dest = work / f"baseline-{ref}"
     if not dest.exists():
@@ -358,7 +380,8 @@ def main() -> None:
                 runs.append((f"today ({args.baseline_ref})", baseline_worktree(args.baseline_ref, work)))
             for label, code in runs:
                 progress(f"warm process: {label}")
-                r = run_child(code, state, qfile, args.warmup)
+                with readable_by(code, state):
+                    r = run_child(code, state, qfile, args.warmup)
                 for what in ("dense", "sqlite", "fused"):
                     t = r[what]
                     tiers = "; ".join(f"{k} {v[0]:.1f} / {v[1]:.1f}" for k, v in t["tiers"].items())
@@ -369,7 +392,8 @@ def main() -> None:
                 rows_rss.append([f"{n:,}", label, f"{r['setup_s']:.1f}", f"{a['VmRSS']:.0f}", f"{e['VmRSS']:.0f}",
                                  f"{e['RssAnon']:.0f} / {e['RssFile']:.0f}", f"{e['VmHWM']:.0f}", f"<= {rss_target:.0f}"])
                 progress(f"fresh processes with the recall daemon: {label}")
-                f = fresh_processes(code, state, texts, args.fresh)
+                with readable_by(code, state):
+                    f = fresh_processes(code, state, texts, args.fresh)
                 rows_fresh.append([f"{n:,}", label, f"{f['daemon_ready_s'][0]:.1f}",
                                    f"{pct(f['recall'], 50):.0f} / {pct(f['recall'], 95):.0f}", "<= 100",
                                    f"{pct(f['context'], 50):.0f} / {pct(f['context'], 95):.0f}",
