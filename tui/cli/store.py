@@ -18,7 +18,7 @@ def rebuild(state: StateOpt = None, as_json: JsonOpt = False) -> None:
 
     with open_ars(state) as ars:
         try:
-            with progress_bar("rebuilding memory.sqlite", "ledger bytes", show=not as_json) as step:
+            with progress_bar("rebuild", "MB of the ledger", show=not as_json, scale=2**20) as step:
                 n = ars.rebuild(progress=step)
         except BadInput as exc:
             fail_on(exc)

@@ -188,7 +188,7 @@ def sync_backfill(
 
     with open_ars(state) as ars:
         try:
-            with progress_bar("backfilling Neo4j", "episodes", show=not as_json) as step:
+            with progress_bar("backfill", "episodes", show=not as_json) as step:
                 report = ars.backfill(clear=clear, progress=step)
         except BadInput as exc:
             fail_on(exc)
