@@ -73,6 +73,11 @@ def _root() -> None:
     """ARS: episodic memory, a bounded loop and a dashboard for personal AI agents."""
 
 
+INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+INTERRUPTED_LINE = ("interrupted: anything acknowledged before is kept (ars rebuild and ars sync backfill go on "
+                    "from where they stopped when run again)")
+
+
 def main() -> None:
     private_umask()
     from tui.cli.passphrase import take_early
@@ -83,9 +88,11 @@ def main() -> None:
         (_lean_app(sys.argv[1:2]) or app)()  # usage errors and typer.Exit end in sys.exit inside
     except SystemExit as done:
         code = done.code
+        if code == INTERRUPTED:  # typer turns a Ctrl-C inside a command into Exit(130), silently
+            err.print(INTERRUPTED_LINE, highlight=False)
     except KeyboardInterrupt:
-        err.print("interrupted: anything acknowledged before is kept", highlight=False)
-        code = 130
+        err.print(INTERRUPTED_LINE, highlight=False)
+        code = INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
         if os.environ.get("ARS_DEBUG"):
             raise

@@ -29,3 +29,31 @@ def test_no_bar_off_a_terminal_or_with_json(monkeypatch):
     monkeypatch.setattr(pb, "err", Console(file=io.StringIO(), force_terminal=True))
     with pb.progress_bar("rebuild", show=False) as step:
         assert step is None
+
+
+def test_ctrl_c_inside_a_command_says_what_is_kept(monkeypatch, capsys):
+    """typer turns a KeyboardInterrupt inside a command into a silent Exit(130): the CLI says it."""
+    import pytest
+
+    from tui.cli import main as cli_main
+
+    def stopped():
+        raise KeyboardInterrupt
+
+    class Exited(Exception):
+        pass
+
+    def leave(code):
+        raise Exited(code)
+
+    import typer
+
+    app = typer.Typer()
+    app.command()(stopped)
+    monkeypatch.setattr(cli_main, "_lean_app", lambda argv: app)
+    monkeypatch.setattr(cli_main, "_exit_now", leave)
+    monkeypatch.setattr(cli_main.sys, "argv", ["ars"])
+    with pytest.raises(Exited) as done:
+        cli_main.main()
+    assert done.value.args == (130,)
+    assert "interrupted: anything acknowledged before is kept" in capsys.readouterr().err
