@@ -79,15 +79,8 @@ def ledger_patches(path: Path, ids: set[str], start: int = 0, stop: int | None =
             end = offset + len(raw)
             if stop is not None and end > stop:
                 break
-            if raw.endswith(b"\n"):
-                if _UPSERT in raw:
-                    eid = _data_id(raw)
-                    if eid in ids:
-                        yield offset, _scrub_upsert(raw, eid)
-                elif _HIT_KEY in raw:
-                    new = _scrub_event(raw, ids)
-                    if new is not None:
-                        yield offset, new
+            if raw.endswith(b"\n") and (new := _patch_of(raw, ids)) is not None:
+                yield offset, new
             offset = end
 
 
@@ -111,16 +104,8 @@ def indexed_patches(path: Path, ids: set[str], offsets: Iterable[int], lines_fro
             if at < lines_from or at >= applied or (at > 0 and os.pread(fd, 1, at - 1) != b"\n"):
                 continue  # scanned below, or not a line's start (never written so: skipped, not patched)
             raw = _line_at(fd, at)
-            if raw is None:
-                continue
-            if _UPSERT in raw:
-                eid = _data_id(raw)
-                if eid in ids:
-                    yield at, _scrub_upsert(raw, eid)
-            elif _HIT_KEY in raw:
-                new = _scrub_event(raw, ids)
-                if new is not None:
-                    yield at, new
+            if raw is not None and (new := _patch_of(raw, ids)) is not None:
+                yield at, new
     yield from ledger_patches(path, ids, max(applied, lines_from))
 
 
@@ -171,17 +156,22 @@ def _found_patches(path: Path, ids: set[str], start: int, stop: int | None) -> I
                     lines[ls] = le + 1
                     at = mm.find(needle, le + 1, end_at)
             for ls in sorted(lines):
-                raw = mm[ls:lines[ls]]
-                if _UPSERT in raw:
-                    eid = _data_id(raw)
-                    if eid in ids:
-                        yield ls, _scrub_upsert(raw, eid)
-                elif _HIT_KEY in raw:
-                    new = _scrub_event(raw, ids)
-                    if new is not None:
-                        yield ls, new
+                new = _patch_of(mm[ls:lines[ls]], ids)
+                if new is not None:
+                    yield ls, new
         finally:
             mm.close()
+
+
+def _patch_of(raw: bytes, ids: set[str]) -> bytes | None:
+    """A whole ledger line's replacement when it holds a forgotten episode's text
+    (its upsert, or an event quoting it); None when it holds none."""
+    if _UPSERT in raw:
+        eid = _data_id(raw)
+        return _scrub_upsert(raw, eid) if eid in ids else None
+    if _HIT_KEY in raw:
+        return _scrub_event(raw, ids)
+    return None
 
 
 def _scrub_upsert(raw: bytes, ep_id: str) -> bytes:
