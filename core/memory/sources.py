@@ -74,14 +74,42 @@ def _registry_line(entry: dict) -> str:
     return text
 
 
+class PackedIds(Sequence):
+    """Episode ids as one string and the offsets where each starts. A million ids as a list of
+    str held ~67 MB, and the list's strings, made while the registry's line was parsed, were
+    interleaved with that parse's garbage, so the allocator kept ~270 MB of a warm process
+    (bench/scale.py at 1,000,000). Packed, they are two allocations and the garbage goes back."""
+
+    def __init__(self, ids: Iterable[str]):
+        ids = list(ids)
+        self._text = "".join(ids)
+        self._at = array("q", [0]) * (len(ids) + 1)
+        at = 0
+        for i, one in enumerate(ids):
+            at += len(one)
+            self._at[i + 1] = at
+
+    def __len__(self) -> int:
+        return len(self._at) - 1
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._text[self._at[i]:self._at[i + 1]]
+
+
 class Spans(Sequence):
     """A file's spans as ``(first_line, last_line, episode_id)`` tuples, made on
     demand from three flat columns: a year of one agent's transcripts is a
     million spans, which as tuples held ~310 MB in every warm process (the
     files tier reads the registry once); as columns, the ids and 16 bytes a span."""
 
-    def __init__(self, starts: array, ends: array, ids: list[str]):
-        self._starts, self._ends, self._ids = starts, ends, ids
+    def __init__(self, starts: array, ends: array, ids: Iterable[str]):
+        self._starts, self._ends, self._ids = starts, ends, PackedIds(ids)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -100,10 +128,20 @@ class SourceFile:
         self.path = path
         self.format = format
         self.signature = list(signature or [])  # [size, mtime_ns] when ingested
-        order = sorted((int(a), int(b), str(c)) for a, b, c in spans)
-        self._starts = array("q", [a for a, _b, _c in order])
-        self._ends = array("q", [b for _a, b, _c in order])
-        self.spans = Spans(self._starts, self._ends, [c for _a, _b, c in order])
+        starts, ends, ids = array("q"), array("q"), []
+        for a, b, c in spans:
+            starts.append(int(a))
+            ends.append(int(b))
+            ids.append(str(c))
+        # ingestion writes spans in line order: sort only a registry that is not (a million
+        # (start, end, id) tuples made to sort them were ~100 MB of a warm process's peak)
+        if any(starts[i] > starts[i + 1] or (starts[i] == starts[i + 1] and (ends[i], ids[i]) > (ends[i + 1], ids[i + 1]))
+               for i in range(len(starts) - 1)):
+            order = sorted(range(len(ids)), key=lambda i: (starts[i], ends[i], ids[i]))
+            starts, ends, ids = array("q", (starts[i] for i in order)), array("q", (ends[i] for i in order)), \
+                [ids[i] for i in order]
+        self._starts, self._ends = starts, ends
+        self.spans = Spans(starts, ends, ids)
 
     def __repr__(self) -> str:
         return f"SourceFile({self.path!r}, {self.format!r}, {len(self.spans)} spans)"
