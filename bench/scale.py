@@ -318,6 +318,31 @@ def baseline_worktree(ref: str, work: Path) -> Path:
     return dest
 
 
+def warm_rows(n: int, state: Path, qfile: Path, texts: list[str], runs, args, rows_latency, rows_rss,
+              rows_fresh) -> None:
+    """A warm process and fresh processes with the recall daemon, for each (label, code) of ``runs``."""
+    for label, code in runs:
+        progress(f"warm process: {label}")
+        with readable_by(code, state):
+            r = run_child(code, state, qfile, args.warmup)
+        for what in ("dense", "sqlite", "fused"):
+            t = r[what]
+            tiers = "; ".join(f"{k} {v[0]:.1f} / {v[1]:.1f}" for k, v in t["tiers"].items())
+            target = f"<= {TARGETS['fused_p95_1m']:.0f} at 1M" if what == "fused" else ""
+            rows_latency.append([f"{n:,}", label, what, f"{t['p50']:.1f} / {t['p95']:.1f}", target, tiers])
+        rss_target = TARGETS["rss_100k"] if n <= 100_000 else TARGETS["rss_1m"]
+        a, e = r["rss_setup"], r["rss_end"]
+        rows_rss.append([f"{n:,}", label, f"{r['setup_s']:.1f}", f"{a['VmRSS']:.0f}", f"{e['VmRSS']:.0f}",
+                         f"{e['RssAnon']:.0f} / {e['RssFile']:.0f}", f"{e['VmHWM']:.0f}", f"<= {rss_target:.0f}"])
+        progress(f"fresh processes with the recall daemon: {label}")
+        with readable_by(code, state):
+            f = fresh_processes(code, state, texts, args.fresh)
+        rows_fresh.append([f"{n:,}", label, f"{f['daemon_ready_s'][0]:.1f}",
+                           f"{pct(f['recall'], 50):.0f} / {pct(f['recall'], 95):.0f}", "<= 100",
+                           f"{pct(f['context'], 50):.0f} / {pct(f['context'], 95):.0f}",
+                           f"{pct(f['context_daemon'], 50):.0f} / {pct(f['context_daemon'], 95):.0f}", "<= 60"])
+
+
 # -- main ---------------------------------------------------------------------------------
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -330,12 +355,19 @@ def main() -> None:
     ap.add_argument("--baseline-ref", default="f3ad8a2", help="today's code, measured on the first size ('' skips)")
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="a directory --keep left (state-N and queries.json): only the warm and fresh processes, "
+                         "this code and --baseline-ref at every size")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--queries-file", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--code", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args.child, json.loads(args.queries_file.read_text()), args.warmup)
+        return
+
+    if args.reuse:
+        reuse(args)
         return
 
     from synthetic import make_queries
@@ -378,26 +410,7 @@ def main() -> None:
             runs = [("this code", ROOT)]
             if args.baseline_ref and i == 0:
                 runs.append((f"today ({args.baseline_ref})", baseline_worktree(args.baseline_ref, work)))
-            for label, code in runs:
-                progress(f"warm process: {label}")
-                with readable_by(code, state):
-                    r = run_child(code, state, qfile, args.warmup)
-                for what in ("dense", "sqlite", "fused"):
-                    t = r[what]
-                    tiers = "; ".join(f"{k} {v[0]:.1f} / {v[1]:.1f}" for k, v in t["tiers"].items())
-                    target = f"<= {TARGETS['fused_p95_1m']:.0f} at 1M" if what == "fused" else ""
-                    rows_latency.append([f"{n:,}", label, what, f"{t['p50']:.1f} / {t['p95']:.1f}", target, tiers])
-                rss_target = TARGETS["rss_100k"] if n <= 100_000 else TARGETS["rss_1m"]
-                a, e = r["rss_setup"], r["rss_end"]
-                rows_rss.append([f"{n:,}", label, f"{r['setup_s']:.1f}", f"{a['VmRSS']:.0f}", f"{e['VmRSS']:.0f}",
-                                 f"{e['RssAnon']:.0f} / {e['RssFile']:.0f}", f"{e['VmHWM']:.0f}", f"<= {rss_target:.0f}"])
-                progress(f"fresh processes with the recall daemon: {label}")
-                with readable_by(code, state):
-                    f = fresh_processes(code, state, texts, args.fresh)
-                rows_fresh.append([f"{n:,}", label, f"{f['daemon_ready_s'][0]:.1f}",
-                                   f"{pct(f['recall'], 50):.0f} / {pct(f['recall'], 95):.0f}", "<= 100",
-                                   f"{pct(f['context'], 50):.0f} / {pct(f['context'], 95):.0f}",
-                                   f"{pct(f['context_daemon'], 50):.0f} / {pct(f['context_daemon'], 95):.0f}", "<= 60"])
+            warm_rows(n, state, qfile, texts, runs, args, rows_latency, rows_rss, rows_fresh)
             progress("ars forget of one episode, three times")
             f_s = sorted(forget_one(state, ids[len(real) + 5 + 7919 * j]) for j in range(3))
             disk = {p.name: du_mb(p) for p in sorted(state.iterdir()) if du_mb(p) >= 1}
@@ -415,23 +428,53 @@ def main() -> None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(p)], capture_output=True)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print("## Durable ingest, vectors, the approximate index\n")
-    table(["episodes", "ingest (s)", "episodes/s", "target", "vectors written (s)", "index built (s)", "segments"],
-          rows_build)
-    print("## The dense tier's top 10 against the exact top 10 (real question vectors)\n")
-    table(["episodes", "search", "overlap (%)", "target", "search p50 / p95 (ms)"], rows_overlap)
-    print("## A warm process: recall latency (ms, p50 / p95; production deadlines)\n")
-    table(["episodes", "code", "tiers asked", "wall", "target", "per tier"], rows_latency)
-    print("## A warm process: RSS (MB)\n")
-    table(["episodes", "code", "set-up (s)", "after set-up", "after the queries",
-           "of which private / mapped files", "peak", "target"], rows_rss)
-    print("## Fresh processes answered by the recall daemon (ms, p50 / p95; what a hook pays per turn)\n")
-    table(["episodes", "code", "daemon warm after (s)", "ars recall --json", "target",
-           "a turn's context: hook process", "of which the daemon's answer", "target"], rows_fresh)
-    print("## ars forget of one episode (a fresh process each, median / slowest of 3), ars rebuild, "
-          "disk per 100,000 episodes (MB)\n")
-    table(["episodes", "forget (s)", "target", "rebuild (s)", "disk per 100k by file", "disk per 100k"], rows_ops)
+    print_tables(rows_build, rows_overlap, rows_latency, rows_rss, rows_fresh, rows_ops)
 
+
+def reuse(args) -> None:
+    """The warm and fresh processes on states a --keep run left, this code beside --baseline-ref."""
+    work = args.reuse
+    print(f"# bench/scale.py --reuse — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.2f}, code {subprocess.run(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}, "
+          f"states of {work}\n")
+    qfile = work / "queries.json"
+    texts = json.loads(qfile.read_text())
+    rows_latency, rows_rss, rows_fresh = [], [], []
+    try:
+        for n in [int(s) for s in args.sizes.split(",") if s]:
+            runs = [("this code", ROOT)]
+            if args.baseline_ref:
+                runs.append((f"before ({args.baseline_ref})", baseline_worktree(args.baseline_ref, work)))
+            warm_rows(n, work / f"state-{n}", qfile, texts, runs, args, rows_latency, rows_rss, rows_fresh)
+    finally:
+        for p in work.glob("baseline-*"):
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(p)], capture_output=True)
+    print_tables([], [], rows_latency, rows_rss, rows_fresh, [])
+
+
+def print_tables(rows_build, rows_overlap, rows_latency, rows_rss, rows_fresh, rows_ops) -> None:
+    """The tables that have rows (a --reuse run measures only the warm and fresh processes)."""
+    for title, header, rows in (
+        ("Durable ingest, vectors, the approximate index",
+         ["episodes", "ingest (s)", "episodes/s", "target", "vectors written (s)", "index built (s)", "segments"],
+         rows_build),
+        ("The dense tier's top 10 against the exact top 10 (real question vectors)",
+         ["episodes", "search", "overlap (%)", "target", "search p50 / p95 (ms)"], rows_overlap),
+        ("A warm process: recall latency (ms, p50 / p95; production deadlines)",
+         ["episodes", "code", "tiers asked", "wall", "target", "per tier"], rows_latency),
+        ("A warm process: RSS (MB)",
+         ["episodes", "code", "set-up (s)", "after set-up", "after the queries", "of which private / mapped files",
+          "peak", "target"], rows_rss),
+        ("Fresh processes answered by the recall daemon (ms, p50 / p95; what a hook pays per turn)",
+         ["episodes", "code", "daemon warm after (s)", "ars recall --json", "target",
+          "a turn's context: hook process", "of which the daemon's answer", "target"], rows_fresh),
+        ("ars forget of one episode (a fresh process each, median / slowest of 3), ars rebuild, "
+         "disk per 100,000 episodes (MB)",
+         ["episodes", "forget (s)", "target", "rebuild (s)", "disk per 100k by file", "disk per 100k"], rows_ops),
+    ):
+        if rows:
+            print(f"## {title}\n")
+            table(header, rows)
 
 if __name__ == "__main__":
     main()
