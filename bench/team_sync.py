@@ -56,6 +56,7 @@ from core.config import Settings  # noqa: E402
 from core.memory.memory import Memory  # noqa: E402
 
 BATCH = 500  # episodes per ingest batch (one ledger fsync each)
+PUSH_ONLY_ENV = "BENCH_PUSH_ONLY"
 
 
 def settings(state: Path, uri: str, ns: str, host: str, **kw) -> Settings:
@@ -71,6 +72,12 @@ def child(state: str, ns: str, host: str, corpora: str, uri: str, expected: int)
 
     mem = Memory(settings(Path(state), uri, ns, host))
     mem.recover()
+    if os.environ.get(PUSH_ONLY_ENV) == "1":
+        # a host that only writes (--pullers): its sync pushes and reads nothing back, so that
+        # ten hosts x 100,000 do not need ten local copies of the whole million (~8 GB each)
+        from core.consumers.team_pull import PullReport
+
+        mem.sync.pull.run = lambda **_kw: PullReport(caught_up=True)
 
     def say(what: str) -> None:
         sys.stdout.write(f"{what} {time.time():.3f}\n" if " " not in what else what + "\n")
@@ -118,8 +125,10 @@ def child(state: str, ns: str, host: str, corpora: str, uri: str, expected: int)
 
 
 class Host:
-    def __init__(self, base: Path, ns: str, name: str, corpora: list[Path], uri: str, expected: int):
+    def __init__(self, base: Path, ns: str, name: str, corpora: list[Path], uri: str, expected: int,
+                 pulls: bool = True):
         self.state = base / name
+        self.pulls = pulls  # False: pushes only, holds only its own episodes (--pullers)
         self.ns, self.name, self.corpora, self.uri, self.expected = ns, name, corpora, uri, expected
         self.events: dict[str, float] = {}
         self.phases: dict | None = None  # the child's PHASES line: where its sync loop spent its time
@@ -129,7 +138,7 @@ class Host:
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--child", str(self.state), self.ns, self.name,
              ",".join(map(str, self.corpora)), self.uri, str(self.expected)],
-            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+            stdout=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, PUSH_ONLY_ENV: "0" if self.pulls else "1"})
         proc = self.proc
 
         def read() -> None:
@@ -177,12 +186,14 @@ def ids_of(path: Path) -> set[str]:
 
 
 def run_team(base: Path, uri: str, hosts: int, n: int, cache: Path, ns: str, kill: bool,
-             rng: random.Random, timeout: float) -> dict:
+             rng: random.Random, timeout: float, pullers: int | None = None) -> dict:
     """One run of ``hosts`` hosts in namespace ``ns`` plus an intruder; returns measurements and checks."""
     corpora = [corpus(cache, n, seed=100 + i) for i in range(hosts)]
     intruder_corpus = corpus(cache, max(n // 10, 50), seed=999)
     load_start = os.getloadavg()[0]
-    team = [Host(base, ns, f"{ns}-h{i + 1}", [c], uri, hosts * n) for i, c in enumerate(corpora)]
+    pullers = hosts if pullers is None else pullers
+    team = [Host(base, ns, f"{ns}-h{i + 1}", [c], uri, hosts * n if i < pullers else n, pulls=i < pullers)
+            for i, c in enumerate(corpora)]
     intruder = Host(base, f"{ns}-other", f"{ns}-x", [intruder_corpus], uri, max(n // 10, 50))
     everyone = [*team, intruder]
     for h in everyone:
@@ -220,7 +231,7 @@ def run_team(base: Path, uri: str, hosts: int, n: int, cache: Path, ns: str, kil
     starts, ingested, pushed, converged = (ev(w, team) for w in ("START", "INGESTED", "PUSHED", "CONVERGED"))
     complete = all(t is not None for t in converged)
     out = {
-        "hosts": hosts, "episodes_per_host": n, "team_episodes": hosts * n, "killed": killed,
+        "hosts": hosts, "pullers": pullers, "episodes_per_host": n, "team_episodes": hosts * n, "killed": killed,
         "complete": complete, "load": (load_start, os.getloadavg()[0]),
         "phases": {h.name: h.phases for h in team if h.phases},
     }
@@ -232,6 +243,8 @@ def run_team(base: Path, uri: str, hosts: int, n: int, cache: Path, ns: str, kil
         # every host holds every team episode
         last = max([h.events.get("ACKED") or 0.0 for h in team] + [(killed or {}).get("restarted", 0.0)])
         out["convergence_s"] = max(converged) - last
+        out["first_push_done_s"] = min(pushed) - t0
+        out["all_pushed_s"] = max(pushed) - t0
     out.update(check(team, intruder, uri, hosts * n, [ids_of(c) for c in corpora], ids_of(intruder_corpus)))
     return out
 
@@ -242,11 +255,12 @@ def check(team: list[Host], intruder: Host, uri: str, total: int, team_ids: list
 
     all_team = set().union(*team_ids)
     drift, dup, lost, leaks = [], 0, 0, 0
-    for h in [*team, intruder]:
+    for i, h in enumerate([*team, intruder]):
         mem = Memory(settings(h.state, uri, h.ns, h.name, neo4j_deadline=10.0, sqlite_deadline=10.0))
         try:
             st = mem.sync.status()
-            drift.append(st["drift"])
+            if h.pulls:  # a push-only host holds its own episodes, not the namespace's
+                drift.append(st["drift"])
             conn = mem.sqlite.team()
             dup += conn.execute("SELECT count(*) - count(DISTINCT id) FROM episodes").fetchone()[0]
             held = {r[0] for r in conn.execute("SELECT id FROM episodes")}
@@ -255,7 +269,7 @@ def check(team: list[Host], intruder: Host, uri: str, total: int, team_ids: list
                 lost += len(intruder_ids - held)
             else:
                 leaks += len(held & intruder_ids)
-                lost += len(all_team - held)
+                lost += len((all_team if h.pulls else team_ids[i]) - held)
                 g = mem.neo4j._run("MATCH (e:Episode {namespace: $ns}) RETURN count(e) AS c, count(DISTINCT e.id) AS d")[0]
                 dup += g["c"] - g["d"]
             # recall across the boundary: queries made from the other side's corpus
@@ -322,7 +336,7 @@ def solo(base: Path, uri: str, corpora: list[Path], timeout: float) -> Host:
 def steady(args, base: Path, cache: Path, uri: str, rng, server, admin, results: dict) -> None:
     """Run 1, the recall p95 after it, and the one-host baseline."""
     results["steady"] = run_team(base / "steady", uri, args.hosts, args.episodes, cache, "team",
-                                 False, rng, args.timeout)
+                                 False, rng, args.timeout, pullers=args.pullers)
     from synthetic import make_queries
 
     c1 = corpus(cache, args.episodes, seed=100)
@@ -357,6 +371,9 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=3600.0, help="per run, seconds")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--skip-solo", action="store_true")
+    ap.add_argument("--pullers", type=int, default=None,
+                    help="run 1: only the first N hosts pull (the others push only: no local copy of the whole "
+                         "namespace; a team at a million needs ~8 GB a full copy); default: every host")
     ap.add_argument("--only-trials", action="store_true", help="skip run 1, the recall and the solo baseline")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -426,7 +443,12 @@ def print_tables(r: dict, args) -> None:
                 f"{x['lost']} | {x['isolation_violations']} | {load} |")
 
     if s:
-        print(row("steady (run 1)", s))
+        pulling = s.get("pullers", s["hosts"])
+        print(row("steady (run 1)" if pulling == s["hosts"] else
+                  f"steady (run 1): {pulling} of {s['hosts']} hosts pull, the others push only", s))
+        if "all_pushed_s" in s:
+            print(f"\nrun 1: the first host's push was done {s['first_push_done_s']:.0f} s after the start, the "
+                  f"last's {s['all_pushed_s']:.0f} s (every team episode in the graph)")
     if s and s.get("phases"):
         print("\nwhere each host's sync loop spent run 1 (`sync run` in a loop: push and pull in turns; the pulls "
               "missing here ran in the sync that `ingest` runs when it is done)\n")
