@@ -66,7 +66,7 @@ def _code_stamp() -> list[tuple[str, int, int]]:
                     continue
                 if not e.is_dir():
                     out.append((rel + e.name, st.st_size, st.st_mtime_ns))
-            elif e.name != "__pycache__" and e.is_dir():
+            elif e.name != "__pycache__" and e.is_dir(follow_symlinks=False):  # as os.walk: no link loops
                 walk(e.path, rel + e.name + os.sep)
 
     for package in ("core", "tui"):
