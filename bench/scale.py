@@ -318,6 +318,19 @@ def baseline_worktree(ref: str, work: Path) -> Path:
     return dest
 
 
+def run_header(title: str) -> str:
+    """The first line of a run's output: when, where, how loaded, which commit."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    return (f"# {title} — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
+            f"load {os.getloadavg()[0]:.2f}, code {head}")
+
+
+def remove_worktrees(work: Path) -> None:
+    for p in work.glob("baseline-*"):
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(p)], capture_output=True)
+
+
 def prime_page_cache(state: Path) -> None:
     """Read every file of the state once, so that each code measured starts from the same warm page
     cache: the first code of a run otherwise paid the disk reads the next one was spared (after other
@@ -338,6 +351,8 @@ def warm_rows(n: int, state: Path, qfile: Path, texts: list[str], runs, args, ro
         progress(f"warm process: {label}")
         with readable_by(code, state):
             r = run_child(code, state, qfile, args.warmup)
+            progress(f"fresh processes with the recall daemon: {label}")
+            f = fresh_processes(code, state, texts, args.fresh)
         for what in ("dense", "sqlite", "fused"):
             t = r[what]
             tiers = "; ".join(f"{k} {v[0]:.1f} / {v[1]:.1f}" for k, v in t["tiers"].items())
@@ -347,9 +362,6 @@ def warm_rows(n: int, state: Path, qfile: Path, texts: list[str], runs, args, ro
         a, e = r["rss_setup"], r["rss_end"]
         rows_rss.append([f"{n:,}", label, f"{r['setup_s']:.1f}", f"{a['VmRSS']:.0f}", f"{e['VmRSS']:.0f}",
                          f"{e['RssAnon']:.0f} / {e['RssFile']:.0f}", f"{e['VmHWM']:.0f}", f"<= {rss_target:.0f}"])
-        progress(f"fresh processes with the recall daemon: {label}")
-        with readable_by(code, state):
-            f = fresh_processes(code, state, texts, args.fresh)
         rows_fresh.append([f"{n:,}", label, f"{f['daemon_ready_s'][0]:.1f}",
                            f"{pct(f['recall'], 50):.0f} / {pct(f['recall'], 95):.0f}", "<= 100",
                            f"{pct(f['context'], 50):.0f} / {pct(f['context'], 95):.0f}",
@@ -387,8 +399,7 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="ars-scale-", dir=args.workdir))
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    print(f"# bench/scale.py — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.2f}, code {subprocess.run(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}\n")
+    print(run_header("bench/scale.py") + "\n")
     real, qv, questions, model = real_vectors(work.parent / "ars-scale-real-vectors.npz"
                                               if args.workdir is None else Path(args.workdir) / "real-vectors.npz")
     rng = np.random.default_rng(args.seed)
@@ -437,8 +448,7 @@ def main() -> None:
                 (work / f"corpus-{n}.jsonl").unlink(missing_ok=True)
             (work / f"vecs-{n}.npy").unlink(missing_ok=True)
     finally:
-        for p in work.glob("baseline-*"):
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(p)], capture_output=True)
+        remove_worktrees(work)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     print_tables(rows_build, rows_overlap, rows_latency, rows_rss, rows_fresh, rows_ops)
@@ -447,9 +457,7 @@ def main() -> None:
 def reuse(args) -> None:
     """The warm and fresh processes on states a --keep run left, this code beside --baseline-ref."""
     work = args.reuse
-    print(f"# bench/scale.py --reuse — {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.2f}, code {subprocess.run(['git', '-C', str(ROOT), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()}, "
-          f"states of {work}\n")
+    print(run_header("bench/scale.py --reuse") + f", states of {work}\n")
     qfile = work / "queries.json"
     texts = json.loads(qfile.read_text())
     rows_latency, rows_rss, rows_fresh = [], [], []
@@ -460,8 +468,7 @@ def reuse(args) -> None:
                 runs.append((f"before ({args.baseline_ref})", baseline_worktree(args.baseline_ref, work)))
             warm_rows(n, work / f"state-{n}", qfile, texts, runs, args, rows_latency, rows_rss, rows_fresh)
     finally:
-        for p in work.glob("baseline-*"):
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(p)], capture_output=True)
+        remove_worktrees(work)
     print_tables([], [], rows_latency, rows_rss, rows_fresh, [])
 
 
@@ -488,6 +495,7 @@ def print_tables(rows_build, rows_overlap, rows_latency, rows_rss, rows_fresh, r
         if rows:
             print(f"## {title}\n")
             table(header, rows)
+
 
 if __name__ == "__main__":
     main()

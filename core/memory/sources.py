@@ -18,6 +18,7 @@ import os
 import stat
 import threading
 from array import array
+from itertools import pairwise
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -135,8 +136,7 @@ class SourceFile:
             ids.append(str(c))
         # ingestion writes spans in line order: sort only a registry that is not (a million
         # (start, end, id) tuples made to sort them were ~100 MB of a warm process's peak)
-        if any(starts[i] > starts[i + 1] or (starts[i] == starts[i + 1] and (ends[i], ids[i]) > (ends[i + 1], ids[i + 1]))
-               for i in range(len(starts) - 1)):
+        if any(a > b for a, b in pairwise(zip(starts, ends, ids))):
             order = sorted(range(len(ids)), key=lambda i: (starts[i], ends[i], ids[i]))
             starts, ends, ids = array("q", (starts[i] for i in order)), array("q", (ends[i] for i in order)), \
                 [ids[i] for i in order]
