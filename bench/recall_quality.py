@@ -20,7 +20,8 @@ other tier recall knows, e.g. ``dense``); ``fused`` (recall's default);
 ``fused3`` (neo4j, sqlite and files fused); ``fused-no<tier>`` (the default
 fusion without that tier); ``fused-rrf60`` / ``fused-rrf10`` / ``fused-score`` /
 ``fused-z`` (the default call's tier answers re-fused another way); ``fused-w<tier><weight>`` (the
-default fusion with one tier's weight changed, e.g. ``fused-wdense0.5``); ``fused-atk`` (each R@k
+default fusion with one tier's weight changed, e.g. ``fused-wdense0.5``; changes join with ``+``:
+``fused-noneo4j+wsqlite2``); ``fused-atk`` (each R@k
 from its own ``recall(k=k)`` call, as a caller asking for k gets it: the other systems take every
 R@k from one call at the largest k) and ``fused-atk-depthN`` (the same with
 ``core.memory.scoring.FUSION_DEPTH`` = N; 1 asks each tier for k hits only). A ``-noctx`` suffix
@@ -204,9 +205,8 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
             return [h.episode_id for h in res.hits][:kmax]
         reports = {r.tier: r.hits for r in res.tiers if r.hits}
         variant = base[len("fused-"):]
-        if variant.startswith("no"):
-            reports.pop(variant[2:], None)
-            return [h.episode_id for h in scoring.fuse(reports, kmax)]
+        if variant.startswith(("no", "w")):  # fused-noneo4j, fused-wdense0.5, fused-noneo4j+wsqlite2
+            return refused(reports, variant.split("+"), kmax)
         if variant.startswith("rrf"):
             saved = scoring.RRF_K
             scoring.RRF_K = int(variant[3:])
@@ -214,20 +214,31 @@ def ranked_for(mem: Memory, query: str, base: str, kmax: int, cache: dict,
                 return [h.episode_id for h in scoring.fuse(reports, kmax, mode="rrf")]
             finally:
                 scoring.RRF_K = saved
-        m = re.fullmatch(r"w([a-z0-9]+?)(\d+(?:\.\d+)?)", variant)
-        if m:  # fused-wdense0.5: the default fusion with that tier's weight changed
-            saved_w = dict(scoring.TIER_WEIGHT)
-            scoring.TIER_WEIGHT[m.group(1)] = float(m.group(2))
-            try:
-                return [h.episode_id for h in scoring.fuse(reports, kmax)]
-            finally:
-                scoring.TIER_WEIGHT.clear()
-                scoring.TIER_WEIGHT.update(saved_w)
         if variant in ("score", "z"):
             return [h.episode_id for h in scoring.fuse(reports, kmax, mode=variant)]
         raise SystemExit(f"unknown system fused-{variant}")
     tiers = "neo4j,sqlite,files" if base == "fused3" else base
     return [h.episode_id for h in mem.recall(query, k=kmax, tiers=tiers, now=ASKED).hits]
+
+
+def refused(reports: dict, changes: list[str], kmax: int) -> list[str]:
+    """The default call's tier answers fused again with ``changes`` applied together:
+    ``no<tier>`` leaves a tier out, ``w<tier><weight>`` changes its weight."""
+    reports = dict(reports)
+    saved_w = dict(scoring.TIER_WEIGHT)
+    try:
+        for change in changes:
+            m = re.fullmatch(r"w([a-z0-9]+?)(\d+(?:\.\d+)?)", change)
+            if m:
+                scoring.TIER_WEIGHT[m.group(1)] = float(m.group(2))
+            elif change.startswith("no"):
+                reports.pop(change[2:], None)
+            else:
+                raise SystemExit(f"unknown change {change!r} in a fused-...+... system")
+        return [h.episode_id for h in scoring.fuse(reports, kmax)]
+    finally:
+        scoring.TIER_WEIGHT.clear()
+        scoring.TIER_WEIGHT.update(saved_w)
 
 
 def dump_row(task: str, query: str, gold: list[str], res) -> dict:
