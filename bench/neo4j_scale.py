@@ -1,5 +1,7 @@
 """Neo4j at a million episodes: ``ars sync backfill`` into a server sized for it,
-then recall with the Neo4j tier in a warm process.
+then recall in a warm process: the Neo4j tier alone, fused recall as it runs by
+default (Neo4j standing by while SQLite answers), and fused recall asking Neo4j
+every time (``ARS_NEO4J_RECALL=always``), then the default again.
 
 Runs on a state directory ``bench/scale.py --keep`` left (its ``queries.json``
 beside it): a real Neo4j 5.26 from ``scripts/neo4j/run`` with the heap and
@@ -66,7 +68,11 @@ def warm(state: Path, uri: str, queries: list[str], warmup: int) -> dict:
     mem.deadlines = production
     from scale import timed_recalls
 
-    out = timed_recalls(mem, queries, (("neo4j", "neo4j"), ("fused, four tiers", None)))
+    out = timed_recalls(mem, queries, (("neo4j", "neo4j"),
+                                       ("fused (Neo4j standing by: the default)", None),
+                                       ("fused, Neo4j asked every time (ARS_NEO4J_RECALL=always)", None,
+                                        {"neo4j_recall": "always"}),
+                                       ("fused again, Neo4j standing by", None)))
     mem.close()
     return out
 
@@ -79,6 +85,7 @@ def main() -> None:
     ap.add_argument("--pagecache", default="3g")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--no-backfill", action="store_true", help="the store in --data holds the state already")
     args = ap.parse_args()
     queries = json.loads((args.state.parent / "queries.json").read_text())[: args.queries]
     n = sum(1 for _ in open(args.state / "ledger.jsonl", "rb"))
@@ -86,18 +93,23 @@ def main() -> None:
           f"load {os.getloadavg()[0]:.2f}, heap {args.heap}, page cache {args.pagecache}, {n:,} ledger lines\n")
     proc, uri = start_neo4j(args.data, args.heap, args.pagecache)
     try:
-        backfill_s, out = ars(args.state, uri, "sync", "backfill", "--json")
-        rep = json.loads(out.strip().splitlines()[-1])
+        backfill_s, rep = None, None
+        if not args.no_backfill:
+            backfill_s, out = ars(args.state, uri, "sync", "backfill", "--json")
+            rep = json.loads(out.strip().splitlines()[-1])
         store_mb = du_mb(args.data)
         res = warm(args.state, uri, queries, args.warmup)
     finally:
         proc.terminate()
         proc.wait(timeout=120)
     print("| measure | value |\n|---|---|")
-    print(f"| `ars sync backfill` (a fresh process) | {backfill_s:,.0f} s for {rep['applied']:,} episodes "
-          f"({rep['applied'] / backfill_s:,.0f}/s), ok={rep['ok']} |")
-    print(f"| Neo4j store on disk | {store_mb:,.0f} MB ({store_mb * 2**20 / max(rep['applied'], 1) / 1024:.1f} KiB per "
-          "episode, with its indexes and transaction logs) |")
+    if rep is not None:
+        print(f"| `ars sync backfill` (a fresh process) | {backfill_s:,.0f} s for {rep['applied']:,} episodes "
+              f"({rep['applied'] / backfill_s:,.0f}/s), ok={rep['ok']} |")
+        print(f"| Neo4j store on disk | {store_mb:,.0f} MB ({store_mb * 2**20 / max(rep['applied'], 1) / 1024:.1f} "
+              "KiB per episode, with its indexes and transaction logs) |")
+    else:
+        print(f"| Neo4j store on disk (backfilled before, --no-backfill) | {store_mb:,.0f} MB |")
     for label, r in res.items():
         per = "; ".join(f"{t} {a:.1f} / {b:.1f}" for t, (a, b) in r["tiers"].items())
         print(f"| warm recall, {label}: wall p50 / p95 (ms) | {r['p50']:.1f} / {r['p95']:.1f} "

@@ -190,11 +190,15 @@ def overlap(state: Path, model: str, vecs: np.ndarray, ids: list[str], qv: np.nd
 
 
 def timed_recalls(mem, queries: list[str], sets) -> dict:
-    """For each (label, tiers) of ``sets``: the wall ms of every query's recall (p50, p95), each
-    tier's own latency (p50, p95) and how often each tier answered with which status."""
+    """For each (label, tiers) or (label, tiers, settings changed) of ``sets``: the wall ms of every
+    query's recall (p50, p95), each tier's own latency (p50, p95) and how often each tier answered
+    with which status."""
     res: dict = {}
-    for label, tiers in sets:
+    for label, tiers, *changed in sets:
         wall, per, status = [], {}, {}
+        saved = mem.settings
+        if changed:
+            mem.settings = saved.model_copy(update=changed[0])
         for q in queries:
             t = time.perf_counter()
             r = mem.recall(q, k=10, tiers=tiers)
@@ -203,6 +207,7 @@ def timed_recalls(mem, queries: list[str], sets) -> dict:
                 if tr.status != "skipped":
                     per.setdefault(tr.tier, []).append(tr.latency_ms)
                     status[f"{tr.tier} {tr.status}"] = status.get(f"{tr.tier} {tr.status}", 0) + 1
+        mem.settings = saved
         res[label] = {"p50": float(np.percentile(wall, 50)), "p95": float(np.percentile(wall, 95)),
                       "tiers": {t: np.percentile(v, [50, 95]).tolist() for t, v in per.items()}, "status": status}
     return res

@@ -67,7 +67,7 @@ REEXPORTED: Table = {
     **each("core.infra.local_time", "local_time", "local_short", "local_zone"),
     "inbox_urgency": ("core.inbox.urgency", "urgency"),
     "gate_rules": ("core.inbox.gate", None),
-    **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT"),
+    **each("core.memory.scoring", "FUSION", "FUSION_DEPTH", "RRF_K", "TIER_WEIGHT", "fusion_weights"),
     **each("core.memory.confidence", "cue", "weak_result"),
     **each("core.memory.episode_text", "EpisodeText", "PAGE_CHARS", "MAX_PAGE_CHARS"),
     **each("core.govern.redact", "PLACEHOLDER_RE", "redact_text"),

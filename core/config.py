@@ -52,6 +52,9 @@ class Settings(BaseModel):
     neo4j_deadline: float = 0.25
     sqlite_deadline: float = 0.25
     files_deadline: float = 0.5
+    # Recall without --tiers asks Neo4j only when SQLite does not answer ("standby":
+    # the two index the same words, core/memory/recall.py STANDBY), or every time ("always").
+    neo4j_recall: Literal["standby", "always"] = "standby"
     # Driver fail-fast settings; the driver's defaults wait about 60 s.
     neo4j_connect_timeout: float = 1.0
     # The circuit breaker: after a failure Neo4j is not asked again for this

@@ -37,6 +37,15 @@ FAILED = ("down", "timeout", "error")
 # oversubscribed took over 10 s, and the tier then sat out the whole query)
 PREPARE_TIMEOUT = 10.0
 PREPARE_PER_DEADLINE = 4.0
+# Why Neo4j stands by (ARS_NEO4J_RECALL=standby, the default): its full-text index
+# holds the same words of the same episodes as SQLite's (it answers only what this
+# host's SQLite vouches for), so asking both is one lexical vote paid twice. At a
+# million episodes on two cores its JVM took the CPU the other tiers needed: fused
+# recall p95 104.7 ms with it, 47 without. Fusion gives SQLite both tiers' weight
+# (scoring.SAME_WORDS), which measured within noise of the three-tier fusion on
+# LoCoMo and MADial dev. Neo4j answers whenever SQLite does not, and when asked
+# by name; ARS_NEO4J_RECALL=always asks both every time.
+STANDBY = "standby: SQLite answered with the same words (ARS_NEO4J_RECALL=always asks both)"
 
 
 def _not_configured(tier: str) -> str:
@@ -71,12 +80,23 @@ class Recall:
         depth = max(k, scoring.FUSION_DEPTH)  # the order must not depend on k
         ask = depth * OVERFETCH if q.scope else depth  # post-filtered tiers need more candidates
         reports: dict[str, TierReport] = {}
-        primary = wanted or ["neo4j", "sqlite", *(["dense"] if self.dense_in_default() else [])]
+        standby = wanted is None and self.neo4j_stands_by()
+        primary = wanted or [*([] if standby else ["neo4j"]), "sqlite",
+                             *(["dense"] if self.dense_in_default() else [])]
         self.prepare(primary if wanted else [*primary, "files"])
         start = time.monotonic()  # the tiers' clocks start once their set-up is done
         reports.update(self._fan_out(q, ask, primary, start))
+        if standby:
+            if reports["sqlite"].status in ANSWERED:
+                reports["neo4j"] = TierReport(tier="neo4j", status="skipped", error=STANDBY)
+            else:
+                # Neo4j holds the same words: it answers in SQLite's place, on its own
+                # deadline from now (a fallback, as the raw files are; so are they, below)
+                start = time.monotonic()
+                self.prepare(["neo4j"])
+                reports.update(self._fan_out(q, ask, ["neo4j"], start))
         if wanted is None:
-            if any(reports[t].status in ANSWERED for t in primary):
+            if any(r.status in ANSWERED for r in reports.values()):
                 reports["files"] = TierReport(tier="files", status="skipped",
                                               error="fallback only: an index tier answered")
             else:
@@ -105,6 +125,11 @@ class Recall:
         return RecallResult(query=q.text, tokens=q.tokens, k=k, tiers=ordered, hits=hits,
                             degraded=degraded, latency_ms=(time.perf_counter() - t0) * 1000,
                             times=[w.label() for w in q.windows])
+
+    def neo4j_stands_by(self) -> bool:
+        """Whether a recall without --tiers leaves Neo4j out while SQLite answers
+        (``ARS_NEO4J_RECALL``, ``STANDBY``)."""
+        return self.settings.neo4j_recall == "standby" and bool(self.settings.neo4j_uri)
 
     def _timed(self, hits) -> None:
         """When each hit happened, from SQLite for those whose tiers did not say (dense)."""

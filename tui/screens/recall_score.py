@@ -60,10 +60,12 @@ def placeholders_marked(text: str) -> str:
     return "".join(out)
 
 
-def score_tables(h: Hit, names: list[str]):
+def score_tables(h: Hit, names: list[str], weights: dict[str, float] | None = None):
     """How the fused score is made (each tier's contribution, weight times
     its normalised score, adds up to it), then each tier's components (each
-    column adds up to that tier's score)."""
+    column adds up to that tier's score). ``weights``: what fusion weighted each
+    tier by in this answer (``fusion_weights``: SQLite answering without Neo4j
+    carries both lexical tiers' weight); ``TIER_WEIGHT`` when not given."""
     from rich.console import Group
 
     fused = Table(box=None, padding=(0, 1), show_header=True, header_style="bold", expand=False)
@@ -78,7 +80,7 @@ def score_tables(h: Hit, names: list[str]):
             v = others.pop(key, None)
             if v is None:
                 continue
-            w = TIER_WEIGHT.get(t, 1.0)
+            w = (weights or TIER_WEIGHT).get(t, 1.0)
             how = f"{w:.2f}/({RRF_K}+{th.rank})" if FUSION == "rrf" else f"{w:.2f} × {v / w if w else 0:.3f}"
             fused.add_row(t, f"#{th.rank}", how, f"{v:.4f}")  # the tier's name whole (fuse_s… said nothing)
     for c, v in others.items():  # a component core adds to fusion later

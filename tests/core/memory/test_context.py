@@ -203,7 +203,26 @@ def test_fusion_takes_any_tier_with_its_weight(monkeypatch):
     fused = {h.episode_id: h for h in scoring.fuse(reports, 5)}
     assert fused["Y"].breakdown["fuse_other"] == pytest.approx(0.25)
     assert fused["Z"].breakdown["fuse_other"] == pytest.approx(0.25 * scoring.SCORE_FLOOR)
-    assert fused["Y"].score == pytest.approx(scoring.SCORE_FLOOR + 0.25)
+    # SQLite answering without Neo4j carries both lexical tiers' weight (scoring.SAME_WORDS)
+    assert fused["Y"].score == pytest.approx(2 * scoring.SCORE_FLOOR + 0.25)
+
+
+def test_one_lexical_tier_fuses_as_both_would():
+    """Neo4j and SQLite index the same words: SQLite alone with the dense tier ranks and
+    scores as SQLite and Neo4j giving the same answer would, and each keeps its own
+    weight when both answer."""
+    lexical = [_hit("sqlite", "X", 1, 3.0), _hit("sqlite", "Y", 2, 2.5), _hit("sqlite", "Z", 3, 1.0)]
+    dense = [_hit("dense", "Z", 1, 0.9), _hit("dense", "W", 2, 0.5), _hit("dense", "Y", 3, 0.1)]
+    both = scoring.fuse({"neo4j": [_hit("neo4j", h.episode_id, h.rank, h.score) for h in lexical],
+                         "sqlite": lexical, "dense": dense}, 5)
+    alone = scoring.fuse({"sqlite": lexical, "dense": dense}, 5)
+    assert [(h.episode_id, h.score) for h in alone] == [(h.episode_id, h.score) for h in both]
+    assert [h.episode_id for h in alone] == ["X", "Y", "Z", "W"]
+    assert alone[0].breakdown == {"fuse_sqlite": pytest.approx(2.0)}
+    assert both[0].breakdown == {"fuse_neo4j": pytest.approx(1.0), "fuse_sqlite": pytest.approx(1.0)}
+    assert scoring.fusion_weights(["sqlite", "dense"]) == {"sqlite": 2.0, "dense": 1.0}
+    assert scoring.fusion_weights(["neo4j", "sqlite", "dense"]) == {"neo4j": 1.0, "sqlite": 1.0, "dense": 1.0}
+    assert scoring.fusion_weights(["files"]) == {"files": scoring.TIER_WEIGHT["files"]}
 
 
 def test_explain_shows_the_context_component(state_dir, tmp_path):

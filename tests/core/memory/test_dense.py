@@ -319,7 +319,7 @@ def test_dense_answers_with_neo4j_down(neo4j_server, neo4j_uri, tmp_path, state_
     neo4j_server.stop()
     try:
         mem2 = make_memory(state_dir, neo4j_uri=neo4j_uri)
-        r = mem2.recall("trekking outdoors with a pet", k=3)
+        r = mem2.recall("trekking outdoors with a pet", k=3, tiers="neo4j,sqlite,dense")
         assert r.degraded and r.tier("neo4j").status in ("down", "error", "timeout")
         assert r.tier("dense").status == "ok" and r.hits[0].episode_id == "d:hike"
         ingest(mem2, [write_episodes(tmp_path / "late.jsonl", [{**LATE, "source": "manual"}])], fmt="episodes")

@@ -13,9 +13,44 @@ from core.errors import BadQuery
 from conftest import SAMPLE, make_memory, write_episodes
 
 
-def test_fused_hits_keep_every_tier_breakdown(memory_neo4j):
+def test_neo4j_stands_by_while_sqlite_answers(memory_neo4j):
+    """Recall without --tiers asks SQLite, not Neo4j, whose full-text holds the same words;
+    SQLite's answer carries both lexical tiers' weight, and the report says why Neo4j sat out."""
     ingest(memory_neo4j, [SAMPLE])
     r = memory_neo4j.recall("Neo4j outage recall", k=5)
+    assert not r.degraded
+    assert [(t.tier, t.status) for t in r.tiers] == [("neo4j", "skipped"), ("sqlite", "ok"), ("files", "skipped")]
+    assert r.tier("neo4j").error.startswith("standby: SQLite answered") and not r.tier("neo4j").hits
+    top = r.hits[0]
+    assert top.episode_id == "openclaw:s-0412:0" and set(top.per_tier) == {"sqlite"}
+    assert top.breakdown["fuse_sqlite"] == pytest.approx(2.0)  # its best hit, both tiers' weight
+    assert [h.episode_id for h in memory_neo4j.recall("Neo4j outage recall", k=5, tiers="neo4j").hits][0] \
+        == "openclaw:s-0412:0"  # asked by name, it answers
+
+
+def test_neo4j_answers_in_place_of_a_sqlite_that_cannot(state_dir, neo4j_uri):
+    mem = make_memory(state_dir, neo4j_uri=neo4j_uri)
+    ingest(mem, [SAMPLE])
+    assert mem.recall("部署回滚 backfill", k=3, tiers="neo4j").hits
+    mem.close()
+    (state_dir / "memory.sqlite").unlink()
+    (state_dir / "memory.sqlite").mkdir()  # SQLite cannot open a directory
+    mem2 = make_memory(state_dir, neo4j_uri=neo4j_uri)
+    try:
+        r = mem2.recall("部署回滚 backfill")
+        assert r.degraded and r.tier("sqlite").status == "error"
+        assert r.tier("neo4j").status == "ok" and r.tier("files").status == "skipped"
+        assert r.hits[0].episode_id == "openclaw:s-0420:0" and set(r.hits[0].per_tier) == {"neo4j"}
+        assert r.hits[0].breakdown["fuse_neo4j"] == pytest.approx(2.0)
+    finally:
+        mem2.close()
+
+
+def test_fused_hits_keep_every_tier_breakdown(state_dir, neo4j_uri):
+    mem = make_memory(state_dir, neo4j_uri=neo4j_uri, neo4j_recall="always")
+    ingest(mem, [SAMPLE])
+    r = mem.recall("Neo4j outage recall", k=5)
+    mem.close()
     assert not r.degraded
     assert [t.status for t in r.tiers] == ["ok", "ok", "skipped"]
     top = r.hits[0]
@@ -54,10 +89,17 @@ def test_files_tier_answers_when_the_index_tiers_cannot(state_dir):
 
 def test_recall_with_neo4j_stopped_mid_test(neo4j_server, neo4j_uri, state_dir):
     # the production deadlines: this test is about answering inside them
-    mem = make_memory(state_dir, neo4j_uri=neo4j_uri, neo4j_deadline=0.25, sqlite_deadline=0.25, files_deadline=0.5)
+    mem = make_memory(state_dir, neo4j_uri=neo4j_uri, neo4j_deadline=0.25, sqlite_deadline=0.25, files_deadline=0.5,
+                      neo4j_recall="always")
+    standby = make_memory(state_dir, neo4j_uri=neo4j_uri, neo4j_deadline=0.25, sqlite_deadline=0.25,
+                          files_deadline=0.5)
     ingest(mem, [SAMPLE])
     neo4j_server.stop()
     try:
+        # standing by, Neo4j is not asked while SQLite answers: a stopped server costs nothing
+        r = standby.recall("Alice weekly plan")
+        standby.close()
+        assert not r.degraded and r.tier("neo4j").status == "skipped" and r.hits[0].episode_id == "hermes:h-88:0"
         for _ in range(3):
             t0 = time.monotonic()
             r = mem.recall("Alice weekly plan")

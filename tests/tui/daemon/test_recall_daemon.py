@@ -211,14 +211,18 @@ def _alive(pid: int) -> bool:
 def test_daemon_keeps_neo4j_warm(seeded: Path, neo4j_uri: str):
     neo = {"ARS_NEO4J_URI": neo4j_uri, "ARS_NEO4J_DEADLINE": "3"}  # roomy: a busy CI is not the subject
     assert run("sync", "run", "--state", str(seeded), env=neo).returncode == 0
-    q = ["recall", "Neo4j outage", "--json", "--state", str(seeded)]
+    # asked by name: without tiers it stands by while SQLite answers, and must be warm when it does not
+    q = ["recall", "Neo4j outage", "--tiers", "neo4j,sqlite", "--json", "--state", str(seeded)]
     assert run(*q, env=neo).returncode == 0
     wait_ready(seeded, neo)
     for _ in range(3):
         r = run(*q, env=neo)
         tiers = {t["tier"]: t["status"] for t in json.loads(r.stdout)["tiers"]}
         assert tiers["neo4j"] == "ok" and tiers["sqlite"] == "ok", r.stdout
-    assert served(seeded, neo) == 3
+    r = run("recall", "Neo4j outage", "--json", "--state", str(seeded), env=neo)
+    tiers = {t["tier"]: t["status"] for t in json.loads(r.stdout)["tiers"]}
+    assert tiers["neo4j"] == "skipped" and tiers["sqlite"] == "ok", r.stdout
+    assert served(seeded, neo) == 4
 
 
 def test_a_state_path_too_long_for_a_socket_listens_in_a_private_user_dir(tmp_path: Path):
