@@ -47,6 +47,9 @@ def test_recall_table_shows_tier_status_and_components(ingested):
     assert "openclaw:s-0413:0" in r.stdout
     assert "sqlite ok" in r.stdout and "files ok" in r.stdout
     assert "bm25" in r.stdout and "scan" in r.stdout
+    # a tier not asked says why in a word or two
+    line = ars("recall", "第一性原理", "--state", str(ingested)).stdout.strip().splitlines()[-1]
+    assert line.startswith("neo4j skipped (not configured) · sqlite ok") and "files skipped (fallback only)" in line
 
 
 def test_recall_at_80_columns_is_three_lines_a_hit_never_a_word_a_line(ingested):
