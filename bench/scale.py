@@ -28,8 +28,10 @@ tool calls and decisions, Chinese and English, 200-2,000 characters):
    runs the same child from its worktree at the first size.
 6. ``ars forget`` of one episode (a fresh process), and disk per 100,000.
 
-Neo4j is not in this run (``--no-neo4j`` is the only mode yet): the fused
-row is SQLite + dense + the raw-file scan.
+Neo4j is not in the full run: the fused row is SQLite + dense (the raw-file
+scan is their fallback). ``--reuse DIR --neo4j-uri URI`` measures the warm and
+fresh processes with a Neo4j holding the state configured (bench/neo4j_scale.py
+backfills one), each code asking it as that code does.
 Prints markdown tables; targets beside the numbers, never asserted.
 """
 
@@ -234,8 +236,13 @@ def child(state: Path, queries: list[str], warmup: int) -> None:
     print(json.dumps(res), flush=True)
 
 
+# --neo4j-uri: the settings every measured process gets besides its code's (ARS_NEO4J_URI)
+EXTRA_ENV: dict[str, str] = {}
+
+
 def run_child(code: Path, state: Path, queries_file: Path, warmup: int) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    env.update(EXTRA_ENV)
     env["PYTHONPATH"] = str(code)
     env["ARS_EMBEDDER"] = MODEL_KIND
     cmd = [sys.executable, str(ROOT / "bench" / "scale.py"), "--child", str(state), "--queries-file", str(queries_file),
@@ -252,6 +259,7 @@ def fresh_processes(code: Path, state: Path, queries: list[str], n: int) -> dict
     from recall_latency import stop_daemons, time_process, wait_daemon
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
+    env.update(EXTRA_ENV)
     env.update({"PYTHONPATH": str(code), "ARS_EMBEDDER": MODEL_KIND, "ARS_RECALL_DAEMON": "auto",
                 "ARS_RECALL_DAEMON_IDLE": "600"})
     ars = [sys.executable, "-m", "tui.entry"]
@@ -388,6 +396,9 @@ def main() -> None:
     ap.add_argument("--reuse", type=Path, default=None,
                     help="a directory --keep left (state-N and queries.json): only the warm and fresh processes, "
                          "this code and --baseline-ref at every size")
+    ap.add_argument("--neo4j-uri", default=None,
+                    help="with --reuse: every measured process has this Neo4j configured (a server holding the "
+                         "state, e.g. bench/neo4j_scale.py's store); each code then asks it as that code does")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--queries-file", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--code", type=Path, help=argparse.SUPPRESS)
@@ -462,7 +473,10 @@ def main() -> None:
 def reuse(args) -> None:
     """The warm and fresh processes on states a --keep run left, this code beside --baseline-ref."""
     work = args.reuse
-    print(run_header("bench/scale.py --reuse") + f", states of {work}\n")
+    if args.neo4j_uri:
+        EXTRA_ENV["ARS_NEO4J_URI"] = args.neo4j_uri
+    neo = f", Neo4j configured ({args.neo4j_uri})" if args.neo4j_uri else ""
+    print(run_header("bench/scale.py --reuse") + f", states of {work}{neo}\n")
     qfile = work / "queries.json"
     texts = json.loads(qfile.read_text())
     rows_latency, rows_rss, rows_fresh = [], [], []
