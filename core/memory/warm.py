@@ -2,8 +2,12 @@
 
 A Neo4j JVM just started answers a new query shape in hundreds of ms until it has
 compiled it, so the warm-up recall is repeated, at most ``rounds`` times, until Neo4j
-answers inside half its read deadline (asked by name: recall leaves it standing by while SQLite
-answers); SQLite's statistics are read by a first recall without tiers.
+answers inside half its read deadline; SQLite's statistics are read by the same recall.
+Standing by (``ARS_NEO4J_RECALL=standby``, core/memory/recall.py) Neo4j is not in that
+recall, so one round does: its query is planned (``Neo4jStore.warm``) and nothing more.
+A daemon that warmed it round after round was ready 10 s after start at a million instead
+of 3, and until then each turn's hook answers by itself, too slowly for its deadline; a
+fallback that finds Neo4j slower than usual is already the degraded case.
 """
 
 from __future__ import annotations
@@ -22,10 +26,8 @@ def warm_up(memory: "Memory", deadline: float = 10.0, rounds: int = 12) -> None:
     try:
         if memory.neo4j is not None:
             memory.neo4j.warm()
-        memory.recall("warm up", k=1)
-        for _ in range(rounds if memory.neo4j is not None else 0):
-            # by name: standing by, Neo4j answers when SQLite does not, and must be warm then
-            neo = memory.recall("warm up", k=1, tiers="neo4j").tier("neo4j")
+        for _ in range(rounds):
+            neo = memory.recall("warm up", k=1).tier("neo4j")
             slow = neo is not None and neo.status in ("ok", "empty") \
                 and neo.latency_ms > saved.get("neo4j", 0.0) * 500  # half the read deadline
             if not slow:
