@@ -5,9 +5,10 @@ compiled it, so the warm-up recall is repeated, at most ``rounds`` times, until 
 answers inside half its read deadline; SQLite's statistics are read by the same recall.
 Standing by (``ARS_NEO4J_RECALL=standby``, core/memory/recall.py) Neo4j is not in that
 recall, so one round does: its query is planned (``Neo4jStore.warm``) and nothing more.
-A daemon that warmed it round after round was ready 10 s after start at a million instead
-of 3, and until then each turn's hook answers by itself, too slowly for its deadline; a
-fallback that finds Neo4j slower than usual is already the degraded case.
+Warming it round after round by name would hold the daemon back (on a server just
+started, a daemon that did was ready 10 s after start at a million; without those rounds,
+3.7 s), and until the daemon is ready each turn's hook answers by itself, too slowly for
+its deadline; a fallback that finds Neo4j slower than usual is already the degraded case.
 """
 
 from __future__ import annotations
