@@ -41,7 +41,7 @@ PREPARE_PER_DEADLINE = 4.0
 # holds the same words of the same episodes as SQLite's (it answers only what this
 # host's SQLite vouches for), so asking both is one lexical vote paid twice. At a
 # million episodes on two cores its JVM took the CPU the other tiers needed: fused
-# recall p95 104.7 ms with it, 47 without. Fusion gives SQLite both tiers' weight
+# recall p95 80-85 ms asking it, 44-47 not, in one process. Fusion gives SQLite both tiers' weight
 # (scoring.SAME_WORDS), which measured within noise of the three-tier fusion on
 # LoCoMo and MADial dev. Neo4j answers whenever SQLite does not, and when asked
 # by name; ARS_NEO4J_RECALL=always asks both every time.

@@ -76,9 +76,10 @@ TIER_WEIGHT: dict[str, float] = {"neo4j": 1.0, "sqlite": 1.0, "dense": 1.0, "fil
 # one lexical vote: the tiers of SAME_WORDS that answered share the weight of all
 # of them. Both answering: each its own weight, as before. One answering (recall
 # leaves Neo4j standing by while SQLite answers, core/memory/recall.py): it
-# carries both. On LoCoMo / MADial dev, fusion without Neo4j's answer lost 2.7
-# R@10 at equal weights and was within noise of the three-tier fusion with
-# SQLite's weight doubled (-0.4, CI -0.5 to +1.3 / +1.2, -3.8 to 0.0).
+# carries both. On LoCoMo dev, fusion without Neo4j's answer lost 2.7 R@10 at
+# equal weights; with SQLite carrying both weights it was within noise of the
+# three-tier fusion: LoCoMo R@10 -0.4 (95 % CI -1.3 to +0.5), MADial R@5 +1.2
+# (0.0 to +3.8).
 SAME_WORDS = ("neo4j", "sqlite")
 # Fusion (``fuse``): "score" or "rrf", chosen on LoCoMo and MADial dev
 # (bench/recall_quality.py --systems fused,fused-rrf60,fused-rrf10).
