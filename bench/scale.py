@@ -240,11 +240,15 @@ def child(state: Path, queries: list[str], warmup: int) -> None:
 EXTRA_ENV: dict[str, str] = {}
 
 
-def run_child(code: Path, state: Path, queries_file: Path, warmup: int) -> dict:
+def measured_env(code: Path, **settings: str) -> dict[str, str]:
+    """A measured process's environment: none of this shell's ARS_* settings, the run's
+    (EXTRA_ENV), ``code`` on the path, the bench's embedder, then ``settings``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
-    env.update(EXTRA_ENV)
-    env["PYTHONPATH"] = str(code)
-    env["ARS_EMBEDDER"] = MODEL_KIND
+    return {**env, **EXTRA_ENV, "PYTHONPATH": str(code), "ARS_EMBEDDER": MODEL_KIND, **settings}
+
+
+def run_child(code: Path, state: Path, queries_file: Path, warmup: int) -> dict:
+    env = measured_env(code)
     cmd = [sys.executable, str(ROOT / "bench" / "scale.py"), "--child", str(state), "--queries-file", str(queries_file),
            "--warmup", str(warmup), "--code", str(code)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=code, timeout=3600)
@@ -258,10 +262,7 @@ def fresh_processes(code: Path, state: Path, queries: list[str], n: int) -> dict
     recall daemon (started by the first call, as an agent's first turn starts it), as a hook runs them."""
     from recall_latency import stop_daemons, time_process, wait_daemon
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ARS_")}
-    env.update(EXTRA_ENV)
-    env.update({"PYTHONPATH": str(code), "ARS_EMBEDDER": MODEL_KIND, "ARS_RECALL_DAEMON": "auto",
-                "ARS_RECALL_DAEMON_IDLE": "600"})
+    env = measured_env(code, ARS_RECALL_DAEMON="auto", ARS_RECALL_DAEMON_IDLE="600")
     ars = [sys.executable, "-m", "tui.entry"]
     time_process(ars + ["recall", queries[0], "--json", "--state", str(state)], env, code)
     waited = wait_daemon(ars, state, env, code, limit=300)

@@ -237,11 +237,12 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows
     """
     mode = mode or FUSION
     merged: dict[str, Hit] = {}
-    shares = tier_shares([tier for tier, hits in reports.items() if hits])
+    answered = [tier for tier, hits in reports.items() if hits]
+    weights = fusion_weights(answered)
     for tier, hits in reports.items():
         if not hits:
             continue
-        w = TIER_WEIGHT.get(tier, 1.0) * shares[tier]  # fusion_weights()
+        w = weights[tier]
         if mode == "score":
             contribution = _normalised(hits)
         elif mode == "z":
@@ -260,7 +261,7 @@ def fuse(reports: dict[str, list[Hit]], k: int, mode: str | None = None, windows
             for t in h.matched_tokens:
                 if t not in m.matched_tokens:
                     m.matched_tokens.append(t)
-    answering = sum(shares.values())  # the lexical vote counts as both its tiers
+    answering = sum(tier_shares(answered).values())  # the lexical vote counts as both its tiers
     for m in merged.values():
         if windows and any(w.period == "day" and w.holds(m.ts) for w in windows):
             m.breakdown["time"] = round(answering * (1.0 if m.matched_tokens else TIME_FLOOR), 6)
