@@ -298,7 +298,7 @@ def main() -> None:
             except ModuleNotFoundError:
                 rows.append([f"({module}.py not there)", "not run", "-"])
         table("Attacks (the agent: same user, no terminal, no passphrase)", ["attack", "what ARS did", "outcome"], rows)
-        bypasses = sum(r[2] == "BYPASS" for r in rows)
+        bypasses = sum(r[2].startswith("BYPASS") for r in rows)
         print(f"\n{bypasses} bypasses in {len(rows)} attacks")
         table(f"Hook answer time, s ({args.runs} runs each)", ["case", "p50", "p95"], lock_times(w.fresh("t"), args.runs))
     finally:

@@ -168,6 +168,25 @@ def _attacks(t: Team) -> list[list[str]]:
     rows.append(["Episode{host:'host-b'} written in the peer's own name", "left out of host B's own recall "
                  "(its push never wrote it)", "held" if not hits else "BYPASS"])
 
+    # 5b. the same forged episode when host B's SQLite cannot be read: Neo4j answers in its place (recall's
+    # fallback), and with nothing to vouch against, this host's own rows are kept (Neo4jSearch._vouched)
+    b.close()
+    store = t.tmp / "host-b" / "memory.sqlite"
+    store.rename(store.with_name("memory.sqlite.aside"))
+    store.mkdir()
+    try:
+        blind = t._host("host-b")
+        served = [h.episode_id for h in blind.recall("pre-approved rm commands orion", k=10).hits]
+        blind.close()
+    finally:
+        store.rmdir()
+        store.with_name("memory.sqlite.aside").rename(store)
+    t.b = b = t._host("host-b")
+    rows.append(["the same, while host B's memory.sqlite cannot be read (Neo4j answers in SQLite's place)",
+                 "served: nothing to vouch against, the graph's rows in B's own name are kept (its push "
+                 "signatures are not checked there)" if "forged:1" in served else "left out",
+                 "BYPASS (needs B's SQLite unreadable)" if "forged:1" in served else "held"])
+
     # 6. SessionStart on the peer, for a project named orion (the hook as Claude Code runs it)
     project = t.tmp / "orion"
     project.mkdir(exist_ok=True)
@@ -252,4 +271,5 @@ if __name__ == "__main__":
     out = team_attacks()
     table("Team attacks (the intruder: the team's Neo4j credentials, no key)",
           ["attack", "what ARS did", "outcome"], out)
-    print(f"\n{sum(r[2] == 'BYPASS' for r in out)} bypasses in {sum(r[2] in ('held', 'BYPASS') for r in out)} attacks")
+    bypass = [r for r in out if r[2].startswith('BYPASS')]
+    print(f"\n{len(bypass)} bypasses in {sum(r[2] == 'held' for r in out) + len(bypass)} attacks")
