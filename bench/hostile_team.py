@@ -169,7 +169,7 @@ def _attacks(t: Team) -> list[list[str]]:
                  "(its push never wrote it)", "held" if not hits else "BYPASS"])
 
     # 5b. the same forged episode when host B's SQLite cannot be read: Neo4j answers in its place (recall's
-    # fallback), and with nothing to vouch against, this host's own rows are kept (Neo4jSearch._vouched)
+    # fallback), and with nothing to vouch against, only rows B's own key signed may be kept (Neo4jSearch._vouched)
     b.close()
     store = t.tmp / "host-b" / "memory.sqlite"
     store.rename(store.with_name("memory.sqlite.aside"))
@@ -184,7 +184,8 @@ def _attacks(t: Team) -> list[list[str]]:
     t.b = b = t._host("host-b")
     rows.append(["the same, while host B's memory.sqlite cannot be read (Neo4j answers in SQLite's place)",
                  "served: nothing to vouch against, the graph's rows in B's own name are kept (its push "
-                 "signatures are not checked there)" if "forged:1" in served else "left out",
+                 "signatures are not checked there)" if "forged:1" in served
+                 else "left out: only what B's own key signed is kept when SQLite cannot vouch",
                  "BYPASS (needs B's SQLite unreadable)" if "forged:1" in served else "held"])
 
     # 6. SessionStart on the peer, for a project named orion (the hook as Claude Code runs it)

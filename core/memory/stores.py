@@ -69,6 +69,7 @@ class Stores:
             # the graph's answers (core/team/local.py)
             self._neo4j.on_written = self._record_digests
             self._neo4j.vouch = self._vouch
+            self._neo4j.own_key = self._own_key
         return self._neo4j
 
     def _record_digests(self, digests) -> None:
@@ -78,6 +79,11 @@ class Stores:
         from core.team import local as team_local
 
         return team_local.vouched(self.sqlite.team(), rows, self.identity)
+
+    def _own_key(self):
+        from core.team import host_key
+
+        return host_key.load(self.state_dir)
 
     def neo4j_opened(self):
         """The Neo4j store if this process created its driver (None: not yet, or not configured)."""

@@ -64,7 +64,7 @@ RETURN """ + named("e") + """ AS id, s AS score, c AS context, e.summary AS summ
        e.source AS source, coalesce(e.last_ts, e.first_ts) AS ts, e.host AS host, e.agent AS agent,
        [(e)-[:MENTIONS]->(n) | [n.name, n.type]] AS entities,
        e.id AS eid, e.seq AS seq, e.session_id AS session_id, e.channel AS channel, e.topics AS topics,
-       e.first_ts AS first_ts, e.last_ts AS last_ts, e.message_count AS message_count
+       e.first_ts AS first_ts, e.last_ts AS last_ts, e.message_count AS message_count, e.batch AS batch
 """
 
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
@@ -193,8 +193,9 @@ class Neo4jSearch:
         (signed by that host's pinned key). Anything else in the graph (an
         episode written there under some host's name, or altered there) is left
         out. A store no state directory stands behind (tests, benchmarks) has no
-        ``vouch`` and keeps every row; with SQLite unreadable, this host's own
-        rows are kept and no other host's. Returns (kept, left out)."""
+        ``vouch`` and keeps every row; with SQLite unreadable (Neo4j then answers in
+        its place), only the rows in this host's name that its own key signed are
+        kept (``_signed_by_me``). Returns (kept, left out)."""
         if self.vouch is None or not rows:
             return rows, 0
         from core.team.digest import digest
@@ -203,10 +204,27 @@ class Neo4jSearch:
                  for r in rows if r["id"] is not None and r["eid"] is not None]
         try:
             ok = self.vouch(asked)
-        except Exception:  # noqa: BLE001 - SQLite cannot say: this host's own answers only
-            ok = {r["id"] for r in rows if r["host"] == self.host}
+        except Exception:  # noqa: BLE001 - SQLite cannot say: this host's own signed answers only
+            ok = self._signed_by_me(rows)
         kept = [r for r in rows if r["id"] in ok]
         return kept, len(rows) - len(kept)
+
+    def _signed_by_me(self, rows: list[dict]) -> set[str]:
+        """The rows in this host's name whose batch this host's own key signed, with
+        their content as signed: the pull's check (core/team/verify.py) with this host's
+        key as the pin. A row written in this host's name by someone else with the graph's
+        credentials has no such batch."""
+        from core.team.verify import BatchCache, row_digest
+
+        key = self.own_key() if self.own_key is not None else None
+        mine = [r for r in rows if r["host"] == self.host and isinstance(r.get("batch"), str)]
+        if key is None or not mine:
+            return set()
+        cache = BatchCache()
+        cache.fill(self, self.namespace, self.host, key.public, {r["batch"] for r in mine})
+        return {r["id"] for r in mine
+                if (cache.items.get((self.host, r["batch"])) or {}).get(r["eid"])
+                == row_digest(self.namespace, self.host, {**r, "id": r["eid"]})}
 
     def _ranked(self, q: Query, limit: int, deadline: float, k: int | None):
         import time
