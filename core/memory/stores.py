@@ -69,7 +69,7 @@ class Stores:
             # the graph's answers (core/team/local.py)
             self._neo4j.on_written = self._record_digests
             self._neo4j.vouch = self._vouch
-            self._neo4j.own_key = self._own_key
+            self._neo4j.own_signed = self._own_signed
         return self._neo4j
 
     def _record_digests(self, digests) -> None:
@@ -80,10 +80,14 @@ class Stores:
 
         return team_local.vouched(self.sqlite.team(), rows, self.identity)
 
-    def _own_key(self):
+    def _own_signed(self, rows) -> set[str]:
         from core.team import host_key
+        from core.team.verify import signed_by
 
-        return host_key.load(self.state_dir)
+        key = host_key.load(self.state_dir)
+        if key is None:  # never pushed: no row in the graph is this host's
+            return set()
+        return signed_by(self._neo4j, self._neo4j.namespace, self._neo4j.host, key.public, rows)
 
     def neo4j_opened(self):
         """The Neo4j store if this process created its driver (None: not yet, or not configured)."""

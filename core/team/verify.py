@@ -76,3 +76,16 @@ def signed_rows(store, namespace: str, pins: "Pins", host: str, rows: list[dict[
             continue
         ok.append({**r, "digest": d})
     return ok, bad
+
+
+def signed_by(store, namespace: str, host: str, public_b64: str, rows: list[dict[str, Any]]) -> set[str]:
+    """The ``id`` of each row of ``host`` whose batch ``public_b64`` signed with the row's
+    content as signed: ``signed_rows``' check with that key as the pin. A row carries its
+    episode id as ``eid`` and its name as ``id`` (the search's rows)."""
+    mine = [r for r in rows if r.get("host") == host and isinstance(r.get("batch"), str)]
+    if not mine:
+        return set()
+    cache = BatchCache()
+    cache.fill(store, namespace, host, public_b64, {r["batch"] for r in mine})
+    return {r["id"] for r in mine if (cache.items.get((host, r["batch"])) or {}).get(r["eid"])
+            == row_digest(namespace, host, {**r, "id": r["eid"]})}

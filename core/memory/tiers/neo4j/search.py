@@ -195,7 +195,7 @@ class Neo4jSearch:
         out. A store no state directory stands behind (tests, benchmarks) has no
         ``vouch`` and keeps every row; with SQLite unreadable (Neo4j then answers in
         its place), only the rows in this host's name that its own key signed are
-        kept (``_signed_by_me``). Returns (kept, left out)."""
+        kept (``own_signed``, given by the stores). Returns (kept, left out)."""
         if self.vouch is None or not rows:
             return rows, 0
         from core.team.digest import digest
@@ -205,26 +205,9 @@ class Neo4jSearch:
         try:
             ok = self.vouch(asked)
         except Exception:  # noqa: BLE001 - SQLite cannot say: this host's own signed answers only
-            ok = self._signed_by_me(rows)
+            ok = self.own_signed(rows) if self.own_signed is not None else set()
         kept = [r for r in rows if r["id"] in ok]
         return kept, len(rows) - len(kept)
-
-    def _signed_by_me(self, rows: list[dict]) -> set[str]:
-        """The rows in this host's name whose batch this host's own key signed, with
-        their content as signed: the pull's check (core/team/verify.py) with this host's
-        key as the pin. A row written in this host's name by someone else with the graph's
-        credentials has no such batch."""
-        from core.team.verify import BatchCache, row_digest
-
-        key = self.own_key() if self.own_key is not None else None
-        mine = [r for r in rows if r["host"] == self.host and isinstance(r.get("batch"), str)]
-        if key is None or not mine:
-            return set()
-        cache = BatchCache()
-        cache.fill(self, self.namespace, self.host, key.public, {r["batch"] for r in mine})
-        return {r["id"] for r in mine
-                if (cache.items.get((self.host, r["batch"])) or {}).get(r["eid"])
-                == row_digest(self.namespace, self.host, {**r, "id": r["eid"]})}
 
     def _ranked(self, q: Query, limit: int, deadline: float, k: int | None):
         import time

@@ -47,9 +47,9 @@ class Neo4jStore(Neo4jConnection, Neo4jSchema, Neo4jWrites, Neo4jSearch):
         self.host_key = None
         self.on_written = None
         self.vouch = None
-        # () -> this host's key as its state directory holds it: with SQLite unreadable,
-        # the rows in this host's name that its own key signed are all ``vouch`` can keep
-        self.own_key = None
+        # rows -> the ids of those in this host's name that its own key signed (core/team/verify.py
+        # ``signed_by``): with SQLite unreadable, all that recall keeps of the graph's answers
+        self.own_signed = None
         self.notices: list[str] = []  # one line each, for the person (a graph migrated)
         # Causal consistency: every session of this driver carries the bookmarks
         # of the writes before it, so on a cluster (neo4j://) a read sent to a
