@@ -19,6 +19,9 @@ EntityType = Literal[
 TierName = Literal["neo4j", "sqlite", "dense", "files"]
 TIER_NAMES: tuple[TierName, ...] = ("neo4j", "sqlite", "dense", "files")
 TierStatus = Literal["ok", "down", "timeout", "error", "skipped", "empty"]
+# Why a tier was skipped, in a word or two (the CLI's tier line, the dashboard's tier bar):
+# Neo4j standing by while SQLite answers, the raw files as a fallback only, a tier not set up
+SkipReason = Literal["standby", "fallback only", "not configured", "off"]
 
 
 class Model(BaseModel):
@@ -106,6 +109,7 @@ class TierReport(Model):
     status: TierStatus
     latency_ms: float = 0.0
     error: str = ""
+    skip_reason: SkipReason | None = None  # with status "skipped": why (``error`` says it in full)
     hits: list[Hit] = Field(default_factory=list)
     candidates: int = 0  # how many episodes the tier scored before cutting to k
     not_embedded: int | None = None  # dense: stored episodes with no vector yet (`ars sync run`)

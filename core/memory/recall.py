@@ -25,7 +25,7 @@ from core.govern.tombstone import load as forgotten_set
 from core.memory import scoring
 from core.memory.query import parse_tiers, prepare_query
 from core.memory.scoring import Query, fuse
-from core.memory.tiers.base import Tier, one_line
+from core.memory.tiers.base import DENSE_OFF, Tier, one_line
 from core.models import TIER_NAMES, RecallResult, TierReport
 from core.team.scope import OVERFETCH, Scope, keep_in_scope, parse_scope
 
@@ -48,8 +48,12 @@ PREPARE_PER_DEADLINE = 4.0
 STANDBY = "standby: SQLite answered with the same words (ARS_NEO4J_RECALL=always asks both)"
 
 
-def _not_configured(tier: str) -> str:
-    return "off (ARS_EMBEDDER=off)" if tier == "dense" else "not configured (set ARS_NEO4J_URI)"
+def _not_configured(tier: str) -> TierReport:
+    """The report of a tier this state does not have."""
+    if tier == "dense":
+        return TierReport(tier=tier, status="skipped", skip_reason="off", error=DENSE_OFF)
+    return TierReport(tier=tier, status="skipped", skip_reason="not configured",
+                      error="not configured (set ARS_NEO4J_URI)")
 
 
 class Recall:
@@ -88,7 +92,7 @@ class Recall:
         reports.update(self._fan_out(q, ask, primary, start))
         if standby:
             if reports["sqlite"].status in ANSWERED:
-                reports["neo4j"] = TierReport(tier="neo4j", status="skipped", error=STANDBY)
+                reports["neo4j"] = TierReport(tier="neo4j", status="skipped", skip_reason="standby", error=STANDBY)
             else:
                 # Neo4j holds the same words: it answers in SQLite's place, on its own
                 # deadline from now (a fallback, as the raw files are; so are they, below)
@@ -97,7 +101,7 @@ class Recall:
                 reports.update(self._fan_out(q, ask, ["neo4j"], start))
         if wanted is None:
             if any(r.status in ANSWERED for r in reports.values()):
-                reports["files"] = TierReport(tier="files", status="skipped",
+                reports["files"] = TierReport(tier="files", status="skipped", skip_reason="fallback only",
                                               error="fallback only: an index tier answered")
             else:
                 # same clock as the index tiers: recall answers within the largest deadline
@@ -207,7 +211,7 @@ class Recall:
                 out[name] = TierReport(tier=name, status="error", error=one_line(exc))
                 continue
             if tier is None:
-                out[name] = TierReport(tier=name, status="skipped", error=_not_configured(name))
+                out[name] = _not_configured(name)
                 continue
             deadline = start + self.deadlines[name]
             futures[name] = self._pools[name].submit(tier.search, q, k, deadline)
@@ -236,7 +240,7 @@ class Recall:
                 out.append(TierReport(tier=name, status="error", error=one_line(exc)))
                 continue
             if tier is None:
-                out.append(TierReport(tier=name, status="skipped", error=_not_configured(name)))
+                out.append(_not_configured(name))
             else:
                 out.append(tier.health())
         return out

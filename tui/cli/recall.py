@@ -24,8 +24,8 @@ def tier_line(result: RecallResult) -> str:
     for t in result.tiers:
         style = STATUS_STYLE.get(t.status, "")
         lat = f" {t.latency_ms:.0f}ms" if t.status not in ("skipped",) else ""
-        if t.status == "skipped" and t.error:  # why, in a word or two: standby, fallback only, not configured
-            lat = f" ({_esc(t.error.split(':')[0].split(' (')[0])})"
+        if t.skip_reason:  # why, in a word or two: standby, fallback only, not configured, off
+            lat = f" ({t.skip_reason})"
         parts.append(f"{t.tier} [{style}]{t.status}[/]{lat}")
     line = " · ".join(parts)
     if result.degraded:

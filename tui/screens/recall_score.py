@@ -27,6 +27,8 @@ def tier_bar(app, r: RecallResult, cut: int) -> Text:
         out.append_text(tier_text(app, t.status))
         if t.status not in ("skipped",):
             out.append(f" {ms(t.latency_ms)}", style="dim")
+        elif t.skip_reason:  # standby, fallback only, not configured, off
+            out.append(f" ({t.skip_reason})", style="dim")
         if t.status in ("down", "timeout", "error") and t.error:
             out.append(f" ({one_line(t.error, 60)})", style="dim")
     shown = min(len(r.hits), cut)

@@ -41,6 +41,10 @@ class Tier(Protocol):
     def health(self) -> TierReport: ...
 
 
+# what a tier reports when ARS_EMBEDDER=off removes the dense tier (recall and the tier say it alike)
+DENSE_OFF = "off (ARS_EMBEDDER=off)"
+
+
 def one_line(exc: BaseException) -> str:
     """An exception as one line without secrets (URIs keep host and port only)."""
     msg = " ".join(str(exc).split()) or exc.__class__.__name__

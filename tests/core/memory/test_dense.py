@@ -395,6 +395,7 @@ def test_embedding_off_removes_the_tier(tmp_path, state_dir):
     assert mem.embeddings.run().error.startswith("embedding is off")
     r = mem.recall("hiking", k=3, tiers="sqlite,dense")
     assert r.tier("dense").status == "skipped" and "ARS_EMBEDDER=off" in r.tier("dense").error
+    assert r.tier("dense").skip_reason == "off"
     mem.close()
 
 

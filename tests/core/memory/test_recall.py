@@ -21,6 +21,7 @@ def test_neo4j_stands_by_while_sqlite_answers(memory_neo4j):
     assert not r.degraded
     assert [(t.tier, t.status) for t in r.tiers] == [("neo4j", "skipped"), ("sqlite", "ok"), ("files", "skipped")]
     assert r.tier("neo4j").error.startswith("standby: SQLite answered") and not r.tier("neo4j").hits
+    assert (r.tier("neo4j").skip_reason, r.tier("files").skip_reason) == ("standby", "fallback only")
     top = r.hits[0]
     assert top.episode_id == "openclaw:s-0412:0" and set(top.per_tier) == {"sqlite"}
     assert top.breakdown["fuse_sqlite"] == pytest.approx(2.0)  # its best hit, both tiers' weight
@@ -151,7 +152,7 @@ def test_empty_query_and_unknown_tier_are_bad_input(memory):
 def test_neo4j_not_configured_is_skipped_not_degraded(memory):
     ingest(memory, [SAMPLE])
     r = memory.recall("Alice")
-    assert r.tier("neo4j").status == "skipped"
+    assert r.tier("neo4j").status == "skipped" and r.tier("neo4j").skip_reason == "not configured"
     assert not r.degraded
 
 

@@ -31,7 +31,7 @@ from core.memory.embed.query import query_vector
 from core.models import Hit, TierReport
 from core.memory.scoring import Query
 from core.memory.snippet import snippet as make_snippet
-from core.memory.tiers.base import DeadlineExceeded, Lookup, guarded, one_line
+from core.memory.tiers.base import DENSE_OFF, DeadlineExceeded, Lookup, guarded, one_line
 
 NATIVE = "cosine"
 
@@ -114,7 +114,7 @@ class DenseTier:
     def health(self) -> TierReport:
         def probe() -> TierReport:
             if self.embedder is None:
-                return TierReport(tier=self.name, status="skipped", error="off (ARS_EMBEDDER=off)")
+                return TierReport(tier=self.name, status="skipped", skip_reason="off", error=DENSE_OFF)
             try:
                 store = self._vectors()
                 n = store.count(self.embedder.model_id)
@@ -138,7 +138,7 @@ class DenseTier:
 
     def _search(self, q: Query, k: int, deadline: float) -> TierReport:
         if self.embedder is None:
-            return TierReport(tier=self.name, status="skipped", error="off (ARS_EMBEDDER=off)")
+            return TierReport(tier=self.name, status="skipped", skip_reason="off", error=DENSE_OFF)
         qv = self._query_vector(q, deadline)
         note = ""
         try:
