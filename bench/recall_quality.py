@@ -241,12 +241,24 @@ def refused(reports: dict, changes: list[str], kmax: int) -> list[str]:
         scoring.TIER_WEIGHT.update(saved_w)
 
 
-def dump_row(task: str, query: str, gold: list[str], res) -> dict:
+def dump_row(task: str, query: str, gold: list[str], res, episodes: dict[str, dict]) -> dict:
     """One query's tier answers (each hit's rank, score and breakdown) for fitting the fusion offline
-    (bench/fit_fusion.py): what ``scoring.fuse`` saw, and the fused order it made."""
+    (bench/fit_fusion.py): what ``scoring.fuse`` saw, and the fused order it made; per hit also its
+    session (or "") and whether its text only asks (ends with a question mark), which the fitted
+    reorderings may read."""
+    held = {h.episode_id for r in res.tiers for h in r.hits}
     return {"task": task, "query": query, "gold": gold, "fused": [h.episode_id for h in res.hits],
             "tiers": {r.tier: [[h.episode_id, h.rank, h.score, h.breakdown,
-                                h.ts.isoformat() if h.ts else None] for h in r.hits] for r in res.tiers if r.hits}}
+                                h.ts.isoformat() if h.ts else None] for h in r.hits] for r in res.tiers if r.hits},
+            "episodes": {i: [episodes[i].get("session_id", ""), only_asks(episodes[i]["text"])]
+                         for i in held if i in episodes}}
+
+
+def only_asks(text: str) -> bool:
+    """Whether a unit's words end in a question (LoCoMo's rendering: the quoted turn, then any
+    ``[shares ...]``): a turn that only asks seldom holds what a question about it wants."""
+    said = re.sub(r'\s*\[shares [^\]]*\]\s*$', "", text).rstrip().rstrip('"\u201d').rstrip()
+    return said.endswith(("?", "\uff1f"))
 
 
 DUMP: list[dict] | None = None  # --dump: filled by evaluate
@@ -273,6 +285,7 @@ def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_st
     global ASKED
     for name, units, qs in tasks:
         eps = to_episodes(units)
+        by_id = {e["id"]: e for e in eps}
         ASKED = asked_after(eps)
         ids = [e["id"] for e in eps]
         results: dict[str, list[list[str]]] = {}
@@ -296,7 +309,7 @@ def evaluate(tasks, to_episodes, bm25_tok, ks, base: Path, settings_kw, neo4j_st
                     results[s].append(ranked_for(mem, query, parse_system(s)[0], kmax, cache, tuple(ks)))
                     lat[s].append((time.perf_counter() - t0) * 1000)
                 if DUMP is not None and with_ctx and "default" in cache:
-                    DUMP.append(dump_row(name, query, _gold, cache["default"]))
+                    DUMP.append(dump_row(name, query, _gold, cache["default"], by_id))
             mem.close()
         for s in systems:
             per_task[s][name] = {k: [] for k in ks}
