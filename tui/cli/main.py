@@ -25,6 +25,8 @@ from tui.cli.serve import serve_command  # ars serve: aiohttp loads only when it
 from tui.cli.supervisor import gate_app, supervisor_app
 from rich.markup import escape as _esc
 
+from tui.cli.short_help import fill_short_help
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="ARS: episodic memory, a bounded loop and a dashboard for personal AI agents.")
 
@@ -40,6 +42,7 @@ for name, command in [
 for name, group in [("sync", sync.sync_app), ("loop", loop.loop_app), ("inbox", inbox_app),
                     ("supervisor", supervisor_app), ("gate", gate_app), ("daemon", daemon_app)]:
     app.add_typer(group, name=name)
+fill_short_help(app)  # each command's help on one line in the command lists (tui/cli/short_help.py)
 
 
 def _lean_app(first: list[str]) -> typer.Typer | None:

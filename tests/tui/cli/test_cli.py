@@ -140,3 +140,28 @@ def test_ingest_reports_malformed_lines_and_keeps_the_rest(tmp_path):
     assert again["episodes_added"] == 0 and again["unchanged_files"] == 1
     forced = json.loads(ars("ingest", str(f), "--force", "--state", str(tmp_path / "s"), "--json").stdout)
     assert forced["episodes_added"] == 0 and forced["duplicates_skipped"] == 2
+
+
+@pytest.mark.parametrize("group", [[], ["loop"]])
+def test_command_lists_wrap_each_help_as_one_paragraph(group):
+    """typer kept a docstring's line breaks in the list of commands (ragged half-lines at any
+    width but the one the docstring was wrapped for): a line breaks only where the next word
+    would not fit (tui/cli/short_help.py)."""
+    out = ars(*group, "--help", env={"COLUMNS": "100"}).stdout
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if "─ Commands " in line)
+    panel = []
+    for line in lines[start + 1:]:
+        if line.startswith("╰"):
+            break
+        panel.append(line.strip()[1:-1])  # inside the borders
+    column = min(len(p) - len(p.lstrip()[len(p.lstrip().split()[0]):].lstrip()) for p in panel if p[1] != " ")
+    room = max(len(p[column:].rstrip()) for p in panel)  # as wide as rich filled any line
+    checked = 0
+    for here, after in zip(panel, panel[1:]):
+        if after[1] != " ":  # the next line starts the next command
+            continue
+        text, nxt = here[column:].rstrip(), after[column:].split()[0]
+        assert len(text) + 1 + len(nxt) > room, f"broken before it had to: {here!r} / {after!r}"
+        checked += 1
+    assert checked, out  # some help wraps at 100 columns: the check saw continuation lines
