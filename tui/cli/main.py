@@ -22,10 +22,9 @@ from tui.cli.daemon import daemon_app
 from tui.cli.inbox import inbox_app
 from tui.cli.mcp import mcp_command
 from tui.cli.serve import serve_command  # ars serve: aiohttp loads only when it runs
+from tui.cli.short_help import fill_short_help
 from tui.cli.supervisor import gate_app, supervisor_app
 from rich.markup import escape as _esc
-
-from tui.cli.short_help import fill_short_help
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="ARS: episodic memory, a bounded loop and a dashboard for personal AI agents.")
