@@ -70,3 +70,16 @@ class AuditLoaded(Message):
     def __init__(self, records: dict):
         super().__init__()
         self.records = records
+
+
+class RequestContextRead(Message):
+    """A request's context (the agent's last turns, related memories) read by the Inbox's
+    worker. A message, not a call from the thread: one that arrives after its screen was
+    removed (a view switch, the app closing) is dropped with the screen, where a call ran
+    on a screen whose panes were gone."""
+
+    def __init__(self, key: str, request_id: str, markup: str):
+        super().__init__()
+        self.key = key
+        self.request_id = request_id
+        self.markup = markup

@@ -9,6 +9,7 @@ from textual import work
 
 from core.api import InboxRequest, LoopState
 
+from tui.messages import RequestContextRead
 from tui.widgets.request_pane import context_markup
 from tui.widgets.status import one_line
 
@@ -52,9 +53,9 @@ class InboxContext:
                         if h.snippet]
         except Exception as exc:  # noqa: BLE001 - a recall that fails says so in one line
             memories = [f"recall failed: {one_line(str(exc), 160)}"]
-        self.app.call_from_thread(self._context_read, key, r.id, context_markup(turns, memories, loop=s is not None))  # type: ignore[attr-defined]
+        self.post_message(RequestContextRead(key, r.id, context_markup(turns, memories, loop=s is not None)))  # type: ignore[attr-defined]
 
-    def _context_read(self, key: str, request_id: str, markup: str) -> None:
-        self.__dict__.setdefault("_ctx_cache", {})[request_id] = markup
-        if self.current_key() == key:  # type: ignore[attr-defined]
+    def on_request_context_read(self, msg: RequestContextRead) -> None:
+        self.__dict__.setdefault("_ctx_cache", {})[msg.request_id] = msg.markup
+        if self.current_key() == msg.key:  # type: ignore[attr-defined]
             self.show_request()  # type: ignore[attr-defined]
