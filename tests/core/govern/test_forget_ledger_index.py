@@ -105,7 +105,7 @@ def test_a_store_from_before_the_index_scans_what_it_held_then(state_dir):
     memory.close()
     size = Ledger(state_dir).size()
     memory = make_memory(state_dir)
-    assert any("upgraded to schema 4" in n and "nothing re-indexed" in n for n in memory.sqlite.notices)
+    assert any("upgraded to schema 5" in n and "nothing re-indexed" in n for n in memory.sqlite.notices)
     at, lines_from, _applied = memory.sqlite.ledger_lines(["manual:s0:3"])
     assert at == [] and lines_from == size
     memory.store([episodes(30, secret_at=25)[25]])

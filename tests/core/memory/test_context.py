@@ -92,6 +92,42 @@ def test_sqlite_context_is_filled_and_rewritten_when_a_neighbour_arrives(state_d
     mem.close()
 
 
+def test_the_episode_a_reply_answers_counts_twice_in_its_context(state_dir, tmp_path):
+    """An episode is most often the reply to the one before it: that one's words count twice in
+    its context field, the others' once; so of two replies alike in their own words, the one
+    answering what the question names comes first."""
+    mem = roomy(make_memory(state_dir))
+    ingest(mem, [transcript(tmp_path / "trip.jsonl", TURNS + [LATER])])
+    terms = dict(mem.sqlite._conn().execute(
+        "SELECT e.id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"))
+    t = [terms[f"jsonl:trip:{i}"] for i in range(4)]
+    assert contexts(mem)["jsonl:trip:2"] == " ".join([t[0], t[1], t[1], t[3]])  # trip:1 twice
+    assert contexts(mem)["jsonl:trip:0"] == " ".join([t[1], t[2]])  # what comes after: once
+    assert contexts(mem)["jsonl:trip:3"] == " ".join([t[1], t[2], t[2]])
+    mem.close()
+
+
+def test_a_schema_4_store_is_not_re_indexed_and_says_how_to_refresh(tmp_path, capsys):
+    """Schema 5 weighs the replied-to episode twice. A schema 4 store opens at once (a million
+    episodes re-indexed would hold up the first hook for minutes): it says so, and what gives
+    every episode the new context."""
+    path = tmp_path / "memory.sqlite"
+    store = SqliteStore(path)
+    conn = store._conn()
+    with conn:
+        conn.execute("INSERT INTO episodes (rowid, id, source, session_id, text) VALUES (1, 'x', 'manual', 's', 'a')")
+        conn.execute("INSERT INTO episodes_fts (rowid, terms, context) VALUES (1, 'a', 'old context')")
+        conn.execute("PRAGMA user_version = 4")
+    store.close()
+    store = SqliteStore(path)
+    assert store.notices == ["memory.sqlite: upgraded to schema 5 (the episode each one answers counts twice in "
+                             "its session context): nothing re-indexed: the episodes written from now on and "
+                             "their neighbours take the new context, `ars rebuild` gives it to every episode"]
+    assert "ars rebuild" in capsys.readouterr().err
+    assert store._conn().execute("SELECT context FROM episodes_fts WHERE rowid = 1").fetchone()[0] == "old context"
+    store.close()
+
+
 def test_episodes_without_a_session_get_no_context(memory, tmp_path):
     src = tmp_path / "eps.jsonl"
     src.write_text("\n".join(json.dumps({"id": f"m{i}", "text": t}) for i, t in enumerate(TURNS)) + "\n")
@@ -276,18 +312,20 @@ def test_a_store_with_the_old_schema_is_upgraded_in_place(tmp_path, capsys):
     path = tmp_path / "memory.sqlite"
     old_store(path)
     store = SqliteStore(path)
-    assert store.notices == ["memory.sqlite: upgraded to schema 4 (session context column; role labels and tool "
-                             "boilerplate no longer indexed; where each episode is in the ledger, for ars forget): "
+    assert store.notices == ["memory.sqlite: upgraded to schema 5 (session context column; role labels and tool "
+                             "boilerplate no longer indexed; where each episode is in the ledger, for ars forget; "
+                             "the episode each one answers counts twice in its session context): "
                              "4 episodes re-indexed, none lost (a Neo4j store takes the new terms with "
                              "`ars sync backfill`)"]
-    assert "upgraded to schema 4" in capsys.readouterr().err
+    assert "upgraded to schema 5" in capsys.readouterr().err
     conn = store._conn()
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert store.count() == 4 and store.applied_offset() == 1234
     ctx = dict(conn.execute("SELECT e.id, f.context FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"))
     # the terms are the episodes' own text tokenised again (stemmed), the neighbours' in the context column
-    assert ctx == {"a1": "book the cabin pack the tent", "a2": "we plan the kayak trip pack the tent",
-                   "a3": "we plan the kayak trip book the cabin", "b1": ""}
+    # (the one just before, which an episode answers, twice)
+    assert ctx == {"a1": "book the cabin pack the tent", "a2": "we plan the kayak trip we plan the kayak trip pack the tent",
+                   "a3": "we plan the kayak trip book the cabin book the cabin", "b1": ""}
     report = store.search(prepare_query("tent"), 5, time.monotonic() + 10)
     assert [h.episode_id for h in report.hits][0] == "a3" and {h.episode_id for h in report.hits} == {"a1", "a2", "a3"}
     store.close()
@@ -313,7 +351,8 @@ def test_a_version_2_store_stops_indexing_the_transcripts_role_labels(tmp_path, 
         conn.execute("PRAGMA user_version = 2")
     store.close()
     store = SqliteStore(path)
-    assert "role labels and tool boilerplate no longer indexed; where each episode is in the ledger, for ars forget): 2 episodes re-indexed" in store.notices[0]
+    assert ("role labels and tool boilerplate no longer indexed; where each episode is in the ledger, for ars forget; "
+            "the episode each one answers counts twice in its session context): 2 episodes re-indexed") in store.notices[0]
     capsys.readouterr()
     terms = dict(store._conn().execute("SELECT e.id, f.terms FROM episodes e JOIN episodes_fts f ON f.rowid = e.rowid"))
     assert "assist" not in terms["t1"].split() and "user" not in terms["t1"].split()

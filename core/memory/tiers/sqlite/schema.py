@@ -77,10 +77,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
 VOCAB_SCHEMA = "CREATE VIRTUAL TABLE IF NOT EXISTS episodes_vocab USING fts5vocab(episodes_fts, row);"
 # PRAGMA user_version of the layout above. 1 (or 0): before session context; 2: transcripts' role
 # labels and tool-argument names were index terms (core/memory/text.py strip_scaffolding); 3: no
-# ledger_lines.
-SCHEMA_VERSION = 4
+# ledger_lines; 4: the context field weighed every neighbour alike (core/memory/context.py
+# REPLIED_TO_WEIGHT). A store of schema 4 is not re-indexed on open (at a million episodes that
+# would hold up whichever hook opened it first for minutes): its contexts take the new weight as
+# their sessions grow, and all of them with `ars rebuild`.
+SCHEMA_VERSION = 5
 WHAT_CHANGED = {1: "session context column", 2: "role labels and tool boilerplate no longer indexed",
-                3: "where each episode is in the ledger, for ars forget"}
+                3: "where each episode is in the ledger, for ars forget",
+                4: "the episode each one answers counts twice in its session context"}
 # versions before this one indexed other terms: the FTS table is built again
 TERMS_VERSION = 3
 # bm25 weight of the context column against 1.0 for the episode's own terms.
@@ -131,7 +135,9 @@ class SqliteSchema:
                 if old:
                     what = "; ".join(WHAT_CHANGED[v] for v in sorted(WHAT_CHANGED) if v >= max(version, 1))
                     done = (f"{n} episodes re-indexed, none lost (a Neo4j store takes the new terms with "
-                            "`ars sync backfill`)") if version < TERMS_VERSION else "nothing re-indexed"
+                            "`ars sync backfill`)") if version < TERMS_VERSION else (
+                        "nothing re-indexed: the episodes written from now on and their neighbours take the "
+                        "new context, `ars rebuild` gives it to every episode")
                     self.notices.append(f"{self.path.name}: upgraded to schema {SCHEMA_VERSION} ({what}): {done}")
             conn.execute("COMMIT")
         except BaseException:
