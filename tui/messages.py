@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from core.api import InboxRequest, LoopState
+from core.api import Explanation, InboxRequest, LoopState, RecallResult
 
 
 class LoopsListed(Message):
@@ -83,3 +83,23 @@ class RequestContextRead(Message):
         self.key = key
         self.request_id = request_id
         self.markup = markup
+
+
+class RecallAnswered(Message):
+    """The Recall view's search came back (its worker thread): the result and the cut-off
+    it was asked for, or the one-line reason the query was refused."""
+
+    def __init__(self, result: RecallResult | None, cut: int, refused: str = ""):
+        super().__init__()
+        self.result = result
+        self.cut = cut
+        self.refused = refused
+
+
+class ExplainAnswered(Message):
+    """The Recall view's explanation of one episode came back, or why it could not be given."""
+
+    def __init__(self, explanation: Explanation | None, refused: str = ""):
+        super().__init__()
+        self.explanation = explanation
+        self.refused = refused

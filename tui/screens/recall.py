@@ -33,6 +33,7 @@ from tui.modals import EpisodePicker
 from tui.widgets.status import one_line, short_ids, theme_style
 from tui.widgets.table import KeyedTable
 from tui.screens.base import DashboardView
+from tui.messages import ExplainAnswered, RecallAnswered
 from tui.screens.recall_score import explanation_text, placeholders_marked, score_tables, tier_bar
 
 FIT_VAR = {"strong": "text-success", "partial": "text-warning", "weak": "text-error"}
@@ -175,13 +176,21 @@ class RecallScreen(DashboardView):
 
     @work(thread=True, exclusive=True, group="recall")
     def run_recall(self, query: str, k: int, extra: int, tiers: str | None) -> None:
+        # messages, not calls from the thread: an answer that arrives after this view was
+        # removed (the app closing mid-search) is dropped with it
         try:
             result = self.app.ars.recall(query, k=k + extra, tiers=tiers)  # type: ignore[attr-defined]
         except BadInput as exc:
-            self.app.call_from_thread(self.show_error, str(exc))
+            self.post_message(RecallAnswered(None, k, refused=str(exc)))
             return
-        self.app.call_from_thread(self.app.record_recall, result.latency_ms)  # type: ignore[attr-defined]
-        self.app.call_from_thread(self.show_result, result, k)
+        self.post_message(RecallAnswered(result, k))
+
+    def on_recall_answered(self, msg: RecallAnswered) -> None:
+        if msg.result is None:
+            self.show_error(msg.refused)
+            return
+        self.app.record_recall(msg.result.latency_ms)  # type: ignore[attr-defined]
+        self.show_result(msg.result, msg.cut)
 
     def show_error(self, message: str) -> None:
         self.query_one("#tierbar", Static).update(f"[$text-error]{escape(message)}[/]")
@@ -351,9 +360,15 @@ class RecallScreen(DashboardView):
         try:
             ex = self.app.ars.explain(query, episode_id, k=k, tiers=tiers)  # type: ignore[attr-defined]
         except BadInput as exc:
-            self.app.call_from_thread(self.open_explain, f"[$text-error]{escape(str(exc))}[/]", "")
+            self.post_message(ExplainAnswered(None, refused=str(exc)))
             return
-        self.app.call_from_thread(self.show_explanation, ex)
+        self.post_message(ExplainAnswered(ex))
+
+    def on_explain_answered(self, msg: ExplainAnswered) -> None:
+        if msg.explanation is None:
+            self.open_explain(f"[$text-error]{escape(msg.refused)}[/]", "")
+        else:
+            self.show_explanation(msg.explanation)
 
     def open_explain(self, verdict: str, table: str, title: str = "Explain") -> None:
         pane = self.query_one("#explain-pane", VerticalScroll)
