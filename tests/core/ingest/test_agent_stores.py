@@ -175,6 +175,39 @@ conn.close()
     assert all(f"zz{i}zz" in text for i in range(300))
 
 
+def test_a_commit_that_leaves_the_store_files_looking_the_same_is_still_read(mem, tmp_path):
+    """A running agent's WAL restarts from its first frame after a checkpoint, so a commit can leave
+    the -wal file's size as it was, and an mtime within the clock's tick looks the same too. Files that
+    look unchanged prove nothing while a WAL is in use: the store's sessions are listed again (the busy
+    run's flake of test_store_written_by_another_process_while_ars_reads)."""
+    from openclaw_store import connect
+
+    store = OpenClawStore(tmp_path / ".openclaw").create()
+    writer = connect(store.db)
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    store.add_events("live", [header("live"), user("u1", None, "first message alpha", 1)], conn=writer)
+    writer.commit()
+    writer.execute("PRAGMA wal_checkpoint(RESTART)")
+    store.add_events("live", [user("u2", "u1", "second message bravo", 2)], conn=writer)
+    writer.commit()
+    wal = Path(f"{store.db}-wal")
+    assert wal.exists()
+    ingest(mem, [store.home])
+    looks = {p: (p.stat().st_size, p.stat().st_atime_ns, p.stat().st_mtime_ns) for p in (store.db, wal)}
+    # the next commit overwrites the same frames (a checkpoint restarted the WAL): same size
+    writer.execute("PRAGMA wal_checkpoint(RESTART)")
+    store.add_events("live", [user("u3", "u2", "third message charlie", 3)], conn=writer)
+    writer.commit()
+    for p, (size, atime, mtime) in looks.items():
+        assert p.stat().st_size == size, "the WAL did not restart: the test no longer shows the case"
+        os.utime(p, ns=(atime, mtime))  # within one tick of the clock: the same mtime
+    ingest(mem, [store.home])
+    writer.close()
+    text = "\n".join(e.text for e in episodes(mem).values())
+    assert "third message charlie" in text
+
+
 def test_a_busy_database_is_retried_not_an_error(tmp_path):
     db = tmp_path / "rollback.sqlite"  # a rollback-journal database: a writer's exclusive lock blocks readers
     conn = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
