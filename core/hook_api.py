@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from core.inbox.signing import pin_problem
     from core.infra.fsutil import PRIVATE_FILE, private_dir
     from core.ingest.stores.cursor import StoreCursors
-    from core.ingest.stores.layout import find_stores, store_signature
+    from core.ingest.stores.layout import find_stores, store_signature, wal_in_use
     from core.inbox.call_links import linked as call_linked, session_links as call_session_links, unlink as call_unlink
     from core.capture.checkpoints import CaptureBusy, checkpoint_age
     from core.capture.transcript import CaptureDeferred, capture_in as capture_transcript
@@ -33,7 +33,7 @@ HOOK_EXPORTS: Table = {
     **each("core.inbox.key_memory", "no_dumps", "wipe"),
     **each("core.infra.fsutil", "PRIVATE_FILE", "private_dir"),  # the detached ingest's log
     **each("core.ingest.stores.cursor", "StoreCursors"),  # has an agent's store changed?
-    **each("core.ingest.stores.layout", "find_stores", "store_signature"),
+    **each("core.ingest.stores.layout", "find_stores", "store_signature", "wal_in_use"),
     "call_linked": ("core.inbox.call_links", "linked"),  # the request a held call was (its outcome)
     "call_session_links": ("core.inbox.call_links", "session_links"),  # a session's held calls' requests
     "call_unlink": ("core.inbox.call_links", "unlink"),  # a held call's outcome is recorded

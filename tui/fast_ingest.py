@@ -42,7 +42,7 @@ def unchanged(argv: list[str]) -> int | None:
     if parsed is None or os.environ.get("ARS_NEO4J_URI"):
         return None
     paths, state = parsed
-    from core.hook_api import StoreCursors, find_stores, store_signature  # not core.api: see core/hook_api.py
+    from core.hook_api import StoreCursors, find_stores, store_signature, wal_in_use  # not core.api: see core/hook_api.py
 
     state_dir = Path(state or os.environ.get("ARS_STATE_DIR") or "state")
     if not (state_dir / "store_cursors.json").is_file():
@@ -53,7 +53,8 @@ def unchanged(argv: list[str]) -> int | None:
                             or not Path(p).is_dir() and os.path.realpath(p) not in owned for p in paths):
             return None
         cursors = StoreCursors(state_dir)
-        if any(cursors.signature(u.key) != store_signature(u) for u in units):
+        # a running agent's store is never called unchanged here: its WAL can look the same (layout.wal_in_use)
+        if any(cursors.signature(u.key) != store_signature(u) or wal_in_use(u) for u in units):
             return None
     except OSError:
         return None

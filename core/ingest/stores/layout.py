@@ -168,6 +168,22 @@ def store_signature(unit: StoreUnit) -> str:
     return hashlib.sha1(json.dumps(rows).encode()).hexdigest()
 
 
+def wal_in_use(unit: StoreUnit) -> bool:
+    """Whether a database of the store has a WAL with frames in it (its agent is running). Then
+    files that look as they did prove nothing: after a checkpoint the WAL restarts at its first
+    frame, so a commit can leave its size as it was, and an mtime within one tick of the clock
+    looks the same. A same signature skips only a store at rest; a running one has its sessions
+    listed again (one query; only sessions whose version moved are read)."""
+    for p in unit.owned:
+        if p.name.endswith("-wal"):
+            try:
+                if p.stat().st_size > 0:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def _folders(unit: StoreUnit) -> list[Path]:
     if unit.kind != "openclaw":
         return [unit.path.parent]

@@ -2,7 +2,7 @@
 
 A store whose files have the signature recorded last, and no database of which
 has a WAL in use, is not opened at all (the fast path of a re-ingest when nothing
-changed; ``_wal_in_use`` says why a running agent's store is listed again). Otherwise its sessions are listed
+changed; ``layout.wal_in_use`` says why a running agent's store is listed again). Otherwise its sessions are listed
 with their versions, and only sessions whose version moved are read again, whole:
 a session's episodes depend on all of it (a ``leaf`` entry can move the active
 branch back), and the ids are stable, so unchanged episodes are skipped by the
@@ -19,7 +19,7 @@ from core.models import Episode
 from core.ingest.formats.parsed import Parsed, shown
 from core.ingest.stores import hermes_db, openclaw_db
 from core.ingest.stores.cursor import StoreCursors
-from core.ingest.stores.layout import OpenClawAgent, StoreUnit, store_signature
+from core.ingest.stores.layout import OpenClawAgent, StoreUnit, store_signature, wal_in_use
 from core.ingest.stores.openclaw_db import SessionCopies
 from core.ingest.stores.sqlite_ro import StoreBusy
 
@@ -35,7 +35,7 @@ def ingest_store(unit: StoreUnit, cursors: StoreCursors, summary, parsed: Parsed
                  flush: Callable[[], None], force: bool = False) -> None:
     """Read what changed in one store into ``put``; then ``flush`` and move the cursor."""
     signature = store_signature(unit)
-    if not force and cursors.signature(unit.key) == signature and not _wal_in_use(unit):
+    if not force and cursors.signature(unit.key) == signature and not wal_in_use(unit):
         summary.status = "unchanged"
         return
     before = {} if force else cursors.units(unit.key)
@@ -50,22 +50,6 @@ def ingest_store(unit: StoreUnit, cursors: StoreCursors, summary, parsed: Parsed
     if _copy_failures(parsed) > failed_before:
         signature = None  # something could not be read: look again next time, not the fast path
     cursors.save(unit.key, signature, versions)
-
-
-def _wal_in_use(unit: StoreUnit) -> bool:
-    """Whether a database of the store has a WAL with frames in it (its agent is running). Then
-    files that look as they did prove nothing: after a checkpoint the WAL restarts at its first
-    frame, so a commit can leave its size as it was, and an mtime within one tick of the clock
-    looks the same. The fast path is for a store at rest; a running one has its sessions listed
-    again (one query; only sessions whose version moved are read)."""
-    for p in unit.owned:
-        if p.name.endswith("-wal"):
-            try:
-                if p.stat().st_size > 0:
-                    return True
-            except OSError:
-                continue
-    return False
 
 
 def _openclaw(unit: StoreUnit, before: dict, parsed: Parsed) -> tuple[dict, Iterator[Episode]]:

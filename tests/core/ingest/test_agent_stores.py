@@ -175,7 +175,7 @@ conn.close()
     assert all(f"zz{i}zz" in text for i in range(300))
 
 
-def test_a_commit_that_leaves_the_store_files_looking_the_same_is_still_read(mem, tmp_path):
+def test_a_commit_that_leaves_the_store_files_looking_the_same_is_still_read(mem, tmp_path, state_dir):
     """A running agent's WAL restarts from its first frame after a checkpoint, so a commit can leave
     the -wal file's size as it was, and an mtime within the clock's tick looks the same too. Files that
     look unchanged prove nothing while a WAL is in use: the store's sessions are listed again (the busy
@@ -196,16 +196,28 @@ def test_a_commit_that_leaves_the_store_files_looking_the_same_is_still_read(mem
     ingest(mem, [store.home])
     looks = {p: (p.stat().st_size, p.stat().st_atime_ns, p.stat().st_mtime_ns) for p in (store.db, wal)}
     # the next commit overwrites the same frames (a checkpoint restarted the WAL): same size
-    writer.execute("PRAGMA wal_checkpoint(RESTART)")
-    store.add_events("live", [user("u3", "u2", "third message charlie", 3)], conn=writer)
-    writer.commit()
-    for p, (size, atime, mtime) in looks.items():
-        assert p.stat().st_size == size, "the WAL did not restart: the test no longer shows the case"
-        os.utime(p, ns=(atime, mtime))  # within one tick of the clock: the same mtime
+    def same_looking_commit(eid: str, parent: str, text: str, minute: int) -> None:
+        writer.execute("PRAGMA wal_checkpoint(RESTART)")
+        store.add_events("live", [user(eid, parent, text, minute)], conn=writer)
+        writer.commit()
+        for p, (size, atime, mtime) in looks.items():
+            assert p.stat().st_size == size, "the WAL did not restart: the test no longer shows the case"
+            os.utime(p, ns=(atime, mtime))  # within one tick of the clock: the same mtime
+
+    same_looking_commit("u3", "u2", "third message charlie", 3)
     ingest(mem, [store.home])
+    assert "third message charlie" in "\n".join(e.text for e in episodes(mem).values())
+    mem.close()
+    # the fresh `ars ingest DB --json` a hook runs answers "unchanged" without the CLI only for a store at rest
+    same_looking_commit("u4", "u3", "fourth message delta", 4)
+    from conftest import env_without_ars
+
+    entry = Path(sys.executable).parent / "ars"  # the installed entry point, with its fast path (tui/fast_ingest.py)
+    r = subprocess.run([str(entry), "ingest", str(store.db), "--json", "--state", str(state_dir)],
+                       capture_output=True, text=True, env=env_without_ars(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["episodes_added"] == 1
     writer.close()
-    text = "\n".join(e.text for e in episodes(mem).values())
-    assert "third message charlie" in text
 
 
 def test_a_busy_database_is_retried_not_an_error(tmp_path):
